@@ -1,0 +1,431 @@
+//! The software topology: which devices this process sees.
+//!
+//! With no configuration there is one local device that supports every library. The
+//! environment variable `DOCA_SW_TOPOLOGY` names a TOML file describing a machine: host
+//! devices, DPU devices with their representors, and which side this process runs on
+//! (`role`, overridable with `DOCA_SW_ROLE=host|dpu`). See `topology/bluefield-guide.toml`.
+
+use super::caps::Capability;
+use super::pci::PciAddr;
+use crate::error::{Error, ErrorCode};
+use crate::types::PciFuncType;
+use serde::Deserialize;
+use std::net::{Ipv4Addr, Ipv6Addr};
+use std::sync::Arc;
+
+/// Environment variable naming the topology file.
+pub const TOPOLOGY_ENV: &str = "DOCA_SW_TOPOLOGY";
+/// Environment variable overriding the topology file's `role`.
+pub const ROLE_ENV: &str = "DOCA_SW_ROLE";
+
+/// Which side of a BlueField this process is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The host: local devices only.
+    Host,
+    /// The DPU (Arm side): local devices, each possibly with representors.
+    Dpu,
+}
+
+impl Role {
+    /// "host" or "dpu".
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Host => "host",
+            Role::Dpu => "dpu",
+        }
+    }
+
+    fn parse(s: &str) -> Result<Role, Error> {
+        match s {
+            "host" => Ok(Role::Host),
+            "dpu" => Ok(Role::Dpu),
+            _ => Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                format!("{ROLE_ENV}='{s}' is not a role (expected host or dpu)"),
+            )),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileTopology {
+    #[serde(default = "default_role")]
+    role: Role,
+    #[serde(default)]
+    host: Side,
+    #[serde(default)]
+    dpu: Side,
+}
+
+fn default_role() -> Role {
+    Role::Host
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Side {
+    #[serde(default)]
+    device: Vec<FileDevice>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileDevice {
+    pci_addr: String,
+    #[serde(default = "default_func")]
+    func_type: String,
+    #[serde(default)]
+    iface_name: String,
+    #[serde(default)]
+    ibdev_name: String,
+    #[serde(default)]
+    mac: Option<String>,
+    #[serde(default)]
+    ipv4: Option<String>,
+    #[serde(default)]
+    ipv6: Option<String>,
+    #[serde(default)]
+    lid: u16,
+    #[serde(default)]
+    capabilities: Option<Vec<String>>,
+    #[serde(default)]
+    job_types: Option<Vec<String>>,
+    #[serde(default)]
+    engine_threads: u32,
+    #[serde(default)]
+    representor: Vec<FileRep>,
+}
+
+fn default_func() -> String {
+    "pf".into()
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileRep {
+    pci_addr: String,
+    #[serde(default = "default_func")]
+    func_type: String,
+    vuid: String,
+    #[serde(default)]
+    emulated: bool,
+}
+
+/// Everything known about one local device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceProps {
+    /// PCI address.
+    pub pci_addr: PciAddr,
+    /// PCI function type.
+    pub func_type: PciFuncType,
+    /// Network interface name (e.g. "p0").
+    pub iface_name: String,
+    /// InfiniBand device name (e.g. "mlx5_0").
+    pub ibdev_name: String,
+    /// MAC address.
+    pub mac: [u8; 6],
+    /// IPv4 address (zeros when none).
+    pub ipv4: [u8; 4],
+    /// IPv6 address (zeros when none).
+    pub ipv6: [u8; 16],
+    /// InfiniBand LID.
+    pub lid: u16,
+    /// What the device supports.
+    pub caps: Vec<Capability>,
+    /// When set, only these job types (of the libraries in `caps`) are supported.
+    pub job_types: Option<Vec<u32>>,
+    /// Engine threads that execute jobs asynchronously (0: jobs run in the caller).
+    pub engine_threads: u32,
+    /// Representors (DPU role only).
+    pub reps: Vec<RepProps>,
+    /// The role of the topology this device belongs to.
+    pub role: Role,
+}
+
+/// Everything known about one representor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepProps {
+    /// PCI address of the represented function.
+    pub pci_addr: PciAddr,
+    /// Its function type.
+    pub func_type: PciFuncType,
+    /// Vendor unique identifier.
+    pub vuid: String,
+    /// Emulated (e.g. virtio) rather than a network function.
+    pub emulated: bool,
+}
+
+/// A parsed, validated topology: the devices this process sees.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Topology {
+    /// The side this process is on.
+    pub role: Role,
+    /// Local devices.
+    pub devices: Vec<Arc<DeviceProps>>,
+}
+
+fn parse_func(s: &str, what: &str) -> Result<PciFuncType, Error> {
+    match s.to_ascii_lowercase().as_str() {
+        "pf" => Ok(PciFuncType::Pf),
+        "vf" => Ok(PciFuncType::Vf),
+        "sf" => Ok(PciFuncType::Sf),
+        _ => Err(Error::with_context(
+            ErrorCode::InvalidValue,
+            format!("{what}: func_type '{s}' is not pf, vf or sf"),
+        )),
+    }
+}
+
+fn parse_mac(s: &str, what: &str) -> Result<[u8; 6], Error> {
+    let bad = || {
+        Error::with_context(
+            ErrorCode::InvalidValue,
+            format!("{what}: mac '{s}' is not six hex bytes separated by ':'"),
+        )
+    };
+    let mut out = [0u8; 6];
+    let parts: Vec<&str> = s.split(':').collect();
+    if parts.len() != 6 {
+        return Err(bad());
+    }
+    for (o, p) in out.iter_mut().zip(parts) {
+        if p.len() != 2 {
+            return Err(bad());
+        }
+        *o = u8::from_str_radix(p, 16).map_err(|_| bad())?;
+    }
+    Ok(out)
+}
+
+fn bounded_name(s: &str, limit: usize, field: &str, what: &str) -> Result<String, Error> {
+    if s.len() >= limit || s.contains('\0') {
+        return Err(Error::with_context(
+            ErrorCode::InvalidValue,
+            format!("{what}: {field} '{s}' must be shorter than {limit} bytes, without NUL"),
+        ));
+    }
+    Ok(s.to_owned())
+}
+
+impl Topology {
+    /// The default: one host-role device that supports everything.
+    pub fn default_topology() -> Topology {
+        Topology {
+            role: Role::Host,
+            devices: vec![Arc::new(DeviceProps {
+                pci_addr: PciAddr {
+                    domain: 0,
+                    bus: 0x01,
+                    device: 0,
+                    function: 0,
+                },
+                func_type: PciFuncType::Pf,
+                iface_name: "swdoca0".into(),
+                ibdev_name: "swdoca_0".into(),
+                mac: [0x02, 0x00, 0x5e, 0x00, 0x01, 0x00],
+                ipv4: [127, 0, 0, 1],
+                ipv6: Ipv6Addr::LOCALHOST.octets(),
+                lid: 0,
+                caps: Capability::ALL.to_vec(),
+                job_types: None,
+                engine_threads: 0,
+                reps: Vec::new(),
+                role: Role::Host,
+            })],
+        }
+    }
+
+    /// Parses a topology file's text. `role_override` (from `DOCA_SW_ROLE`) wins over the
+    /// file's `role`.
+    pub fn from_toml(text: &str, role_override: Option<&str>) -> Result<Topology, Error> {
+        let file: FileTopology = toml::from_str(text).map_err(|e| {
+            Error::with_context(ErrorCode::InvalidValue, format!("topology file: {e}"))
+        })?;
+        let role = match role_override {
+            Some(r) => Role::parse(r)?,
+            None => file.role,
+        };
+        let side = match role {
+            Role::Host => &file.host,
+            Role::Dpu => &file.dpu,
+        };
+        let mut devices = Vec::with_capacity(side.device.len());
+        for (i, d) in side.device.iter().enumerate() {
+            let what = format!("[[{}.device]] #{} ({})", role.as_str(), i + 1, d.pci_addr);
+            let pci_addr = PciAddr::parse(&d.pci_addr)
+                .map_err(|e| e.context(format!("{what}: bad pci_addr '{}'", d.pci_addr)))?;
+            if devices
+                .iter()
+                .any(|x: &Arc<DeviceProps>| x.pci_addr == pci_addr)
+            {
+                return Err(Error::with_context(
+                    ErrorCode::InvalidValue,
+                    format!("{what}: PCI address {pci_addr} is listed twice"),
+                ));
+            }
+            let caps = match &d.capabilities {
+                None => Capability::ALL.to_vec(),
+                Some(list) => {
+                    let mut caps = Vec::new();
+                    for name in list {
+                        let c = Capability::from_name(name).ok_or_else(|| {
+                            Error::with_context(
+                                ErrorCode::InvalidValue,
+                                format!(
+                                    "{what}: unknown capability '{name}' (known: {})",
+                                    Capability::ALL
+                                        .iter()
+                                        .map(|c| c.name())
+                                        .collect::<Vec<_>>()
+                                        .join(", ")
+                                ),
+                            )
+                        })?;
+                        if !caps.contains(&c) {
+                            caps.push(c);
+                        }
+                    }
+                    caps
+                }
+            };
+            let job_types = match &d.job_types {
+                None => None,
+                Some(list) => {
+                    let mut out = Vec::with_capacity(list.len());
+                    for name in list {
+                        out.push(super::caps::job_type_by_name(name).ok_or_else(|| {
+                            Error::with_context(
+                                ErrorCode::InvalidValue,
+                                format!(
+                                    "{what}: unknown job type '{name}' (known: {})",
+                                    super::caps::JOB_TYPES
+                                        .iter()
+                                        .map(|j| j.0)
+                                        .collect::<Vec<_>>()
+                                        .join(", ")
+                                ),
+                            )
+                        })?);
+                    }
+                    Some(out)
+                }
+            };
+            if role == Role::Host && !d.representor.is_empty() {
+                return Err(Error::with_context(
+                    ErrorCode::InvalidValue,
+                    format!("{what}: representors belong to DPU devices, not host devices"),
+                ));
+            }
+            let mut reps = Vec::with_capacity(d.representor.len());
+            for (j, r) in d.representor.iter().enumerate() {
+                let rwhat = format!("{what} representor #{}", j + 1);
+                reps.push(RepProps {
+                    pci_addr: PciAddr::parse(&r.pci_addr).map_err(|e| {
+                        e.context(format!("{rwhat}: bad pci_addr '{}'", r.pci_addr))
+                    })?,
+                    func_type: parse_func(&r.func_type, &rwhat)?,
+                    vuid: bounded_name(&r.vuid, super::VUID_SIZE, "vuid", &rwhat)?,
+                    emulated: r.emulated,
+                });
+            }
+            let ipv4 = match &d.ipv4 {
+                None => [0; 4],
+                Some(s) => s
+                    .parse::<Ipv4Addr>()
+                    .map_err(|_| {
+                        Error::with_context(
+                            ErrorCode::InvalidValue,
+                            format!("{what}: ipv4 '{s}' is not an IPv4 address"),
+                        )
+                    })?
+                    .octets(),
+            };
+            let ipv6 = match &d.ipv6 {
+                None => [0; 16],
+                Some(s) => s
+                    .parse::<Ipv6Addr>()
+                    .map_err(|_| {
+                        Error::with_context(
+                            ErrorCode::InvalidValue,
+                            format!("{what}: ipv6 '{s}' is not an IPv6 address"),
+                        )
+                    })?
+                    .octets(),
+            };
+            devices.push(Arc::new(DeviceProps {
+                pci_addr,
+                func_type: parse_func(&d.func_type, &what)?,
+                iface_name: bounded_name(
+                    &d.iface_name,
+                    super::IFACE_NAME_SIZE,
+                    "iface_name",
+                    &what,
+                )?,
+                ibdev_name: bounded_name(
+                    &d.ibdev_name,
+                    super::IBDEV_NAME_SIZE,
+                    "ibdev_name",
+                    &what,
+                )?,
+                mac: match &d.mac {
+                    None => [0; 6],
+                    Some(s) => parse_mac(s, &what)?,
+                },
+                ipv4,
+                ipv6,
+                lid: d.lid,
+                caps,
+                job_types,
+                engine_threads: d.engine_threads,
+                reps,
+                role,
+            }));
+        }
+        Ok(Topology { role, devices })
+    }
+
+    /// Reads the topology in force now: the file named by `DOCA_SW_TOPOLOGY`, or the
+    /// default.
+    pub fn current() -> Result<Topology, Error> {
+        let role = std::env::var(ROLE_ENV).ok();
+        match std::env::var_os(TOPOLOGY_ENV) {
+            None => {
+                let mut t = Topology::default_topology();
+                if let Some(r) = role {
+                    if Role::parse(&r)? == Role::Dpu {
+                        return Err(Error::with_context(
+                            ErrorCode::InvalidValue,
+                            format!(
+                                "{ROLE_ENV}=dpu needs a topology file ({TOPOLOGY_ENV}) that describes DPU devices"
+                            ),
+                        ));
+                    }
+                    t.role = Role::Host;
+                }
+                Ok(t)
+            }
+            Some(path) => {
+                let text = std::fs::read_to_string(&path).map_err(|e| {
+                    Error::with_context(
+                        ErrorCode::NotFound,
+                        format!(
+                            "cannot read topology file {} ({TOPOLOGY_ENV}): {e}",
+                            path.to_string_lossy()
+                        ),
+                    )
+                })?;
+                Topology::from_toml(&text, role.as_deref()).map_err(|e| {
+                    let msg = format!(
+                        "{}: {}",
+                        path.to_string_lossy(),
+                        e.context_str().unwrap_or("")
+                    );
+                    e.context(msg)
+                })
+            }
+        }
+    }
+}

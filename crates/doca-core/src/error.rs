@@ -1,0 +1,302 @@
+//! DOCA status codes.
+//!
+//! Every `doca_error_t` value is an [`ErrorCode`] with the same number. An [`Error`] is a
+//! code plus, optionally, a sentence that says what was wrong in words a user can act on.
+
+use std::borrow::Cow;
+use std::fmt;
+
+macro_rules! error_codes {
+    ($( $(#[$doc:meta])* $variant:ident = $value:literal, $name:literal, $desc:literal; )*) => {
+        /// A `doca_error_t` failure code (every value but `DOCA_SUCCESS`), numerically equal
+        /// to DOCA 2.2.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(i32)]
+        #[non_exhaustive]
+        pub enum ErrorCode {
+            $( $(#[$doc])* $variant = $value, )*
+        }
+
+        impl ErrorCode {
+            /// Every failure code, in numeric order.
+            pub const ALL: &'static [ErrorCode] = &[ $( ErrorCode::$variant, )* ];
+
+            /// The DOCA name, e.g. `DOCA_ERROR_BAD_STATE`.
+            pub const fn name(self) -> &'static str {
+                match self { $( ErrorCode::$variant => $name, )* }
+            }
+
+            /// A short human description, e.g. "Bad state".
+            pub const fn description(self) -> &'static str {
+                match self { $( ErrorCode::$variant => $desc, )* }
+            }
+
+            /// The code for a `doca_error_t` number; `None` for `DOCA_SUCCESS` (0) and for
+            /// numbers DOCA 2.2 does not define.
+            pub const fn from_raw(raw: i32) -> Option<ErrorCode> {
+                match raw { $( $value => Some(ErrorCode::$variant), )* _ => None }
+            }
+        }
+    };
+}
+
+error_codes! {
+    /// Unknown error.
+    Unknown = 1, "DOCA_ERROR_UNKNOWN", "Unknown error";
+    /// Operation not permitted.
+    NotPermitted = 2, "DOCA_ERROR_NOT_PERMITTED", "Operation not permitted";
+    /// Resource already in use.
+    InUse = 3, "DOCA_ERROR_IN_USE", "Resource already in use";
+    /// Operation not supported.
+    NotSupported = 4, "DOCA_ERROR_NOT_SUPPORTED", "Operation not supported";
+    /// Resource temporarily unavailable, try again.
+    Again = 5, "DOCA_ERROR_AGAIN", "Resource temporarily unavailable, try again";
+    /// Invalid input.
+    InvalidValue = 6, "DOCA_ERROR_INVALID_VALUE", "Invalid input";
+    /// Memory allocation failure or no room left.
+    NoMemory = 7, "DOCA_ERROR_NO_MEMORY", "Memory allocation failure";
+    /// Resource initialization failure.
+    Initialization = 8, "DOCA_ERROR_INITIALIZATION", "Resource initialization failure";
+    /// Timer expired waiting for resource.
+    TimeOut = 9, "DOCA_ERROR_TIME_OUT", "Timer expired waiting for resource";
+    /// Shut down in process or completed.
+    Shutdown = 10, "DOCA_ERROR_SHUTDOWN", "Shut down in process or completed";
+    /// Connection reset by peer.
+    ConnectionReset = 11, "DOCA_ERROR_CONNECTION_RESET", "Connection reset by peer";
+    /// Connection aborted.
+    ConnectionAborted = 12, "DOCA_ERROR_CONNECTION_ABORTED", "Connection aborted";
+    /// Connection in progress.
+    ConnectionInProgress = 13, "DOCA_ERROR_CONNECTION_INPROGRESS", "Connection in progress";
+    /// Not connected.
+    NotConnected = 14, "DOCA_ERROR_NOT_CONNECTED", "Not connected";
+    /// Unable to acquire required lock.
+    NoLock = 15, "DOCA_ERROR_NO_LOCK", "Unable to acquire required lock";
+    /// Resource not found.
+    NotFound = 16, "DOCA_ERROR_NOT_FOUND", "Resource not found";
+    /// Input/output operation failed.
+    IoFailed = 17, "DOCA_ERROR_IO_FAILED", "Input/output operation failed";
+    /// Bad state.
+    BadState = 18, "DOCA_ERROR_BAD_STATE", "Bad state";
+    /// Unsupported version.
+    UnsupportedVersion = 19, "DOCA_ERROR_UNSUPPORTED_VERSION", "Unsupported version";
+    /// Operating system call failure.
+    OperatingSystem = 20, "DOCA_ERROR_OPERATING_SYSTEM", "Operating system call failure";
+    /// Driver call failure.
+    Driver = 21, "DOCA_ERROR_DRIVER", "DOCA driver call failure";
+    /// An unexpected scenario was detected.
+    Unexpected = 22, "DOCA_ERROR_UNEXPECTED", "An unexpected scenario was detected";
+    /// Resource already exists.
+    AlreadyExist = 23, "DOCA_ERROR_ALREADY_EXIST", "Resource already exists";
+    /// No more space in resource.
+    Full = 24, "DOCA_ERROR_FULL", "No more space in resource";
+    /// No entry is available in resource.
+    Empty = 25, "DOCA_ERROR_EMPTY", "No entry is available in resource";
+    /// Operation is in progress.
+    InProgress = 26, "DOCA_ERROR_IN_PROGRESS", "Operation is in progress";
+}
+
+/// Name of `DOCA_SUCCESS`.
+pub const SUCCESS_NAME: &str = "DOCA_SUCCESS";
+/// Name given to numbers that are not `doca_error_t` values.
+pub const UNRECOGNIZED_NAME: &str = "DOCA_ERROR_UNRECOGNIZED";
+/// Description given to numbers that are not `doca_error_t` values.
+pub const UNRECOGNIZED_DESCRIPTION: &str = "Unrecognized error code";
+
+/// The DOCA name of any `doca_error_t` number, including success and unknown numbers.
+pub fn raw_name(raw: i32) -> &'static str {
+    match raw {
+        0 => SUCCESS_NAME,
+        _ => ErrorCode::from_raw(raw).map_or(UNRECOGNIZED_NAME, ErrorCode::name),
+    }
+}
+
+/// The description of any `doca_error_t` number, including success and unknown numbers.
+pub fn raw_description(raw: i32) -> &'static str {
+    match raw {
+        0 => "Success",
+        _ => ErrorCode::from_raw(raw).map_or(UNRECOGNIZED_DESCRIPTION, ErrorCode::description),
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.name(), self.description())
+    }
+}
+
+impl TryFrom<i32> for ErrorCode {
+    type Error = i32;
+
+    /// Converts a `doca_error_t` number; the number itself comes back when it is success or
+    /// not a DOCA 2.2 code.
+    fn try_from(raw: i32) -> Result<Self, i32> {
+        ErrorCode::from_raw(raw).ok_or(raw)
+    }
+}
+
+impl From<ErrorCode> for i32 {
+    fn from(code: ErrorCode) -> i32 {
+        code as i32
+    }
+}
+
+/// A DOCA failure: the code a C program would see, plus optional context for people.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Error {
+    code: ErrorCode,
+    context: Option<Cow<'static, str>>,
+}
+
+/// `Result` with a DOCA [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// An error with only a code.
+    pub const fn new(code: ErrorCode) -> Error {
+        Error {
+            code,
+            context: None,
+        }
+    }
+
+    /// An error with a code and a sentence saying what was wrong. A `&'static str` costs
+    /// no allocation, so the data path uses those.
+    pub fn with_context(code: ErrorCode, context: impl Into<Cow<'static, str>>) -> Error {
+        Error {
+            code,
+            context: Some(context.into()),
+        }
+    }
+
+    /// Adds (or replaces) the context sentence.
+    pub fn context(mut self, context: impl Into<Cow<'static, str>>) -> Error {
+        self.context = Some(context.into());
+        self
+    }
+
+    /// The DOCA code.
+    pub const fn code(&self) -> ErrorCode {
+        self.code
+    }
+
+    /// The `doca_error_t` number.
+    pub const fn raw(&self) -> i32 {
+        self.code as i32
+    }
+
+    /// The DOCA name of the code.
+    pub const fn name(&self) -> &'static str {
+        self.code.name()
+    }
+
+    /// The context sentence, if any.
+    pub fn context_str(&self) -> Option<&str> {
+        self.context.as_deref()
+    }
+
+    /// An error for any `doca_error_t` number: `None` for success, and
+    /// [`ErrorCode::Unknown`] (with the number in the context) for numbers DOCA does not
+    /// define.
+    pub fn from_raw(raw: i32) -> Option<Error> {
+        match raw {
+            0 => None,
+            _ => Some(match ErrorCode::from_raw(raw) {
+                Some(code) => Error::new(code),
+                None => Error::with_context(
+                    ErrorCode::Unknown,
+                    format!("unrecognized doca_error_t value {raw}"),
+                ),
+            }),
+        }
+    }
+}
+
+impl From<ErrorCode> for Error {
+    fn from(code: ErrorCode) -> Error {
+        Error::new(code)
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.context {
+            Some(c) => write!(f, "{}: {}", self.code.name(), c),
+            None => write!(f, "{}", self.code.name()),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.context {
+            Some(c) => write!(
+                f,
+                "{}: {} ({})",
+                self.code.name(),
+                c,
+                self.code.description()
+            ),
+            None => write!(f, "{}: {}", self.code.name(), self.code.description()),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Builds an `Err(Error)` with a code and a context sentence.
+#[macro_export]
+macro_rules! bail {
+    ($code:ident, $msg:literal) => {
+        return Err($crate::Error::with_context($crate::ErrorCode::$code, $msg))
+    };
+    ($code:ident, $($fmt:tt)+) => {
+        return Err($crate::Error::with_context($crate::ErrorCode::$code, format!($($fmt)+)))
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_match_doca() {
+        assert_eq!(ErrorCode::Unknown as i32, 1);
+        assert_eq!(ErrorCode::BadState as i32, 18);
+        assert_eq!(ErrorCode::InProgress as i32, 26);
+        for (i, code) in ErrorCode::ALL.iter().enumerate() {
+            assert_eq!(*code as i32, i as i32 + 1);
+            assert_eq!(ErrorCode::from_raw(i as i32 + 1), Some(*code));
+            assert!(code.name().starts_with("DOCA_ERROR_"));
+        }
+        assert_eq!(ErrorCode::ALL.len(), 26);
+    }
+
+    #[test]
+    fn unknown_numbers_are_handled() {
+        assert_eq!(ErrorCode::from_raw(0), None);
+        assert_eq!(ErrorCode::from_raw(27), None);
+        assert_eq!(ErrorCode::from_raw(-5), None);
+        assert_eq!(raw_name(999), UNRECOGNIZED_NAME);
+        assert_eq!(raw_description(i32::MIN), UNRECOGNIZED_DESCRIPTION);
+        assert_eq!(raw_name(0), "DOCA_SUCCESS");
+        assert!(Error::from_raw(0).is_none());
+        let e = Error::from_raw(1234).unwrap();
+        assert_eq!(e.code(), ErrorCode::Unknown);
+        assert!(e.to_string().contains("1234"));
+        assert_eq!(ErrorCode::try_from(18), Ok(ErrorCode::BadState));
+        assert_eq!(ErrorCode::try_from(77), Err(77));
+    }
+
+    #[test]
+    fn display_has_name_context_and_description() {
+        let e = Error::with_context(ErrorCode::BadState, "mmap is not started");
+        assert_eq!(
+            e.to_string(),
+            "DOCA_ERROR_BAD_STATE: mmap is not started (Bad state)"
+        );
+        assert_eq!(
+            Error::new(ErrorCode::InUse).to_string(),
+            "DOCA_ERROR_IN_USE: Resource already in use"
+        );
+    }
+}

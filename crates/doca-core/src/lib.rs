@@ -1,0 +1,36 @@
+//! DOCA Core, in software.
+//!
+//! The objects of NVIDIA DOCA Core (API generation 2.2) for machines without a BlueField:
+//! [`Error`] codes, software [`device`]s described by a topology, and the [`memory`]
+//! subsystem (mmaps, buffers, inventories, pools).
+//!
+//! ```
+//! use doca_core::{devinfo_list, AccessFlags, BufInventory, Mmap};
+//!
+//! let dev = devinfo_list()?[0].open()?;
+//! let mut mmap = Mmap::new();
+//! mmap.set_memory(vec![0u8; 4096])?;
+//! mmap.set_permissions(AccessFlags::LOCAL_READ_WRITE)?;
+//! mmap.dev_add(&dev)?;
+//! mmap.start()?;
+//!
+//! let mut inv = BufInventory::new(8)?;
+//! inv.start()?;
+//! let mut buf = inv.buf_at(&mmap, 0, 1024)?;
+//! buf.append(b"hello")?;
+//! assert_eq!(buf.data_len(), 5);
+//! assert_eq!(buf.data_to_vec(), b"hello");
+//! # Ok::<(), doca_core::Error>(())
+//! ```
+
+pub mod device;
+pub mod error;
+pub mod memory;
+pub mod types;
+
+pub use device::{
+    Capability, Dev, DevInfo, DevInfoRep, DevRep, PciAddr, RepFilter, Role, Topology, devinfo_list,
+};
+pub use error::{Error, ErrorCode, Result};
+pub use memory::{Buf, BufArray, BufDesc, BufInventory, BufPool, MemoryRegion, Mmap};
+pub use types::{AccessFlags, Data, PciFuncType};

@@ -1,0 +1,528 @@
+//! `doca_buf`: a descriptor of a region inside an mmap (head, length) with a data section
+//! (data, data length), and scatter-gather lists of them.
+
+use super::mmap::{MmapShared, lock};
+use super::pool::PoolShared;
+use crate::error::{Error, ErrorCode, Result};
+use std::fmt;
+use std::ptr::{self, NonNull};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering, Ordering::Relaxed};
+
+/// The most references one buffer can have (`uint16_t` in DOCA).
+pub const MAX_REFCOUNT: u32 = u16::MAX as u32;
+
+/// A buffer descriptor (`struct doca_buf`), seen through a [`Buf`] handle or while
+/// walking a list. Every getter of DOCA's `doca_buf.h` is here.
+///
+/// Descriptors live in their inventory's slab; their fields are atomics so that a
+/// misbehaving program can get wrong answers but never undefined behaviour.
+pub struct BufDesc {
+    pub(crate) pool: *const PoolShared,
+    pub(crate) index: u32,
+    pub(crate) mmap: AtomicPtr<MmapShared>,
+    pub(crate) head: AtomicUsize,
+    pub(crate) len: AtomicUsize,
+    pub(crate) data: AtomicUsize,
+    pub(crate) data_len: AtomicUsize,
+    pub(crate) refcount: AtomicU32,
+    pub(crate) next: AtomicPtr<BufDesc>,
+    pub(crate) prev: AtomicPtr<BufDesc>,
+}
+
+impl fmt::Debug for BufDesc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BufDesc")
+            .field("head", &format_args!("{:#x}", self.head.load(Relaxed)))
+            .field("len", &self.len())
+            .field("data_offset", &self.headroom())
+            .field("data_len", &self.data_len())
+            .field("refcount", &self.refcount())
+            .finish()
+    }
+}
+
+impl BufDesc {
+    pub(crate) fn new(pool: *const PoolShared, index: u32) -> BufDesc {
+        BufDesc {
+            pool,
+            index,
+            mmap: AtomicPtr::new(ptr::null_mut()),
+            head: AtomicUsize::new(0),
+            len: AtomicUsize::new(0),
+            data: AtomicUsize::new(0),
+            data_len: AtomicUsize::new(0),
+            refcount: AtomicU32::new(0),
+            next: AtomicPtr::new(ptr::null_mut()),
+            prev: AtomicPtr::new(ptr::null_mut()),
+        }
+    }
+
+    /// `doca_buf_get_len`: the whole buffer (headroom + data + tailroom).
+    pub fn len(&self) -> usize {
+        self.len.load(Relaxed)
+    }
+
+    /// Whether the buffer has length 0 (never, for a live buffer).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// `doca_buf_get_head`: start address of the buffer.
+    pub fn head(&self) -> *mut u8 {
+        self.head.load(Relaxed) as *mut u8
+    }
+
+    /// `doca_buf_get_data`: start address of the data section.
+    pub fn data(&self) -> *mut u8 {
+        self.data.load(Relaxed) as *mut u8
+    }
+
+    /// `doca_buf_get_data_len`.
+    pub fn data_len(&self) -> usize {
+        self.data_len.load(Relaxed)
+    }
+
+    /// Bytes between head and data.
+    pub fn headroom(&self) -> usize {
+        self.data.load(Relaxed) - self.head.load(Relaxed)
+    }
+
+    /// Bytes after the data section up to the end of the buffer.
+    pub fn tailroom(&self) -> usize {
+        self.len() - self.headroom() - self.data_len()
+    }
+
+    /// `doca_buf_get_refcount`.
+    pub fn refcount(&self) -> u16 {
+        self.refcount.load(Ordering::Acquire) as u16
+    }
+
+    /// Offset of the head from the start of its mmap's memory range.
+    pub fn mmap_offset(&self) -> usize {
+        self.head.load(Relaxed) - self.mmap_shared().state().base
+    }
+
+    pub(crate) fn mmap_shared(&self) -> &MmapShared {
+        // SAFETY: a live descriptor holds a strong count on its mmap, set at allocation.
+        unsafe { &*self.mmap.load(Relaxed) }
+    }
+
+    /// `doca_buf_list_is_first`: no element before this one.
+    pub fn is_first(&self) -> bool {
+        self.prev.load(Relaxed).is_null()
+    }
+
+    /// `doca_buf_list_is_last`: no element after this one.
+    pub fn is_last(&self) -> bool {
+        self.next.load(Relaxed).is_null()
+    }
+
+    /// `doca_buf_is_in_list`: part of a list of two or more.
+    pub fn is_in_list(&self) -> bool {
+        !self.is_first() || !self.is_last()
+    }
+
+    /// `doca_buf_list_next`: the next element, if any.
+    pub fn next(&self) -> Option<&BufDesc> {
+        // SAFETY: list elements stay allocated while they are linked (the list holds them).
+        unsafe { self.next.load(Relaxed).as_ref() }
+    }
+
+    /// `doca_buf_list_last`: the last element of the list from here (itself if last).
+    pub fn last(&self) -> &BufDesc {
+        let mut cur = self;
+        while let Some(n) = cur.next() {
+            cur = n;
+        }
+        cur
+    }
+
+    /// `doca_buf_list_num_elements`: elements from here to the end (the whole list when
+    /// called on the head).
+    pub fn num_elements(&self) -> u32 {
+        self.iter().count() as u32
+    }
+
+    /// Walks the list from this element.
+    pub fn iter(&self) -> ListIter<'_> {
+        ListIter { cur: Some(self) }
+    }
+
+    /// Total data length of the list from here.
+    pub fn list_data_len(&self) -> usize {
+        self.iter().map(BufDesc::data_len).sum()
+    }
+
+    /// Copies the data section (of this element only) into `out`, which must be at least
+    /// `data_len` long; returns the number of bytes copied.
+    pub fn copy_data_to(&self, out: &mut [u8]) -> Result<usize> {
+        let n = self.data_len();
+        if out.len() < n {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "output is shorter than the buffer's data length",
+            ));
+        }
+        let _io = lock(&self.mmap_shared().io);
+        // SAFETY: [data, data+data_len) lies inside the mmap's memory (an invariant kept by
+        // every setter), which stays valid while this descriptor holds the mmap; byte access
+        // through the safe API is serialized by the mmap's io lock.
+        unsafe { ptr::copy_nonoverlapping(self.data() as *const u8, out.as_mut_ptr(), n) };
+        Ok(n)
+    }
+
+    /// The data section of this element, copied into a new vector.
+    pub fn data_to_vec(&self) -> Vec<u8> {
+        let mut v = vec![0; self.data_len()];
+        // Cannot fail: the vector is exactly data_len long.
+        let _ = self.copy_data_to(&mut v);
+        v
+    }
+
+    /// The data of the whole list from here, gathered into a new vector.
+    pub fn list_data_to_vec(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(self.list_data_len());
+        for e in self.iter() {
+            v.extend_from_slice(&e.data_to_vec());
+        }
+        v
+    }
+
+    fn set_data_checked(&self, data: usize, data_len: usize) -> Result<()> {
+        let head = self.head.load(Relaxed);
+        let end = head + self.len();
+        if data < head || data > end {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "data address lies outside the buffer [head, head + len]",
+            ));
+        }
+        if data_len > end - data {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "data section would run past the end of the buffer",
+            ));
+        }
+        self.data.store(data, Relaxed);
+        self.data_len.store(data_len, Relaxed);
+        Ok(())
+    }
+
+    pub(crate) fn release_one(&self) -> Result<u16> {
+        let rc = self.refcount.load(Ordering::Acquire);
+        if rc == 0 {
+            return Err(Error::with_context(
+                ErrorCode::BadState,
+                "buffer was already returned to its inventory",
+            ));
+        }
+        if rc == 1 && !self.is_first() {
+            return Err(Error::with_context(
+                ErrorCode::NotPermitted,
+                "buffer is inside a list; unchain it (or release the list head) first",
+            ));
+        }
+        let before = self.refcount.fetch_sub(1, Ordering::AcqRel);
+        if before == 1 {
+            // Last reference of a list head (or a lone buffer): the whole list goes.
+            let mut next = self.next.swap(ptr::null_mut(), Relaxed);
+            // SAFETY: the descriptor is no longer referenced; it returns to its pool.
+            unsafe { free_desc(self) };
+            while let Some(n) = NonNull::new(next) {
+                // SAFETY: list elements are live while linked.
+                let e = unsafe { n.as_ref() };
+                next = e.next.swap(ptr::null_mut(), Relaxed);
+                e.prev.store(ptr::null_mut(), Relaxed);
+                if e.refcount.fetch_sub(1, Ordering::AcqRel) == 1 {
+                    // SAFETY: that was its last reference.
+                    unsafe { free_desc(e) };
+                }
+            }
+        }
+        Ok((before - 1) as u16)
+    }
+}
+
+/// Returns a descriptor with no references to its pool.
+///
+/// # Safety
+/// `d` must be live (allocated) with a reference count that just reached 0.
+unsafe fn free_desc(d: &BufDesc) {
+    let mmap = d.mmap.swap(ptr::null_mut(), Relaxed);
+    d.next.store(ptr::null_mut(), Relaxed);
+    d.prev.store(ptr::null_mut(), Relaxed);
+    let pool = d.pool;
+    let index = d.index;
+    // SAFETY: the descriptor's pool outlives its allocated descriptors (each holds a
+    // strong count, released below).
+    unsafe { (*pool).put(index) };
+    if !mmap.is_null() {
+        // SAFETY: the descriptor held one strong count on its mmap since allocation.
+        unsafe {
+            (*mmap).num_bufs.fetch_sub(1, Ordering::AcqRel);
+            Arc::decrement_strong_count(mmap as *const MmapShared);
+        }
+    }
+    // SAFETY: the descriptor held one strong count on its pool since allocation; `d` is
+    // not used after this.
+    unsafe { Arc::decrement_strong_count(pool) };
+}
+
+/// Iterator over a buffer list.
+#[derive(Debug)]
+pub struct ListIter<'a> {
+    cur: Option<&'a BufDesc>,
+}
+
+impl<'a> Iterator for ListIter<'a> {
+    type Item = &'a BufDesc;
+    fn next(&mut self) -> Option<&'a BufDesc> {
+        let c = self.cur?;
+        self.cur = c.next();
+        Some(c)
+    }
+}
+
+/// One reference to a buffer (`struct doca_buf *`). Dropping it is
+/// `doca_buf_refcount_rm`: at zero references the buffer (and, for a list head, each
+/// element of its list) returns to its inventory.
+///
+/// `Send`, not `Sync`. Reading and writing the bytes is by copy (`copy_data_to`,
+/// `append`, ...), so no two `&mut` views of the same bytes can exist.
+pub struct Buf {
+    desc: NonNull<BufDesc>,
+}
+
+// SAFETY: all descriptor fields are atomics, byte access is serialized by the mmap's io
+// lock, and returning to the pool is synchronized; moving a handle across threads is fine.
+unsafe impl Send for Buf {}
+
+impl fmt::Debug for Buf {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl std::ops::Deref for Buf {
+    type Target = BufDesc;
+    fn deref(&self) -> &BufDesc {
+        // SAFETY: a handle owns one reference, which keeps the descriptor allocated.
+        unsafe { self.desc.as_ref() }
+    }
+}
+
+impl Drop for Buf {
+    fn drop(&mut self) {
+        // A handle never owns the last reference of a non-head list element (chaining
+        // consumes the handle), so this cannot be refused.
+        let _ = self.release_one();
+    }
+}
+
+impl Buf {
+    /// Wraps a descriptor whose reference this handle now owns.
+    ///
+    /// # Safety
+    /// `desc` must be a live descriptor and the caller must give one reference to the handle.
+    pub(crate) unsafe fn from_desc(desc: NonNull<BufDesc>) -> Buf {
+        Buf { desc }
+    }
+
+    /// The descriptor address (the C `struct doca_buf *`).
+    pub fn as_ptr(&self) -> *mut BufDesc {
+        self.desc.as_ptr()
+    }
+
+    /// Gives up the handle without releasing its reference; returns the descriptor.
+    pub fn into_raw(self) -> NonNull<BufDesc> {
+        let d = self.desc;
+        std::mem::forget(self);
+        d
+    }
+
+    /// Takes back a reference given up with [`into_raw`](Buf::into_raw).
+    ///
+    /// # Safety
+    /// `desc` must come from `into_raw` (or otherwise own one reference) and be live.
+    pub unsafe fn from_raw(desc: NonNull<BufDesc>) -> Buf {
+        Buf { desc }
+    }
+
+    /// `doca_buf_refcount_add`: a new handle to the same buffer.
+    pub fn refcount_add(&self) -> Result<Buf> {
+        let mut cur = self.refcount.load(Ordering::Acquire);
+        loop {
+            if cur >= MAX_REFCOUNT {
+                return Err(Error::with_context(
+                    ErrorCode::NoMemory,
+                    "buffer reference count is at its maximum (65535)",
+                ));
+            }
+            match self.refcount.compare_exchange_weak(
+                cur,
+                cur + 1,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => break,
+                Err(v) => cur = v,
+            }
+        }
+        // SAFETY: the reference was just added for the new handle.
+        Ok(unsafe { Buf::from_desc(self.desc) })
+    }
+
+    /// `doca_buf_refcount_rm` made explicit: releases this reference and returns how many
+    /// remain.
+    pub fn release(self) -> Result<u16> {
+        let r = self.release_one();
+        std::mem::forget(self);
+        r
+    }
+
+    /// `doca_buf_set_data`: sets the data section; it must lie inside
+    /// `[head, head + len]`.
+    pub fn set_data(&mut self, data: *mut u8, data_len: usize) -> Result<()> {
+        self.set_data_checked(data as usize, data_len)
+    }
+
+    /// Sets the data section by offset from the head.
+    pub fn set_data_range(&mut self, offset: usize, data_len: usize) -> Result<()> {
+        let head = self.head.load(Relaxed);
+        match head.checked_add(offset) {
+            Some(d) => self.set_data_checked(d, data_len),
+            None => Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "offset overflows",
+            )),
+        }
+    }
+
+    /// `doca_buf_reset_data_len`: data length 0; the data address stays.
+    pub fn reset_data_len(&mut self) {
+        self.data_len.store(0, Relaxed);
+    }
+
+    /// Appends bytes at the tail of the data section, as a DOCA library does with a
+    /// destination buffer; the data length grows. `InvalidValue` when the tailroom is
+    /// too small (nothing is written then).
+    pub fn append(&mut self, bytes: &[u8]) -> Result<()> {
+        if bytes.len() > self.tailroom() {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "bytes do not fit in the buffer's tailroom",
+            ));
+        }
+        let dst = self.data.load(Relaxed) + self.data_len();
+        {
+            let _io = lock(&self.mmap_shared().io);
+            // SAFETY: [dst, dst+n) is inside the tailroom (checked), inside the mmap's memory,
+            // valid while this descriptor holds the mmap; access serialized by the io lock.
+            unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), dst as *mut u8, bytes.len()) };
+        }
+        self.data_len.fetch_add(bytes.len(), Relaxed);
+        Ok(())
+    }
+
+    /// Overwrites the data section with `bytes` (placed at the current data address);
+    /// `InvalidValue` when they do not fit before the end of the buffer.
+    pub fn write_data(&mut self, bytes: &[u8]) -> Result<()> {
+        let room = self.len() - self.headroom();
+        if bytes.len() > room {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "bytes do not fit between the data address and the end of the buffer",
+            ));
+        }
+        self.data_len.store(0, Relaxed);
+        self.append(bytes)
+    }
+
+    /// `doca_buf_list_chain`: appends the list headed by `list2` to the end of this
+    /// list. `self` must head its list and `list2` must be a list head not already in
+    /// this list. The list takes over `list2`'s reference; on error it comes back.
+    pub fn chain(&mut self, list2: Buf) -> std::result::Result<(), (Error, Buf)> {
+        if !self.is_first() {
+            return Err((
+                Error::with_context(
+                    ErrorCode::InvalidValue,
+                    "list1 must be the head of its list",
+                ),
+                list2,
+            ));
+        }
+        if !list2.is_first() {
+            return Err((
+                Error::with_context(
+                    ErrorCode::InvalidValue,
+                    "list2 must be the head of its list",
+                ),
+                list2,
+            ));
+        }
+        if self.iter().any(|e| ptr::eq(e, &*list2)) {
+            return Err((
+                Error::with_context(ErrorCode::InvalidValue, "list2 is already part of list1"),
+                list2,
+            ));
+        }
+        let last = self.last() as *const BufDesc as *mut BufDesc;
+        // SAFETY: `last` is a live element of this list.
+        unsafe { (*last).next.store(list2.as_ptr(), Relaxed) };
+        list2.prev.store(last, Relaxed);
+        let _ = list2.into_raw();
+        Ok(())
+    }
+
+    /// `doca_buf_list_unchain` by position: detaches the elements from `index` (at least
+    /// 1) onwards and returns a handle to the detached list's head.
+    pub fn unchain_at(&mut self, index: usize) -> Result<Buf> {
+        if !self.is_first() {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "unchain must be called on the head of the list",
+            ));
+        }
+        if index == 0 {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "cannot unchain the head from its own list",
+            ));
+        }
+        let Some(elem) = self.iter().nth(index) else {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "index is past the end of the list",
+            ));
+        };
+        let elem = NonNull::from(elem);
+        // SAFETY: `elem` is a live element of this list, not the head.
+        unsafe { self.unchain_elem(elem) };
+        // SAFETY: the list's reference to the detached head moves to the new handle.
+        Ok(unsafe { Buf::from_desc(elem) })
+    }
+
+    /// `doca_buf_list_unchain` by element: `list2` must be an element of this list other
+    /// than the head. The reference the list held moves to the returned handle.
+    pub fn unchain(&mut self, list2: &BufDesc) -> Result<Buf> {
+        let Some(pos) = self.iter().position(|e| ptr::eq(e, list2)) else {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "list2 is not an element of list1",
+            ));
+        };
+        self.unchain_at(pos)
+    }
+
+    /// # Safety
+    /// `elem` must be a live, non-head element of a list.
+    unsafe fn unchain_elem(&self, elem: NonNull<BufDesc>) {
+        // SAFETY: per the contract, `elem` and its predecessor are live.
+        unsafe {
+            let e = elem.as_ref();
+            let prev = e.prev.swap(ptr::null_mut(), Relaxed);
+            (*prev).next.store(ptr::null_mut(), Relaxed);
+        }
+    }
+}

@@ -1,0 +1,482 @@
+//! `doca_mmap`: a memory range, the devices allowed to reach it, and their permissions.
+
+use crate::device::Dev;
+use crate::error::{Error, ErrorCode, Result};
+use crate::types::{AccessFlags, Data};
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Default `max_num_devices` of a new mmap.
+pub const DEFAULT_MAX_NUM_DEVICES: u32 = 16;
+
+/// Memory an mmap can own: anything that is one contiguous, writable byte range that
+/// stays put while the owner lives (`Vec<u8>`, `Box<[u8]>`, a file mapping, ...).
+pub trait MemoryRegion: Send + 'static {
+    /// Start of the range. Must stay the same while `self` is not moved-from or dropped
+    /// (moving the owner must not move the bytes, as for heap and mapped memory).
+    fn as_mut_ptr(&mut self) -> *mut u8;
+    /// Length in bytes.
+    fn len(&self) -> usize;
+    /// Whether the range is empty.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl MemoryRegion for Vec<u8> {
+    fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.as_mut_slice().as_mut_ptr()
+    }
+    fn len(&self) -> usize {
+        Vec::len(self)
+    }
+}
+
+impl MemoryRegion for Box<[u8]> {
+    fn as_mut_ptr(&mut self) -> *mut u8 {
+        <[u8]>::as_mut_ptr(self)
+    }
+    fn len(&self) -> usize {
+        <[u8]>::len(self)
+    }
+}
+
+impl MemoryRegion for memmap2::MmapMut {
+    fn as_mut_ptr(&mut self) -> *mut u8 {
+        <[u8]>::as_mut_ptr(&mut **self)
+    }
+    fn len(&self) -> usize {
+        <[u8]>::len(self)
+    }
+}
+
+enum Memory {
+    /// Owned memory, kept here until the mmap's shared state is dropped.
+    Owned {
+        _region: Box<dyn MemoryRegion>,
+    },
+    Foreign,
+}
+
+type FreeCb = Box<dyn FnOnce(*mut u8, usize) + Send>;
+
+pub(crate) struct MmapState {
+    memory: Option<Memory>,
+    pub(crate) base: usize,
+    pub(crate) len: usize,
+    pub(crate) permissions: AccessFlags,
+    max_devices: u32,
+    devices: Vec<Dev>,
+    free_cb: Option<FreeCb>,
+    pub(crate) started: bool,
+    exported: bool,
+    from_export: bool,
+}
+
+/// State shared by an mmap handle and the buffers that point into it.
+pub(crate) struct MmapShared {
+    state: Mutex<MmapState>,
+    /// Serializes byte access through the safe API (buffers and the mmap handle).
+    pub(crate) io: Mutex<()>,
+    pub(crate) num_bufs: AtomicU32,
+    user_data: Data,
+}
+
+// SAFETY: the raw memory range is only touched under `io` or by code that owns the bytes
+// exclusively (`memory_mut` with no buffers); every other field is behind a Mutex or atomic.
+unsafe impl Send for MmapShared {}
+// SAFETY: as above: all shared access is synchronized.
+unsafe impl Sync for MmapShared {}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl MmapShared {
+    pub(crate) fn state(&self) -> MutexGuard<'_, MmapState> {
+        lock(&self.state)
+    }
+}
+
+impl Drop for MmapShared {
+    fn drop(&mut self) {
+        let st = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
+        if st.memory.is_some() {
+            if let Some(cb) = st.free_cb.take() {
+                cb(st.base as *mut u8, st.len);
+            }
+        }
+        st.memory = None;
+    }
+}
+
+/// A memory map (`struct doca_mmap`): one memory range, the devices that may reach it and
+/// their access permissions. Create, configure, [`start`](Mmap::start), then allocate
+/// buffers from it through an inventory.
+///
+/// Used by one thread at a time (`Send`, not `Sync`). Buffers keep the memory alive: it is
+/// released (and the free callback called, once) when the mmap and every buffer into it
+/// are gone.
+pub struct Mmap {
+    pub(crate) shared: Arc<MmapShared>,
+    _not_sync: PhantomData<std::cell::Cell<()>>,
+}
+
+impl fmt::Debug for Mmap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let st = self.shared.state();
+        f.debug_struct("Mmap")
+            .field("base", &format_args!("{:#x}", st.base))
+            .field("len", &st.len)
+            .field("started", &st.started)
+            .field("permissions", &st.permissions)
+            .field("devices", &st.devices.len())
+            .finish()
+    }
+}
+
+fn bad_state(msg: &'static str) -> Error {
+    Error::with_context(ErrorCode::BadState, msg)
+}
+
+impl Mmap {
+    /// `doca_mmap_create` with zero user data.
+    pub fn new() -> Mmap {
+        Mmap::with_user_data(Data::default())
+    }
+
+    /// `doca_mmap_create`.
+    pub fn with_user_data(user_data: Data) -> Mmap {
+        Mmap {
+            shared: Arc::new(MmapShared {
+                state: Mutex::new(MmapState {
+                    memory: None,
+                    base: 0,
+                    len: 0,
+                    permissions: AccessFlags::LOCAL_READ_ONLY,
+                    max_devices: DEFAULT_MAX_NUM_DEVICES,
+                    devices: Vec::new(),
+                    free_cb: None,
+                    started: false,
+                    exported: false,
+                    from_export: false,
+                }),
+                io: Mutex::new(()),
+                num_bufs: AtomicU32::new(0),
+                user_data,
+            }),
+            _not_sync: PhantomData,
+        }
+    }
+
+    fn configurable(&self) -> Result<MutexGuard<'_, MmapState>> {
+        let st = self.shared.state();
+        if st.started {
+            return Err(bad_state(
+                "mmap is started; stop it before changing its configuration",
+            ));
+        }
+        if st.from_export {
+            return Err(Error::with_context(
+                ErrorCode::NotPermitted,
+                "an mmap created from an export cannot be reconfigured",
+            ));
+        }
+        Ok(st)
+    }
+
+    /// `doca_mmap_set_memrange` with memory the mmap owns from now on (a `Vec<u8>`,
+    /// `Box<[u8]>`, file mapping...). It is freed when the mmap and its buffers are gone.
+    pub fn set_memory<M: MemoryRegion>(&mut self, mut memory: M) -> Result<()> {
+        let mut st = self.configurable()?;
+        if memory.is_empty() {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "memory range length must be greater than 0",
+            ));
+        }
+        if st.memory.is_some() && self.shared.num_bufs.load(Ordering::Acquire) > 0 {
+            return Err(Error::with_context(
+                ErrorCode::InUse,
+                "buffers still point into the current memory range",
+            ));
+        }
+        let base = memory.as_mut_ptr() as usize;
+        let len = memory.len();
+        st.memory = Some(Memory::Owned {
+            _region: Box::new(memory),
+        });
+        st.base = base;
+        st.len = len;
+        Ok(())
+    }
+
+    /// `doca_mmap_set_memrange` with memory the caller owns.
+    ///
+    /// # Safety
+    ///
+    /// `[addr, addr + len)` must be valid for reads and writes, and must not be accessed
+    /// other than through this mmap and its buffers, until the mmap and every buffer into
+    /// it are gone (the free callback, if set, says when).
+    pub unsafe fn set_memrange(&mut self, addr: *mut u8, len: usize) -> Result<()> {
+        let mut st = self.configurable()?;
+        if addr.is_null() {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "memory range address is NULL",
+            ));
+        }
+        if len == 0 {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "memory range length must be greater than 0",
+            ));
+        }
+        if (addr as usize).checked_add(len).is_none() {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "memory range wraps around the address space",
+            ));
+        }
+        if st.memory.is_some() && self.shared.num_bufs.load(Ordering::Acquire) > 0 {
+            return Err(Error::with_context(
+                ErrorCode::InUse,
+                "buffers still point into the current memory range",
+            ));
+        }
+        st.memory = Some(Memory::Foreign);
+        st.base = addr as usize;
+        st.len = len;
+        Ok(())
+    }
+
+    /// `doca_mmap_get_memrange`: (address, length); `BadState` when none is set.
+    pub fn memrange(&self) -> Result<(*mut u8, usize)> {
+        let st = self.shared.state();
+        if st.memory.is_none() {
+            return Err(bad_state("mmap has no memory range"));
+        }
+        Ok((st.base as *mut u8, st.len))
+    }
+
+    /// `doca_mmap_set_permissions`.
+    pub fn set_permissions(&mut self, access: AccessFlags) -> Result<()> {
+        let mut st = self.configurable()?;
+        st.permissions = access;
+        Ok(())
+    }
+
+    /// The access permissions.
+    pub fn permissions(&self) -> AccessFlags {
+        self.shared.state().permissions
+    }
+
+    /// `doca_mmap_set_max_num_devices`.
+    pub fn set_max_num_devices(&mut self, max: u32) -> Result<()> {
+        let mut st = self.configurable()?;
+        if max == 0 {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "max_num_devices must be at least 1",
+            ));
+        }
+        if (max as usize) < st.devices.len() {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                format!(
+                    "max_num_devices {max} is below the {} devices already added",
+                    st.devices.len()
+                ),
+            ));
+        }
+        st.max_devices = max;
+        Ok(())
+    }
+
+    /// `doca_mmap_get_max_num_devices`.
+    pub fn max_num_devices(&self) -> u32 {
+        self.shared.state().max_devices
+    }
+
+    /// `doca_mmap_set_free_cb`: called once, with the range, when the memory is released
+    /// (the mmap and all its buffers are gone).
+    pub fn set_free_cb(&mut self, cb: impl FnOnce(*mut u8, usize) + Send + 'static) -> Result<()> {
+        let mut st = self.configurable()?;
+        st.free_cb = Some(Box::new(cb));
+        Ok(())
+    }
+
+    /// `doca_mmap_dev_add`.
+    pub fn dev_add(&mut self, dev: &Dev) -> Result<()> {
+        let mut st = self.configurable()?;
+        if st.devices.contains(dev) {
+            return Err(Error::with_context(
+                ErrorCode::AlreadyExist,
+                "device was already added to this mmap",
+            ));
+        }
+        if st.devices.len() >= st.max_devices as usize {
+            return Err(Error::with_context(
+                ErrorCode::NoMemory,
+                format!(
+                    "mmap already has max_num_devices ({}) devices",
+                    st.max_devices
+                ),
+            ));
+        }
+        st.devices.push(dev.clone());
+        Ok(())
+    }
+
+    /// `doca_mmap_dev_rm`.
+    pub fn dev_rm(&mut self, dev: &Dev) -> Result<()> {
+        let mut st = self.configurable()?;
+        match st.devices.iter().position(|d| d == dev) {
+            Some(i) => {
+                st.devices.remove(i);
+                Ok(())
+            }
+            None => Err(Error::with_context(
+                ErrorCode::NotFound,
+                "device was not added to this mmap",
+            )),
+        }
+    }
+
+    /// The devices added.
+    pub fn devices(&self) -> Vec<Dev> {
+        self.shared.state().devices.clone()
+    }
+
+    /// Whether `dev` was added.
+    pub fn has_device(&self, dev: &Dev) -> bool {
+        self.shared.state().devices.contains(dev)
+    }
+
+    /// `doca_mmap_start`: no configuration change afterwards (until stopped).
+    pub fn start(&mut self) -> Result<()> {
+        let mut st = self.shared.state();
+        if st.started {
+            return Err(bad_state("mmap is already started"));
+        }
+        if st.memory.is_none() {
+            return Err(bad_state("mmap has no memory range; set one before start"));
+        }
+        st.started = true;
+        Ok(())
+    }
+
+    /// `doca_mmap_stop`: refused with `InUse` while buffers point into the mmap. A stopped
+    /// mmap can be reconfigured and started again.
+    pub fn stop(&mut self) -> Result<()> {
+        let mut st = self.shared.state();
+        if !st.started {
+            return Err(bad_state("mmap is not started"));
+        }
+        let n = self.shared.num_bufs.load(Ordering::Acquire);
+        if n > 0 {
+            return Err(Error::with_context(
+                ErrorCode::InUse,
+                format!("{n} buffers still point into the mmap"),
+            ));
+        }
+        st.started = false;
+        Ok(())
+    }
+
+    /// Whether started.
+    pub fn is_started(&self) -> bool {
+        self.shared.state().started
+    }
+
+    /// `doca_mmap_get_user_data`.
+    pub fn user_data(&self) -> Data {
+        self.shared.user_data
+    }
+
+    /// `doca_mmap_get_num_bufs`: buffers currently pointing into the mmap.
+    pub fn num_bufs(&self) -> u32 {
+        self.shared.num_bufs.load(Ordering::Acquire)
+    }
+
+    /// `doca_mmap_get_exported`.
+    pub fn exported(&self) -> bool {
+        self.shared.state().exported
+    }
+
+    /// `doca_mmap_get_from_export`.
+    pub fn from_export(&self) -> bool {
+        self.shared.state().from_export
+    }
+
+    /// `doca_mmap_destroy`: refused with `InUse` (the mmap comes back) while buffers point
+    /// into it.
+    pub fn destroy(self) -> std::result::Result<(), (Mmap, Error)> {
+        let n = self.num_bufs();
+        if n > 0 {
+            let e = Error::with_context(
+                ErrorCode::InUse,
+                format!("{n} buffers still point into the mmap"),
+            );
+            return Err((self, e));
+        }
+        Ok(())
+    }
+
+    fn range_check(&self, offset: usize, n: usize) -> Result<usize> {
+        let st = self.shared.state();
+        if st.memory.is_none() {
+            return Err(bad_state("mmap has no memory range"));
+        }
+        match offset.checked_add(n) {
+            Some(end) if end <= st.len => Ok(st.base + offset),
+            _ => Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "byte range lies outside the mmap's memory range",
+            )),
+        }
+    }
+
+    /// Copies bytes out of the memory range, starting at `offset`.
+    pub fn read_at(&self, offset: usize, out: &mut [u8]) -> Result<()> {
+        let addr = self.range_check(offset, out.len())?;
+        let _io = lock(&self.shared.io);
+        // SAFETY: the range lies inside the mmap's memory (checked), which is valid for
+        // reads while the mmap lives; byte access through the safe API is serialized by `io`.
+        unsafe { std::ptr::copy_nonoverlapping(addr as *const u8, out.as_mut_ptr(), out.len()) };
+        Ok(())
+    }
+
+    /// Copies bytes into the memory range, starting at `offset`.
+    pub fn write_at(&self, offset: usize, bytes: &[u8]) -> Result<()> {
+        let addr = self.range_check(offset, bytes.len())?;
+        let _io = lock(&self.shared.io);
+        // SAFETY: as in `read_at`; the memory is valid for writes and access is serialized.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), addr as *mut u8, bytes.len()) };
+        Ok(())
+    }
+
+    /// The whole memory range as a mutable slice, while no buffer points into it (`InUse`
+    /// otherwise): the borrow keeps new buffers from being made until it ends.
+    pub fn memory_mut(&mut self) -> Result<&mut [u8]> {
+        let n = self.num_bufs();
+        if n > 0 {
+            return Err(Error::with_context(
+                ErrorCode::InUse,
+                format!("{n} buffers point into the mmap; use read_at/write_at"),
+            ));
+        }
+        let (base, len) = self.memrange()?;
+        // SAFETY: the range is valid for reads and writes while the mmap lives; `&mut self`
+        // and the zero buffer count mean nothing else can reach the bytes during the borrow.
+        Ok(unsafe { std::slice::from_raw_parts_mut(base, len) })
+    }
+}
+
+impl Default for Mmap {
+    fn default() -> Mmap {
+        Mmap::new()
+    }
+}

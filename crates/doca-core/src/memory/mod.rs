@@ -1,0 +1,12 @@
+//! The DOCA memory subsystem: [`Mmap`], [`Buf`] and lists, [`BufInventory`],
+//! [`BufPool`], [`BufArray`].
+
+mod buf;
+mod buf_array;
+mod mmap;
+mod pool;
+
+pub use buf::{Buf, BufDesc, ListIter, MAX_REFCOUNT};
+pub use buf_array::BufArray;
+pub use mmap::{DEFAULT_MAX_NUM_DEVICES, MemoryRegion, Mmap};
+pub use pool::{BufInventory, BufPool, MAX_ELEMENTS};
