@@ -503,9 +503,10 @@ impl Buf {
         Ok(unsafe { Buf::from_desc(elem) })
     }
 
-    /// `doca_buf_list_unchain` by element: `list2` must be an element of this list other
-    /// than the head. The reference the list held moves to the returned handle.
-    pub fn unchain(&mut self, list2: &BufDesc) -> Result<Buf> {
+    /// `doca_buf_list_unchain` by element: `list2` (compared by address only) must be an
+    /// element of this list other than the head. The reference the list held moves to
+    /// the returned handle.
+    pub fn unchain(&mut self, list2: *const BufDesc) -> Result<Buf> {
         let Some(pos) = self.iter().position(|e| ptr::eq(e, list2)) else {
             return Err(Error::with_context(
                 ErrorCode::InvalidValue,

@@ -1,0 +1,260 @@
+//! Device model: default topology, topology files, getters, open/close, representors.
+
+use doca_core::device::{self, Capability, RepFilter, Role, Topology};
+use doca_core::{ErrorCode, PciFuncType};
+
+const GUIDE: &str = include_str!("../../../topology/bluefield-guide.toml");
+
+#[test]
+fn default_topology_has_one_device_that_supports_everything() {
+    let t = Topology::default_topology();
+    assert_eq!(t.role, Role::Host);
+    let list = device::devinfo_list_from(&t);
+    assert_eq!(list.len(), 1);
+    let d = &list[0];
+    for cap in Capability::ALL {
+        assert!(d.has_capability(*cap), "{cap:?}");
+    }
+    for (name, ty, _) in device::JOB_TYPES {
+        assert!(d.job_supported(*ty).is_ok(), "{name}");
+    }
+    assert_eq!(d.pci_addr_str().len(), 12);
+    // Host role: representor listing is not supported even with the capability.
+    assert!(!d.is_rep_list_all_supported());
+    let dev = d.open().unwrap();
+    assert_eq!(
+        dev.rep_list(RepFilter::All).unwrap_err().code(),
+        ErrorCode::NotSupported
+    );
+}
+
+#[test]
+fn guide_topology_host_side() {
+    let t = Topology::from_toml(GUIDE, None).unwrap();
+    assert_eq!(t.role, Role::Host);
+    let list = device::devinfo_list_from(&t);
+    let names: Vec<_> = list.iter().map(|d| d.iface_name().to_owned()).collect();
+    assert_eq!(names, ["pf0", "pf0vf0", "pf0vf1", "pf1", "pf1vf0"]);
+    let pf0vf1 = &list[2];
+    assert_eq!(pf0vf1.pci_addr_str(), "0000:0b:00.3");
+    assert!(pf0vf1.is_pci_addr_equal("0b:00.3").unwrap());
+    assert!(pf0vf1.is_pci_addr_equal("0000:0b:00.3").unwrap());
+    assert!(!pf0vf1.is_pci_addr_equal("0b:00.2").unwrap());
+    assert_eq!(
+        pf0vf1.is_pci_addr_equal("0b-00.3").unwrap_err().code(),
+        ErrorCode::InvalidValue
+    );
+    assert_eq!(pf0vf1.props().func_type, PciFuncType::Vf);
+    assert!(pf0vf1.is_mmap_export_dpu_supported());
+    assert!(!pf0vf1.is_mmap_from_export_dpu_supported());
+    assert!(!pf0vf1.is_hotplug_manager_supported());
+
+    let pf0 = &list[0];
+    assert_eq!(pf0.ipv4_addr(), [192, 168, 100, 1]);
+    assert_eq!(pf0.mac_addr(), [0xb8, 0xce, 0xf6, 0x00, 0x0b, 0x00]);
+    assert_eq!(pf0.ipv6_addr()[0], 0xfd);
+    assert_eq!(pf0.ibdev_name(), "mlx5_0");
+
+    // Size checks on the C-style getters.
+    let mut small = [0u8; 3];
+    assert_eq!(
+        pf0.ipv4_addr_into(&mut small).unwrap_err().code(),
+        ErrorCode::InvalidValue
+    );
+    let mut four = [0u8; 4];
+    pf0.ipv4_addr_into(&mut four).unwrap();
+    assert_eq!(four, [192, 168, 100, 1]);
+    let mut mac = [0u8; 5];
+    assert_eq!(
+        pf0.mac_addr_into(&mut mac).unwrap_err().code(),
+        ErrorCode::InvalidValue
+    );
+    let mut v6 = [0u8; 15];
+    assert_eq!(
+        pf0.ipv6_addr_into(&mut v6).unwrap_err().code(),
+        ErrorCode::InvalidValue
+    );
+    let mut name = [0u8; 64];
+    assert_eq!(
+        pf0.iface_name_into(&mut name).unwrap_err().code(),
+        ErrorCode::InvalidValue
+    );
+    let mut name = [0xffu8; 256];
+    pf0.iface_name_into(&mut name).unwrap();
+    assert_eq!(&name[..4], b"pf0\0");
+    let mut ib = [0u8; 64];
+    pf0.ibdev_name_into(&mut ib).unwrap();
+    assert_eq!(&ib[..7], b"mlx5_0\0");
+    let mut pci = [0u8; 12];
+    assert_eq!(
+        pf0.pci_addr_into(&mut pci).unwrap_err().code(),
+        ErrorCode::InvalidValue
+    );
+    let mut pci = [0u8; 13];
+    pf0.pci_addr_into(&mut pci).unwrap();
+    assert_eq!(&pci, b"0000:0b:00.0\0");
+    assert_eq!(pf0.lid(), 0);
+}
+
+#[test]
+fn guide_topology_dpu_side_representors() {
+    let t = Topology::from_toml(GUIDE, Some("dpu")).unwrap();
+    assert_eq!(t.role, Role::Dpu);
+    let list = device::devinfo_list_from(&t);
+    let names: Vec<_> = list.iter().map(|d| d.iface_name().to_owned()).collect();
+    assert_eq!(names, ["p0", "p1", "p0s0", "p1s0"]);
+    let p0 = list[0].open().unwrap();
+    assert!(p0.as_devinfo().is_rep_list_all_supported());
+    let all = p0.rep_list(RepFilter::All).unwrap();
+    assert_eq!(all.len(), 5);
+    let net = p0.rep_list(RepFilter::Net).unwrap();
+    assert_eq!(net.len(), 4);
+    let emu = p0.rep_list(RepFilter::Emulated).unwrap();
+    assert_eq!(emu.len(), 1);
+    assert!(emu[0].is_emulated());
+
+    // The guide's matching table: host pf0vf0 0b:00.2 <-> hpf0vf0 on p0.
+    let hpf0vf0 = all
+        .iter()
+        .find(|r| r.is_pci_addr_equal("0b:00.2").unwrap())
+        .unwrap();
+    assert_eq!(hpf0vf0.pci_func_type(), PciFuncType::Vf);
+    assert_eq!(hpf0vf0.vuid(), "MT2251XZ0001pf0vf0");
+    assert_eq!(hpf0vf0.pci_addr_str(), "0000:0b:00.2");
+    let mut vuid = [0u8; 127];
+    assert_eq!(
+        hpf0vf0.vuid_into(&mut vuid).unwrap_err().code(),
+        ErrorCode::InvalidValue
+    );
+    let mut vuid = [0u8; 128];
+    hpf0vf0.vuid_into(&mut vuid).unwrap();
+    assert!(vuid.starts_with(b"MT2251XZ0001pf0vf0\0"));
+
+    let p1 = list[1].open().unwrap();
+    let p1reps: Vec<_> = p1
+        .rep_list(RepFilter::All)
+        .unwrap()
+        .iter()
+        .map(|r| r.pci_addr_str())
+        .collect();
+    assert_eq!(p1reps, ["0000:0b:00.1", "0000:0b:00.4", "0000:03:00.1"]);
+
+    // Local SF devices have no representor capability.
+    let sf = list[2].open().unwrap();
+    assert_eq!(
+        sf.rep_list(RepFilter::All).unwrap_err().code(),
+        ErrorCode::NotSupported
+    );
+
+    // Representor open/close is shared and refcounted.
+    let r1 = hpf0vf0.open().unwrap();
+    let r2 = all[1].open().unwrap();
+    assert_eq!(r1, r2);
+    assert_eq!(r1.open_count(), 2);
+    drop(r2);
+    assert_eq!(r1.open_count(), 1);
+    assert_eq!(r1.as_devinfo().vuid(), "MT2251XZ0001pf0vf0");
+}
+
+#[test]
+fn dev_open_is_shared_and_refcounted() {
+    let t = Topology::from_toml(GUIDE, None).unwrap();
+    // Two snapshots of the same topology: opening the same device twice is one device.
+    let a = device::devinfo_list_from(&t);
+    let b = device::devinfo_list_from(&t);
+    let d1 = a[1].open().unwrap();
+    let d2 = b[1].open().unwrap();
+    assert_eq!(d1, d2);
+    assert_eq!(d1.id(), d2.id());
+    assert_eq!(d1.open_count(), 2);
+    assert_ne!(d1, a[0].open().unwrap());
+    drop(d2);
+    assert_eq!(d1.open_count(), 1);
+    assert_eq!(d1.as_devinfo().iface_name(), "pf0vf0");
+}
+
+#[test]
+fn job_types_follow_capabilities_and_lists() {
+    let text = r#"
+        [[host.device]]
+        pci_addr = "0000:5e:00.0"
+        capabilities = ["sha", "dma"]
+        job_types = ["sha.sha256", "dma.memcpy"]
+    "#;
+    let t = Topology::from_toml(text, None).unwrap();
+    let d = &device::devinfo_list_from(&t)[0];
+    assert!(d.job_supported(589826).is_ok());
+    assert_eq!(
+        d.job_supported(589825).unwrap_err().code(),
+        ErrorCode::NotSupported
+    );
+    assert_eq!(
+        d.job_supported(1114114).unwrap_err().code(),
+        ErrorCode::NotSupported
+    );
+    assert_eq!(
+        d.job_supported(12345).unwrap_err().code(),
+        ErrorCode::InvalidValue
+    );
+    assert_eq!(d.supported_job_types().len(), 2);
+}
+
+#[test]
+fn bad_topology_files_say_what_is_wrong() {
+    let cases = [
+        ("role = \"moon\"", "role"),
+        ("[[host.device]]\npci_addr = \"zz\"", "pci_addr"),
+        (
+            "[[host.device]]\npci_addr = \"0000:01:00.0\"\ncapabilities = [\"teleport\"]",
+            "teleport",
+        ),
+        (
+            "[[host.device]]\npci_addr = \"0000:01:00.0\"\nmac = \"01:02\"",
+            "mac",
+        ),
+        (
+            "[[host.device]]\npci_addr = \"0000:01:00.0\"\nipv4 = \"1.2.3\"",
+            "ipv4",
+        ),
+        (
+            "[[host.device]]\npci_addr = \"0000:01:00.0\"\nfunc_type = \"xf\"",
+            "func_type",
+        ),
+        (
+            "[[host.device]]\npci_addr = \"0000:01:00.0\"\n[[host.device]]\npci_addr = \"01:00.0\"",
+            "twice",
+        ),
+        (
+            "[[host.device]]\npci_addr = \"0000:01:00.0\"\n[[host.device.representor]]\npci_addr = \"01:00.1\"\nvuid = \"x\"",
+            "representors",
+        ),
+        (
+            "[[host.device]]\npci_addr = \"0000:01:00.0\"\ncolour = \"red\"",
+            "colour",
+        ),
+        (
+            "[[host.device]]\npci_addr = \"0000:01:00.0\"\njob_types = [\"dma.teleport\"]",
+            "teleport",
+        ),
+    ];
+    for (text, needle) in cases {
+        let e = Topology::from_toml(text, None).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidValue, "{text}");
+        assert!(e.to_string().contains(needle), "{text}: {e}");
+    }
+    assert_eq!(
+        Topology::from_toml("", Some("side")).unwrap_err().code(),
+        ErrorCode::InvalidValue
+    );
+}
+
+#[test]
+fn rep_filter_values() {
+    assert_eq!(RepFilter::from_raw(0).unwrap(), RepFilter::All);
+    assert_eq!(RepFilter::from_raw(2).unwrap(), RepFilter::Net);
+    assert_eq!(RepFilter::from_raw(4).unwrap(), RepFilter::Emulated);
+    assert_eq!(
+        RepFilter::from_raw(1).unwrap_err().code(),
+        ErrorCode::InvalidValue
+    );
+}

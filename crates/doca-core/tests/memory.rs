@@ -1,0 +1,432 @@
+//! Memory subsystem behaviour: mmaps, buffers, lists, inventories, pools, arrays.
+
+use doca_core::{
+    AccessFlags, BufArray, BufInventory, BufPool, Data, ErrorCode, Mmap, devinfo_list,
+};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+fn started_mmap(size: usize) -> Mmap {
+    let mut m = Mmap::new();
+    m.set_memory(vec![0u8; size]).unwrap();
+    m.set_permissions(AccessFlags::LOCAL_READ_WRITE).unwrap();
+    m.start().unwrap();
+    m
+}
+
+fn inventory(n: usize) -> BufInventory {
+    let mut inv = BufInventory::new(n).unwrap();
+    inv.start().unwrap();
+    inv
+}
+
+#[test]
+fn mmap_lifecycle_and_getters() {
+    let dev = devinfo_list().unwrap()[0].open().unwrap();
+    let mut m = Mmap::with_user_data(Data(77));
+    assert_eq!(m.user_data(), Data(77));
+    assert_eq!(m.memrange().unwrap_err().code(), ErrorCode::BadState);
+    m.set_memory(vec![1u8; 4096]).unwrap();
+    let (addr, len) = m.memrange().unwrap();
+    assert!(!addr.is_null());
+    assert_eq!(len, 4096);
+    m.set_max_num_devices(2).unwrap();
+    assert_eq!(m.max_num_devices(), 2);
+    m.dev_add(&dev).unwrap();
+    assert!(m.has_device(&dev));
+    m.set_permissions(AccessFlags::LOCAL_READ_WRITE | AccessFlags::DPU_READ_WRITE)
+        .unwrap();
+    assert!(m.permissions().local_write());
+    assert!(!m.exported() && !m.from_export());
+    m.start().unwrap();
+    assert!(m.is_started());
+    assert_eq!(m.num_bufs(), 0);
+    // Restart: stop, reconfigure, start.
+    m.stop().unwrap();
+    m.dev_rm(&dev).unwrap();
+    m.set_memory(vec![2u8; 128]).unwrap();
+    m.start().unwrap();
+    assert_eq!(m.memrange().unwrap().1, 128);
+    let mut b = [0u8; 4];
+    m.read_at(124, &mut b).unwrap();
+    assert_eq!(b, [2; 4]);
+    m.write_at(0, b"abcd").unwrap();
+    m.read_at(0, &mut b).unwrap();
+    assert_eq!(&b, b"abcd");
+    m.destroy().unwrap();
+}
+
+#[test]
+fn free_cb_runs_once_after_the_last_buffer() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let mut m = Mmap::new();
+    m.set_memory(vec![0u8; 256]).unwrap();
+    let (base, _) = m.memrange().unwrap();
+    let base = base as usize;
+    let c = Arc::clone(&calls);
+    m.set_free_cb(move |addr, len| {
+        assert_eq!(addr as usize, base);
+        assert_eq!(len, 256);
+        c.fetch_add(1, Ordering::SeqCst);
+    })
+    .unwrap();
+    m.start().unwrap();
+    let inv = inventory(4);
+    let buf = inv.buf_at(&m, 0, 64).unwrap();
+    // Destroy refused while a buffer points into it; nothing is lost.
+    let (m, e) = m.destroy().unwrap_err();
+    assert_eq!(e.code(), ErrorCode::InUse);
+    assert_eq!(m.num_bufs(), 1);
+    // Dropping the handle keeps the memory alive for the buffer.
+    drop(m);
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+    assert_eq!(buf.len(), 64);
+    drop(buf);
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn foreign_memory() {
+    let mut backing = vec![9u8; 512];
+    let mut m = Mmap::new();
+    // SAFETY: `backing` outlives the mmap and its buffers and is not touched meanwhile.
+    unsafe { m.set_memrange(backing.as_mut_ptr(), backing.len()).unwrap() };
+    m.start().unwrap();
+    let inv = inventory(2);
+    let b = inv.buf_with_data_at(&m, 10, 20).unwrap();
+    assert_eq!(b.data_to_vec(), vec![9u8; 20]);
+    drop(b);
+    drop(m);
+    assert_eq!(backing[0], 9);
+}
+
+#[test]
+fn buffer_rooms_and_data() {
+    let m = started_mmap(4096);
+    let inv = inventory(8);
+    let (base, _) = m.memrange().unwrap();
+    // SAFETY: pointer arithmetic inside the mmap's range only computes addresses.
+    let addr = unsafe { base.add(100) };
+    let mut b = inv
+        .buf_by_args(&m, addr, 200, unsafe { addr.add(10) }, 50)
+        .unwrap();
+    assert_eq!(b.head(), addr);
+    assert_eq!(b.len(), 200);
+    assert_eq!(b.headroom(), 10);
+    assert_eq!(b.data_len(), 50);
+    assert_eq!(b.tailroom(), 140);
+    assert_eq!(b.mmap_offset(), 100);
+    assert_eq!(m.num_bufs(), 1);
+    b.reset_data_len();
+    assert_eq!(b.data_len(), 0);
+    assert_eq!(b.data(), unsafe { addr.add(10) });
+    b.append(b"xyz").unwrap();
+    b.append(b"123").unwrap();
+    assert_eq!(b.data_to_vec(), b"xyz123");
+    assert_eq!(b.tailroom(), 200 - 10 - 6);
+    // Too big for the tailroom: refused, nothing written.
+    let big = vec![7u8; 185];
+    assert_eq!(b.append(&big).unwrap_err().code(), ErrorCode::InvalidValue);
+    assert_eq!(b.data_to_vec(), b"xyz123");
+    b.set_data_range(0, 200).unwrap();
+    assert_eq!(b.tailroom(), 0);
+    b.set_data_range(200, 0).unwrap();
+    assert_eq!(
+        b.set_data_range(201, 0).unwrap_err().code(),
+        ErrorCode::InvalidValue
+    );
+    assert_eq!(
+        b.set_data_range(100, 101).unwrap_err().code(),
+        ErrorCode::InvalidValue
+    );
+    assert_eq!(
+        b.set_data(base, 1).unwrap_err().code(),
+        ErrorCode::InvalidValue
+    );
+    assert_eq!(
+        b.write_data(b"hello").unwrap_err().code(),
+        ErrorCode::InvalidValue
+    );
+    b.set_data_range(0, 0).unwrap();
+    b.write_data(b"hello").unwrap();
+    assert_eq!(b.data_to_vec(), b"hello");
+    let mut out = [0u8; 2];
+    assert_eq!(
+        b.copy_data_to(&mut out).unwrap_err().code(),
+        ErrorCode::InvalidValue
+    );
+    // The bytes are in the mmap at the data address.
+    let mut raw = [0u8; 5];
+    m.read_at(100, &mut raw).unwrap();
+    assert_eq!(&raw, b"hello");
+}
+
+#[test]
+fn by_addr_and_by_data() {
+    let m = started_mmap(1024);
+    let inv = inventory(4);
+    let (base, _) = m.memrange().unwrap();
+    let a = inv.buf_by_addr(&m, base, 64).unwrap();
+    assert_eq!((a.data(), a.data_len()), (base, 0));
+    let d = inv.buf_by_data(&m, base, 64).unwrap();
+    assert_eq!((d.data(), d.data_len()), (base, 64));
+    assert_eq!(inv.num_free_elements(), 2);
+    drop(a);
+    drop(d);
+    assert_eq!(inv.num_free_elements(), 4);
+}
+
+#[test]
+fn refcounts_return_buffers_at_zero() {
+    let m = started_mmap(1024);
+    let inv = inventory(2);
+    let b = inv.buf_at(&m, 0, 64).unwrap();
+    assert_eq!(b.refcount(), 1);
+    let b2 = b.refcount_add().unwrap();
+    assert_eq!(b.refcount(), 2);
+    assert_eq!(b.as_ptr(), b2.as_ptr());
+    assert_eq!(b2.release().unwrap(), 1);
+    assert_eq!(inv.num_free_elements(), 1);
+    assert_eq!(b.release().unwrap(), 0);
+    assert_eq!(inv.num_free_elements(), 2);
+    assert_eq!(m.num_bufs(), 0);
+}
+
+#[test]
+fn scatter_gather_lists() {
+    let m = started_mmap(4096);
+    let inv = inventory(8);
+    let mut bufs: Vec<_> = (0..4)
+        .map(|i| inv.buf_with_data_at(&m, i * 100, 10).unwrap())
+        .collect();
+    for (i, b) in bufs.iter_mut().enumerate() {
+        b.write_data(&[i as u8; 10]).unwrap();
+    }
+    let mut it = bufs.into_iter();
+    let mut head = it.next().unwrap();
+    let b1 = it.next().unwrap();
+    let p1 = b1.as_ptr();
+    head.chain(b1).unwrap();
+    let mut tail = it.next().unwrap();
+    tail.chain(it.next().unwrap()).unwrap();
+    head.chain(tail).unwrap();
+    assert_eq!(head.num_elements(), 4);
+    assert!(head.is_first() && !head.is_last() && head.is_in_list());
+    let last = head.last();
+    assert!(last.is_last() && !last.is_first());
+    assert_eq!(head.next().unwrap() as *const _ as *mut _, p1);
+    assert_eq!(head.list_data_len(), 40);
+    let gathered = head.list_data_to_vec();
+    assert_eq!(&gathered[..10], &[0; 10]);
+    assert_eq!(&gathered[30..], &[3; 10]);
+
+    // Chain rules: a list cannot be chained into itself.
+    let mut lone = inv.buf_at(&m, 2000, 10).unwrap();
+    let lone_again = lone.refcount_add().unwrap();
+    let (e, back) = lone.chain(lone_again).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::InvalidValue);
+    drop(back);
+
+    // Unchain from position 2: head keeps 2, detached list has 2.
+    let detached = head.unchain_at(2).unwrap();
+    assert_eq!(head.num_elements(), 2);
+    assert_eq!(detached.num_elements(), 2);
+    assert!(detached.is_first());
+    assert_eq!(
+        head.unchain_at(0).unwrap_err().code(),
+        ErrorCode::InvalidValue
+    );
+    assert_eq!(
+        head.unchain_at(5).unwrap_err().code(),
+        ErrorCode::InvalidValue
+    );
+    let second: *const _ = head.next().unwrap();
+    let single = head.unchain(second).unwrap();
+    assert!(!single.is_in_list());
+    assert!(!head.is_in_list());
+    assert_eq!(
+        head.unchain(&*detached).unwrap_err().code(),
+        ErrorCode::InvalidValue
+    );
+
+    // Releasing a list head releases the whole list.
+    let free_before = inv.num_free_elements();
+    drop(detached);
+    assert_eq!(inv.num_free_elements(), free_before + 2);
+    drop(single);
+    drop(head);
+    drop(lone);
+    assert_eq!(inv.num_free_elements(), 8);
+    assert_eq!(m.num_bufs(), 0);
+}
+
+#[test]
+fn list_elements_with_extra_references_survive_the_list() {
+    let m = started_mmap(1024);
+    let inv = inventory(4);
+    let mut head = inv.buf_at(&m, 0, 10).unwrap();
+    let elem = inv.buf_at(&m, 10, 10).unwrap();
+    let keep = elem.refcount_add().unwrap();
+    head.chain(elem).unwrap();
+    assert_eq!(keep.refcount(), 2);
+    assert!(keep.is_in_list());
+    drop(head);
+    assert_eq!(keep.refcount(), 1);
+    assert!(!keep.is_in_list());
+    assert_eq!(inv.num_free_elements(), 3);
+    drop(keep);
+    assert_eq!(inv.num_free_elements(), 4);
+}
+
+#[test]
+fn buf_dup_duplicates_descriptors_of_a_list() {
+    let m = started_mmap(1024);
+    let inv = inventory(8);
+    let mut head = inv.buf_with_data_at(&m, 0, 8).unwrap();
+    head.write_data(b"abcdefgh").unwrap();
+    let mut e = inv.buf_at(&m, 100, 16).unwrap();
+    e.append(b"ijk").unwrap();
+    head.chain(e).unwrap();
+    let other = inventory(4);
+    let dup = other.buf_dup(&head).unwrap();
+    assert_eq!(dup.num_elements(), 2);
+    assert_eq!(dup.list_data_to_vec(), b"abcdefghijk");
+    assert_eq!(dup.data(), head.data());
+    assert_eq!(dup.next().unwrap().len(), 16);
+    assert_ne!(dup.as_ptr(), head.as_ptr());
+    assert_eq!(other.num_free_elements(), 2);
+    assert_eq!(m.num_bufs(), 4);
+    let tiny = inventory(1);
+    assert_eq!(tiny.buf_dup(&head).unwrap_err().code(), ErrorCode::NoMemory);
+    assert_eq!(tiny.num_free_elements(), 1);
+}
+
+#[test]
+fn inventory_accounting_and_exhaustion() {
+    let m = started_mmap(1024);
+    let mut inv = BufInventory::create(Data(5), 3, 0).unwrap();
+    assert_eq!(inv.user_data(), Data(5));
+    assert_eq!(
+        inv.buf_at(&m, 0, 8).unwrap_err().code(),
+        ErrorCode::BadState
+    );
+    inv.start().unwrap();
+    let a = inv.buf_at(&m, 0, 8).unwrap();
+    let b = inv.buf_at(&m, 8, 8).unwrap();
+    let c = inv.buf_at(&m, 16, 8).unwrap();
+    assert_eq!(inv.num_free_elements(), 0);
+    assert_eq!(
+        inv.buf_at(&m, 24, 8).unwrap_err().code(),
+        ErrorCode::NoMemory
+    );
+    inv.stop().unwrap();
+    assert_eq!(
+        inv.buf_at(&m, 24, 8).unwrap_err().code(),
+        ErrorCode::BadState
+    );
+    assert_eq!(a.len(), 8);
+    drop((a, b));
+    let (inv, e) = inv.destroy().unwrap_err();
+    assert_eq!(e.code(), ErrorCode::InUse);
+    drop(c);
+    inv.destroy().unwrap();
+}
+
+#[test]
+fn buffers_move_between_threads() {
+    let m = started_mmap(1 << 16);
+    let inv = inventory(64);
+    let bufs: Vec<_> = (0..64)
+        .map(|i| inv.buf_at(&m, i * 1024, 1024).unwrap())
+        .collect();
+    let handles: Vec<_> = bufs
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut b)| {
+            std::thread::spawn(move || {
+                b.append(&[i as u8; 1000]).unwrap();
+                b.data_to_vec().iter().all(|&x| x == i as u8)
+            })
+        })
+        .collect();
+    for h in handles {
+        assert!(h.join().unwrap());
+    }
+    assert_eq!(inv.num_free_elements(), 64);
+    assert_eq!(m.num_bufs(), 0);
+}
+
+#[test]
+fn bufpool_carves_aligned_elements() {
+    let mut m = Mmap::new();
+    m.set_memory(vec![0u8; 4096 + 64]).unwrap();
+    assert_eq!(
+        BufPool::create(Data(0), 4, 0, 100, 64, &m)
+            .unwrap_err()
+            .code(),
+        ErrorCode::BadState
+    );
+    m.start().unwrap();
+    let mut pool = BufPool::create(Data(3), 8, 0, 100, 128, &m).unwrap();
+    assert_eq!(pool.user_data(), Data(3));
+    assert_eq!(pool.buf_alloc().unwrap_err().code(), ErrorCode::BadState);
+    pool.start().unwrap();
+    let bufs: Vec<_> = (0..8).map(|_| pool.buf_alloc().unwrap()).collect();
+    for b in &bufs {
+        assert_eq!(b.head() as usize % 128, 0);
+        assert_eq!(b.len(), 100);
+        assert_eq!(b.data_len(), 0);
+    }
+    let mut heads: Vec<_> = bufs.iter().map(|b| b.head() as usize).collect();
+    heads.sort();
+    heads.dedup();
+    assert_eq!(heads.len(), 8);
+    assert_eq!(pool.buf_alloc().unwrap_err().code(), ErrorCode::NoMemory);
+    assert_eq!(pool.num_free_elements(), 0);
+    drop(bufs);
+    assert_eq!(pool.num_free_elements(), 8);
+    assert_eq!(pool.num_elements(), 8);
+    // Too many elements for the mmap.
+    assert_eq!(
+        BufPool::create(Data(0), 100, 0, 100, 64, &m)
+            .unwrap_err()
+            .code(),
+        ErrorCode::InvalidValue
+    );
+    assert_eq!(
+        BufPool::create(Data(0), 1, 0, 100, 3, &m)
+            .unwrap_err()
+            .code(),
+        ErrorCode::InvalidValue
+    );
+    pool.stop().unwrap();
+    pool.destroy().unwrap();
+}
+
+#[test]
+fn buf_array_configuration() {
+    let mut m = Mmap::new();
+    m.set_memory(vec![0u8; 1024]).unwrap();
+    let mut arr = BufArray::create(&m).unwrap();
+    assert_eq!(
+        arr.set_target_gpu().unwrap_err().code(),
+        ErrorCode::NotSupported
+    );
+    assert_eq!(arr.start().unwrap_err().code(), ErrorCode::BadState);
+    arr.set_params(100, 10, 24).unwrap();
+    assert_eq!(arr.start().unwrap_err().code(), ErrorCode::BadState); // mmap not started
+    m.start().unwrap();
+    arr.set_params(100, 11, 0).unwrap();
+    assert_eq!(arr.start().unwrap_err().code(), ErrorCode::InvalidValue);
+    arr.set_params(100, 10, 24).unwrap();
+    arr.start().unwrap();
+    let (p, n) = arr.element(9).unwrap();
+    assert_eq!(n, 100);
+    assert_eq!(p as usize - m.memrange().unwrap().0 as usize, 924);
+    assert_eq!(arr.element(10).unwrap_err().code(), ErrorCode::InvalidValue);
+    assert_eq!(
+        arr.gpu_handle().unwrap_err().code(),
+        ErrorCode::NotSupported
+    );
+    arr.stop().unwrap();
+}
