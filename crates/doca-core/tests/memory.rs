@@ -105,10 +105,9 @@ fn buffer_rooms_and_data() {
     let m = started_mmap(4096);
     let inv = inventory(8);
     let (base, _) = m.memrange().unwrap();
-    // SAFETY: pointer arithmetic inside the mmap's range only computes addresses.
-    let addr = unsafe { base.add(100) };
+    let addr = base.wrapping_add(100);
     let mut b = inv
-        .buf_by_args(&m, addr, 200, unsafe { addr.add(10) }, 50)
+        .buf_by_args(&m, addr, 200, addr.wrapping_add(10), 50)
         .unwrap();
     assert_eq!(b.head(), addr);
     assert_eq!(b.len(), 200);
@@ -119,7 +118,7 @@ fn buffer_rooms_and_data() {
     assert_eq!(m.num_bufs(), 1);
     b.reset_data_len();
     assert_eq!(b.data_len(), 0);
-    assert_eq!(b.data(), unsafe { addr.add(10) });
+    assert_eq!(b.data(), addr.wrapping_add(10));
     b.append(b"xyz").unwrap();
     b.append(b"123").unwrap();
     assert_eq!(b.data_to_vec(), b"xyz123");

@@ -235,8 +235,7 @@ const CASES: &[Case] = &[
         || {
             let m = mmap_with(64, true);
             let base = m.memrange().unwrap().0;
-            // SAFETY: address arithmetic inside the mmap; nothing is dereferenced.
-            let (a, d) = unsafe { (base.add(8), base.add(4)) };
+            let (a, d) = (base.wrapping_add(8), base.wrapping_add(4));
             code(started_inv(1).buf_by_args(&m, a, 8, d, 2))
         },
     ),
@@ -246,8 +245,7 @@ const CASES: &[Case] = &[
         || {
             let m = mmap_with(64, true);
             let base = m.memrange().unwrap().0;
-            // SAFETY: address arithmetic inside the mmap; nothing is dereferenced.
-            let d = unsafe { base.add(4) };
+            let d = base.wrapping_add(4);
             code(started_inv(1).buf_by_args(&m, base, 8, d, 5))
         },
     ),

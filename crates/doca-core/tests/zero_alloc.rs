@@ -62,11 +62,9 @@ fn data_path_allocates_nothing() {
     let n = allocations_in(|| {
         for round in 0..1000usize {
             let off = (round * 512) % ((1 << 20) - 4096);
-            // SAFETY: address arithmetic inside the mmap's range.
-            let addr = unsafe { base.add(off) };
+            let addr = base.wrapping_add(off);
             let mut head = inv.buf_by_addr(&mmap, addr, 1024).unwrap();
-            // SAFETY: as above.
-            let data = unsafe { base.add(off + 2048) };
+            let data = base.wrapping_add(off + 2048);
             let b2 = inv.buf_by_data(&mmap, data, 256).unwrap();
             let b3 = inv.buf_by_args(&mmap, addr, 4096, data, 16).unwrap();
             let extra = b2.refcount_add().unwrap();

@@ -387,45 +387,42 @@ impl Topology {
         Ok(Topology { role, devices })
     }
 
+    /// Reads a topology file; `role_override` wins over the file's `role`.
+    pub fn from_file(
+        path: &std::path::Path,
+        role_override: Option<&str>,
+    ) -> Result<Topology, Error> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Error::with_context(
+                ErrorCode::NotFound,
+                format!("cannot read topology file {}: {e}", path.display()),
+            )
+        })?;
+        Topology::from_toml(&text, role_override).map_err(|e| {
+            let msg = format!("{}: {}", path.display(), e.context_str().unwrap_or(""));
+            e.context(msg)
+        })
+    }
+
     /// Reads the topology in force now: the file named by `DOCA_SW_TOPOLOGY`, or the
-    /// default.
+    /// default; the role comes from `DOCA_SW_ROLE` when set.
     pub fn current() -> Result<Topology, Error> {
-        let role = std::env::var(ROLE_ENV).ok();
+        Topology::current_with_role(std::env::var(ROLE_ENV).ok().as_deref())
+    }
+
+    /// Like [`current`](Topology::current), with the role given (`None`: the file's).
+    pub fn current_with_role(role: Option<&str>) -> Result<Topology, Error> {
         match std::env::var_os(TOPOLOGY_ENV) {
-            None => {
-                let mut t = Topology::default_topology();
-                if let Some(r) = role {
-                    if Role::parse(&r)? == Role::Dpu {
-                        return Err(Error::with_context(
-                            ErrorCode::InvalidValue,
-                            format!(
-                                "{ROLE_ENV}=dpu needs a topology file ({TOPOLOGY_ENV}) that describes DPU devices"
-                            ),
-                        ));
-                    }
-                    t.role = Role::Host;
-                }
-                Ok(t)
-            }
-            Some(path) => {
-                let text = std::fs::read_to_string(&path).map_err(|e| {
-                    Error::with_context(
-                        ErrorCode::NotFound,
-                        format!(
-                            "cannot read topology file {} ({TOPOLOGY_ENV}): {e}",
-                            path.to_string_lossy()
-                        ),
-                    )
-                })?;
-                Topology::from_toml(&text, role.as_deref()).map_err(|e| {
-                    let msg = format!(
-                        "{}: {}",
-                        path.to_string_lossy(),
-                        e.context_str().unwrap_or("")
-                    );
-                    e.context(msg)
-                })
-            }
+            Some(path) => Topology::from_file(std::path::Path::new(&path), role),
+            None => match role.map(Role::parse).transpose()? {
+                Some(Role::Dpu) => Err(Error::with_context(
+                    ErrorCode::InvalidValue,
+                    format!(
+                        "the dpu role needs a topology file ({TOPOLOGY_ENV}) that describes DPU devices"
+                    ),
+                )),
+                _ => Ok(Topology::default_topology()),
+            },
         }
     }
 }

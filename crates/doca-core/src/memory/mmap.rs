@@ -45,7 +45,7 @@ impl MemoryRegion for Box<[u8]> {
 
 impl MemoryRegion for memmap2::MmapMut {
     fn as_mut_ptr(&mut self) -> *mut u8 {
-        <[u8]>::as_mut_ptr(&mut **self)
+        <[u8]>::as_mut_ptr(self)
     }
     fn len(&self) -> usize {
         <[u8]>::len(self)

@@ -1,1 +1,162 @@
-fn main() {}
+//! `doca-caps`: lists the DOCA devices this process sees (and, on the DPU side, their
+//! representors) with their properties and capabilities.
+
+use clap::Parser;
+use doca_core::device::{self, Role, Topology};
+use doca_core::{DevInfo, RepFilter};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// List DOCA devices, representors and capabilities.
+#[derive(Parser, Debug)]
+#[command(version, about)]
+struct Args {
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Topology file to read (default: $DOCA_SW_TOPOLOGY, else the built-in device).
+    #[arg(short, long, value_name = "FILE")]
+    topology: Option<PathBuf>,
+    /// Side of the topology to show: host or dpu (default: the file's role, or $DOCA_SW_ROLE).
+    #[arg(short, long, value_parser = ["host", "dpu"])]
+    role: Option<String>,
+}
+
+fn mac(m: [u8; 6]) -> String {
+    m.iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+fn device_json(d: &DevInfo) -> Value {
+    let reps = reps_of(d);
+    json!({
+        "pci_addr": d.pci_addr_str(),
+        "func_type": d.props().func_type.as_str(),
+        "iface_name": d.iface_name(),
+        "ibdev_name": d.ibdev_name(),
+        "mac": mac(d.mac_addr()),
+        "ipv4": std::net::Ipv4Addr::from(d.ipv4_addr()).to_string(),
+        "ipv6": std::net::Ipv6Addr::from(d.ipv6_addr()).to_string(),
+        "lid": d.lid(),
+        "engine_threads": d.engine_threads(),
+        "capabilities": d.capabilities().iter().map(|c| c.name()).collect::<Vec<_>>(),
+        "job_types": d.supported_job_types().iter().map(|(n, t)| json!({"name": n, "type": t})).collect::<Vec<_>>(),
+        "hotplug_manager": d.is_hotplug_manager_supported(),
+        "mmap_export_dpu": d.is_mmap_export_dpu_supported(),
+        "mmap_from_export_dpu": d.is_mmap_from_export_dpu_supported(),
+        "rep_list_all": d.is_rep_list_all_supported(),
+        "rep_list_net": d.is_rep_list_net_supported(),
+        "rep_list_emulated": d.is_rep_list_emulated_supported(),
+        "representors": reps.iter().map(|r| json!({
+            "pci_addr": r.pci_addr_str(),
+            "func_type": r.pci_func_type().as_str(),
+            "vuid": r.vuid(),
+            "emulated": r.is_emulated(),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn reps_of(d: &DevInfo) -> Vec<doca_core::DevInfoRep> {
+    if d.role() != Role::Dpu || !d.is_rep_list_all_supported() {
+        return Vec::new();
+    }
+    d.open()
+        .and_then(|dev| dev.rep_list(RepFilter::All))
+        .unwrap_or_default()
+}
+
+fn yes(b: bool) -> &'static str {
+    if b { "yes" } else { "no" }
+}
+
+fn print_table(role: Role, list: &[DevInfo]) {
+    println!("{} device(s), {} side", list.len(), role.as_str());
+    println!(
+        "{:<13} {:<4} {:<10} {:<10} {:<17} {:<15} {:<7} capabilities",
+        "PCI", "FUNC", "IFACE", "IBDEV", "MAC", "IPV4", "ENGINE"
+    );
+    for d in list {
+        let caps = d
+            .capabilities()
+            .iter()
+            .map(|c| c.name())
+            .collect::<Vec<_>>()
+            .join(",");
+        println!(
+            "{:<13} {:<4} {:<10} {:<10} {:<17} {:<15} {:<7} {}",
+            d.pci_addr_str(),
+            d.props().func_type.as_str(),
+            d.iface_name(),
+            d.ibdev_name(),
+            mac(d.mac_addr()),
+            std::net::Ipv4Addr::from(d.ipv4_addr()).to_string(),
+            d.engine_threads(),
+            caps
+        );
+        let jobs = d
+            .supported_job_types()
+            .iter()
+            .map(|(n, _)| *n)
+            .collect::<Vec<_>>()
+            .join(" ");
+        println!("    jobs: {}", if jobs.is_empty() { "none" } else { &jobs });
+        println!(
+            "    mmap export dpu: {}  mmap from export: {}  hotplug manager: {}",
+            yes(d.is_mmap_export_dpu_supported()),
+            yes(d.is_mmap_from_export_dpu_supported()),
+            yes(d.is_hotplug_manager_supported())
+        );
+        let reps = reps_of(d);
+        if !reps.is_empty() {
+            println!("    representors:");
+            for r in reps {
+                println!(
+                    "      {:<13} {:<3} {:<9} {}",
+                    r.pci_addr_str(),
+                    r.pci_func_type().as_str(),
+                    if r.is_emulated() { "emulated" } else { "net" },
+                    r.vuid()
+                );
+            }
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let topo = match &args.topology {
+        Some(path) => Topology::from_file(path, args.role.as_deref()),
+        None => Topology::current_with_role(
+            args.role
+                .as_deref()
+                .or(std::env::var(device::ROLE_ENV).ok().as_deref()),
+        ),
+    };
+    let topo = match topo {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("doca-caps: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let list = device::devinfo_list_from(&topo);
+    if args.json {
+        let out = json!({
+            "role": topo.role.as_str(),
+            "devices": list.iter().map(device_json).collect::<Vec<_>>(),
+        });
+        match serde_json::to_string_pretty(&out) {
+            Ok(s) => println!("{s}"),
+            Err(e) => {
+                eprintln!("doca-caps: cannot format JSON: {e}");
+                return ExitCode::from(1);
+            }
+        }
+    } else {
+        print_table(topo.role, &list);
+    }
+    ExitCode::SUCCESS
+}
