@@ -34,3 +34,8 @@ pub use device::{
 pub use error::{Error, ErrorCode, Result};
 pub use memory::{Buf, BufArray, BufDesc, BufInventory, BufPool, MemoryRegion, Mmap};
 pub use types::{AccessFlags, Data, PciFuncType};
+
+/// The README's examples, compiled and run as doctests.
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
