@@ -223,7 +223,7 @@ fn scatter_gather_lists() {
     let mut lone = inv.buf_at(&m, 2000, 10).unwrap();
     let lone_again = lone.refcount_add().unwrap();
     let (e, back) = lone.chain(lone_again).unwrap_err();
-    assert_eq!(e.code(), ErrorCode::InvalidValue);
+    assert_eq!(e.code(), ErrorCode::InUse);
     drop(back);
 
     // Unchain from position 2: head keeps 2, detached list has 2.
@@ -260,20 +260,27 @@ fn scatter_gather_lists() {
 }
 
 #[test]
-fn list_elements_with_extra_references_survive_the_list() {
+fn shared_buffers_cannot_change_lists() {
     let m = started_mmap(1024);
     let inv = inventory(4);
     let mut head = inv.buf_at(&m, 0, 10).unwrap();
     let elem = inv.buf_at(&m, 10, 10).unwrap();
     let keep = elem.refcount_add().unwrap();
-    head.chain(elem).unwrap();
-    assert_eq!(keep.refcount(), 2);
-    assert!(keep.is_in_list());
-    drop(head);
-    assert_eq!(keep.refcount(), 1);
-    assert!(!keep.is_in_list());
-    assert_eq!(inv.num_free_elements(), 3);
+    let (e, elem) = head.chain(elem).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::InUse);
     drop(keep);
+    head.chain(elem).unwrap();
+    // Several handles of one list may read it, but none may change it.
+    let reader = head.refcount_add().unwrap();
+    assert_eq!(reader.num_elements(), 2);
+    let other = inv.buf_at(&m, 20, 10).unwrap();
+    let (e, other) = head.chain(other).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::InUse);
+    assert_eq!(head.unchain_at(1).unwrap_err().code(), ErrorCode::InUse);
+    drop(reader);
+    let tail = head.unchain_at(1).unwrap();
+    assert_eq!(inv.num_free_elements(), 1);
+    drop((head, tail, other));
     assert_eq!(inv.num_free_elements(), 4);
 }
 
@@ -428,4 +435,30 @@ fn buf_array_configuration() {
         ErrorCode::NotSupported
     );
     arr.stop().unwrap();
+}
+
+#[test]
+fn file_mapping_as_memory() {
+    let path = std::env::temp_dir().join(format!("doca-mmap-file-{}", std::process::id()));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)
+        .unwrap();
+    file.set_len(8192).unwrap();
+    // SAFETY: the file is private to this test and not resized while mapped.
+    let map = unsafe { memmap2::MmapMut::map_mut(&file) }.unwrap();
+    let mut m = Mmap::new();
+    m.set_memory(map).unwrap();
+    m.start().unwrap();
+    let inv = inventory(1);
+    let mut b = inv.buf_at(&m, 4096, 100).unwrap();
+    b.append(b"persisted").unwrap();
+    drop(b);
+    drop(m);
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(&bytes[4096..4105], b"persisted");
+    std::fs::remove_file(&path).unwrap();
 }

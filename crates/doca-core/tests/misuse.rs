@@ -312,19 +312,50 @@ const CASES: &[Case] = &[
         },
     ),
     (
-        "chain onto a non-head element",
+        "chain a non-head element onto a list",
         ErrorCode::InvalidValue,
         || {
             let m = mmap_with(64, true);
             let inv = started_inv(3);
             let mut a = inv.buf_at(&m, 0, 8).unwrap();
-            let b = inv.buf_at(&m, 8, 8).unwrap();
-            let mut b2 = b.refcount_add().unwrap();
-            a.chain(b).unwrap();
-            code(b2.chain(inv.buf_at(&m, 16, 8).unwrap()).map_err(|(e, _)| e))
+            let mut b = inv.buf_at(&m, 8, 8).unwrap();
+            b.chain(inv.buf_at(&m, 16, 8).unwrap()).unwrap();
+            let elem = std::ptr::NonNull::from(b.next().unwrap());
+            // SAFETY: borrows the list's reference for the call; given back afterwards so
+            // the list keeps it.
+            let e = unsafe { doca_core::Buf::from_raw(elem) };
+            let r = a.chain(e).map_err(|(err, back)| {
+                let _ = back.into_raw();
+                err
+            });
+            code(r)
         },
     ),
-    ("chain a list into itself", ErrorCode::InvalidValue, || {
+    (
+        "chain a buffer that has other references",
+        ErrorCode::InUse,
+        || {
+            let m = mmap_with(64, true);
+            let inv = started_inv(2);
+            let mut a = inv.buf_at(&m, 0, 8).unwrap();
+            let b = inv.buf_at(&m, 8, 8).unwrap();
+            let _b2 = b.refcount_add().unwrap();
+            code(a.chain(b).map_err(|(e, _)| e))
+        },
+    ),
+    (
+        "unchain a list that has other references",
+        ErrorCode::InUse,
+        || {
+            let m = mmap_with(64, true);
+            let inv = started_inv(2);
+            let mut a = inv.buf_at(&m, 0, 8).unwrap();
+            a.chain(inv.buf_at(&m, 8, 8).unwrap()).unwrap();
+            let _reader = a.refcount_add().unwrap();
+            code(a.unchain_at(1))
+        },
+    ),
+    ("chain a list into itself", ErrorCode::InUse, || {
         let m = mmap_with(64, true);
         let inv = started_inv(1);
         let mut a = inv.buf_at(&m, 0, 8).unwrap();

@@ -442,7 +442,29 @@ impl Buf {
     /// `doca_buf_list_chain`: appends the list headed by `list2` to the end of this
     /// list. `self` must head its list and `list2` must be a list head not already in
     /// this list. The list takes over `list2`'s reference; on error it comes back.
+    ///
+    /// In Rust, a list's structure changes only through its sole owner: both lists'
+    /// buffers must have one reference each (`InUse` otherwise), so no other handle can
+    /// be walking a list while it changes.
     pub fn chain(&mut self, list2: Buf) -> std::result::Result<(), (Error, Buf)> {
+        if self.refcount() != 1 {
+            return Err((
+                Error::with_context(
+                    ErrorCode::InUse,
+                    "list1 has other references; a shared list cannot change",
+                ),
+                list2,
+            ));
+        }
+        if list2.iter().any(|e| e.refcount() != 1) {
+            return Err((
+                Error::with_context(
+                    ErrorCode::InUse,
+                    "list2 has buffers with other references; a shared buffer cannot join a list",
+                ),
+                list2,
+            ));
+        }
         if !self.is_first() {
             return Err((
                 Error::with_context(
@@ -478,6 +500,12 @@ impl Buf {
     /// `doca_buf_list_unchain` by position: detaches the elements from `index` (at least
     /// 1) onwards and returns a handle to the detached list's head.
     pub fn unchain_at(&mut self, index: usize) -> Result<Buf> {
+        if self.refcount() != 1 {
+            return Err(Error::with_context(
+                ErrorCode::InUse,
+                "list has other references; a shared list cannot change",
+            ));
+        }
         if !self.is_first() {
             return Err(Error::with_context(
                 ErrorCode::InvalidValue,
