@@ -68,6 +68,7 @@ fn data_path_allocates_nothing() {
             let b2 = inv.buf_by_data(&mmap, data, 256).unwrap();
             let b3 = inv.buf_by_args(&mmap, addr, 4096, data, 16).unwrap();
             let extra = b2.refcount_add().unwrap();
+            assert_eq!(extra.release().unwrap(), 1);
             head.append(b"payload").unwrap();
             head.chain(b2).unwrap();
             head.chain(b3).unwrap();
@@ -78,7 +79,6 @@ fn data_path_allocates_nothing() {
             assert!(tail.is_first());
             let n = head.copy_data_to(&mut scratch).unwrap();
             assert_eq!(n, 7);
-            assert_eq!(extra.release().unwrap(), 1);
             drop(tail);
             drop(head);
             let mut p = pool.buf_alloc().unwrap();
