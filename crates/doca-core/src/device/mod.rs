@@ -327,10 +327,10 @@ impl Dev {
         let mut open = lock(&OPEN_DEVS);
         open.retain(|w| w.strong_count() > 0);
         for w in open.iter() {
-            if let Some(inner) = w.upgrade() {
-                if same_device(&inner.info.props, &info.props) {
-                    return Ok(Dev { inner });
-                }
+            if let Some(inner) = w.upgrade()
+                && same_device(&inner.info.props, &info.props)
+            {
+                return Ok(Dev { inner });
             }
         }
         let inner = Arc::new(DevShared { info: info.clone() });
@@ -561,12 +561,11 @@ impl DevRep {
         let mut open = lock(&OPEN_REPS);
         open.retain(|w| w.strong_count() > 0);
         for w in open.iter() {
-            if let Some(inner) = w.upgrade() {
-                if inner.info.parent == info.parent
-                    && inner.info.props.pci_addr == info.props.pci_addr
-                {
-                    return Ok(DevRep { inner });
-                }
+            if let Some(inner) = w.upgrade()
+                && inner.info.parent == info.parent
+                && inner.info.props.pci_addr == info.props.pci_addr
+            {
+                return Ok(DevRep { inner });
             }
         }
         let inner = Arc::new(DevRepShared { info: info.clone() });

@@ -103,10 +103,10 @@ impl MmapShared {
 impl Drop for MmapShared {
     fn drop(&mut self) {
         let st = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
-        if st.memory.is_some() {
-            if let Some(cb) = st.free_cb.take() {
-                cb(st.base as *mut u8, st.len);
-            }
+        if st.memory.is_some()
+            && let Some(cb) = st.free_cb.take()
+        {
+            cb(st.base as *mut u8, st.len);
         }
         st.memory = None;
     }

@@ -1,0 +1,300 @@
+//! Kernels and the prepared matrices they run: `out[r] = sum over c of coef(r, c) * in[c]`
+//! over GF(2^8), for every byte position.
+
+pub(crate) mod scalar;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod x86_64;
+
+use crate::dispatch::{self, Isa};
+use crate::error::{CodecError, Result};
+use crate::gf;
+
+/// Most outputs of one multiplication (K, or missing blocks).
+pub const MAX_ROWS: usize = 32;
+/// Most inputs of one multiplication (an update of all 128 data blocks: 2 * 128 + 32).
+pub const MAX_COLS: usize = 2 * crate::matrix::MAX_DATA + crate::matrix::MAX_RDNC;
+/// Smallest block.
+pub const MIN_BLOCK: usize = 64;
+/// Largest block (128 MiB).
+pub const MAX_BLOCK: usize = 128 << 20;
+
+/// Bytes of source data a tile may span, so that re-reading sources for the next
+/// group of outputs hits the L2 cache.
+const TILE_BUDGET: usize = 384 << 10;
+
+/// A coefficient matrix prepared for the kernels: rows x cols coefficients plus, per
+/// coefficient, its nibble tables (shuffle kernels) and affine bit matrix (GFNI).
+#[derive(Debug, Clone)]
+pub struct GfMatrix {
+    pub(crate) rows: usize,
+    pub(crate) cols: usize,
+    /// Row-major.
+    coefs: Vec<u8>,
+    /// Column-major: `[c * rows + r]`.
+    pub(crate) tables: Vec<[u8; 32]>,
+    /// Column-major: `[c * rows + r]`.
+    pub(crate) affine: Vec<u64>,
+    /// Tile length in bytes (a multiple of 64).
+    pub(crate) tile: usize,
+    isa: Isa,
+}
+
+pub(crate) type Prepared = GfMatrix;
+
+struct SendPtrs<'a>(&'a [*const u8], &'a [*mut u8]);
+// SAFETY: the pointers are only used by scoped threads on disjoint byte ranges of the
+// outputs (and shared reads of the inputs) while the caller's borrows are alive.
+unsafe impl Send for SendPtrs<'_> {}
+// SAFETY: as above.
+unsafe impl Sync for SendPtrs<'_> {}
+
+impl GfMatrix {
+    /// Prepares a rows x cols matrix (row-major coefficients) for the kernel chosen at
+    /// start-up (see [`dispatch`](crate::dispatch)).
+    pub fn new(rows: usize, cols: usize, coefs: &[u8]) -> Result<GfMatrix> {
+        if rows == 0 || rows > MAX_ROWS {
+            return Err(CodecError::Limit {
+                what: "output block count",
+                value: rows,
+                allowed: "1..=32",
+            });
+        }
+        if cols == 0 || cols > MAX_COLS {
+            return Err(CodecError::Limit {
+                what: "input block count",
+                value: cols,
+                allowed: "1..=288",
+            });
+        }
+        if coefs.len() != rows * cols {
+            return Err(CodecError::Invalid(format!(
+                "a {rows} x {cols} matrix needs {} coefficients, got {}",
+                rows * cols,
+                coefs.len()
+            )));
+        }
+        let mut tables = vec![[0u8; 32]; rows * cols];
+        let mut affine = vec![0u64; rows * cols];
+        for c in 0..cols {
+            for r in 0..rows {
+                let v = coefs[r * cols + c];
+                tables[c * rows + r] = gf::nibble_tables(v);
+                affine[c * rows + r] = gf::affine_matrix(v);
+            }
+        }
+        let tile = (TILE_BUDGET / cols).clamp(1024, 64 << 10) / 64 * 64;
+        Ok(GfMatrix {
+            rows,
+            cols,
+            coefs: coefs.to_vec(),
+            tables,
+            affine,
+            tile,
+            isa: dispatch::selected(),
+        })
+    }
+
+    /// The same matrix, run by `isa` (`None` when this CPU cannot run it).
+    pub fn with_isa(mut self, isa: Isa) -> Option<GfMatrix> {
+        if !isa.is_supported() {
+            return None;
+        }
+        self.isa = isa;
+        Some(self)
+    }
+
+    /// The kernel that runs this matrix.
+    pub fn isa(&self) -> Isa {
+        self.isa
+    }
+
+    /// Output count.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Input count.
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// coef(r, c).
+    pub fn coef(&self, r: usize, c: usize) -> u8 {
+        self.coefs[r * self.cols + c]
+    }
+
+    /// Checks shapes and overlaps; returns the block length.
+    fn check(&self, inputs: &[&[u8]], outputs: &[&mut [u8]]) -> Result<usize> {
+        if inputs.len() != self.cols {
+            return Err(CodecError::Invalid(format!(
+                "expected {} input blocks, got {}",
+                self.cols,
+                inputs.len()
+            )));
+        }
+        if outputs.len() != self.rows {
+            return Err(CodecError::Invalid(format!(
+                "expected {} output blocks, got {}",
+                self.rows,
+                outputs.len()
+            )));
+        }
+        let len = inputs[0].len();
+        check_block_len(len)?;
+        if let Some(b) = inputs
+            .iter()
+            .map(|b| b.len())
+            .chain(outputs.iter().map(|b| b.len()))
+            .find(|&l| l != len)
+        {
+            return Err(CodecError::Invalid(format!(
+                "all blocks must have the same size: found {len} and {b} bytes"
+            )));
+        }
+        // Outputs are &mut, so they cannot overlap each other or the inputs in safe
+        // Rust; raw callers are checked by `run_raw`'s contract.
+        Ok(len)
+    }
+
+    /// out[r] = sum over c of coef(r, c) * in[c]. All blocks have the same size, a
+    /// multiple of 64 between 64 B and 128 MiB. Allocates nothing.
+    pub fn apply(&self, inputs: &[&[u8]], outputs: &mut [&mut [u8]]) -> Result<()> {
+        self.apply_par(inputs, outputs, 1)
+    }
+
+    /// Like [`apply`](GfMatrix::apply), splitting the block length across `threads`
+    /// scoped threads when the job is large enough to gain from it.
+    pub fn apply_par(
+        &self,
+        inputs: &[&[u8]],
+        outputs: &mut [&mut [u8]],
+        threads: usize,
+    ) -> Result<()> {
+        let len = self.check(inputs, outputs)?;
+        let mut ip = [std::ptr::null::<u8>(); MAX_COLS];
+        let mut op = [std::ptr::null_mut::<u8>(); MAX_ROWS];
+        for (d, s) in ip.iter_mut().zip(inputs) {
+            *d = s.as_ptr();
+        }
+        for (d, s) in op.iter_mut().zip(outputs.iter_mut()) {
+            *d = s.as_mut_ptr();
+        }
+        // SAFETY: the slices guarantee readability/writability over [0, len); &mut outputs
+        // cannot alias each other or the shared inputs.
+        unsafe { self.run_raw(&ip[..self.cols], &op[..self.rows], len, threads) };
+        Ok(())
+    }
+
+    /// `src` holds the `cols` input blocks back to back; `dst` receives the `rows`
+    /// output blocks back to back. The block size is `src.len() / cols`.
+    pub fn apply_contiguous(&self, src: &[u8], dst: &mut [u8], threads: usize) -> Result<()> {
+        if !src.len().is_multiple_of(self.cols) {
+            return Err(CodecError::Invalid(format!(
+                "source length {} is not a multiple of the {} input blocks",
+                src.len(),
+                self.cols
+            )));
+        }
+        let len = src.len() / self.cols;
+        check_block_len(len)?;
+        if dst.len() != len * self.rows {
+            return Err(CodecError::Invalid(format!(
+                "destination must hold {} blocks of {len} bytes ({} bytes), got {}",
+                self.rows,
+                len * self.rows,
+                dst.len()
+            )));
+        }
+        let mut ip = [std::ptr::null::<u8>(); MAX_COLS];
+        let mut op = [std::ptr::null_mut::<u8>(); MAX_ROWS];
+        for (c, d) in ip.iter_mut().take(self.cols).enumerate() {
+            *d = src[c * len..].as_ptr();
+        }
+        for (r, d) in op.iter_mut().take(self.rows).enumerate() {
+            *d = dst[r * len..].as_mut_ptr();
+        }
+        // SAFETY: src and dst are distinct borrows covering every block.
+        unsafe { self.run_raw(&ip[..self.cols], &op[..self.rows], len, threads) };
+        Ok(())
+    }
+
+    /// Runs on raw blocks.
+    ///
+    /// # Safety
+    /// `ins` (cols pointers) readable and `outs` (rows pointers) writable for `len`
+    /// bytes; outputs overlap neither each other nor the inputs; `len` a multiple of 64.
+    pub unsafe fn run_raw(&self, ins: &[*const u8], outs: &[*mut u8], len: usize, threads: usize) {
+        let threads = threads.clamp(1, 64);
+        let per = (len / threads).next_multiple_of(64);
+        if threads == 1 || per < PAR_MIN_CHUNK || len * (self.rows + self.cols) < PAR_MIN_BYTES {
+            // SAFETY: forwarded.
+            unsafe { self.run_range(ins, outs, 0, len) };
+            return;
+        }
+        let ptrs = SendPtrs(ins, outs);
+        std::thread::scope(|s| {
+            let ptrs = &ptrs;
+            let mut off = per;
+            while off < len {
+                let n = per.min(len - off);
+                // SAFETY: each thread writes a disjoint range of the outputs.
+                s.spawn(move || unsafe { self.run_range(ptrs.0, ptrs.1, off, n) });
+                off += n;
+            }
+            // SAFETY: the first range runs on this thread.
+            unsafe { self.run_range(ptrs.0, ptrs.1, 0, per.min(len)) };
+        });
+    }
+
+    /// # Safety
+    /// As for `run_raw`, over `[off, off + len)`.
+    unsafe fn run_range(&self, ins: &[*const u8], outs: &[*mut u8], off: usize, len: usize) {
+        let nt = dispatch::use_streaming((self.rows + self.cols) * len)
+            && outs.iter().all(|p| (*p as usize + off).is_multiple_of(64));
+        match self.isa {
+            // SAFETY: forwarded contract.
+            Isa::Scalar => unsafe { scalar::run(self, ins, outs, off, len) },
+            // SAFETY: forwarded contract.
+            Isa::Portable => unsafe { scalar::run_words(self, ins, outs, off, len) },
+            // SAFETY: forwarded contract; `with_isa`/`dispatch` checked the CPU features.
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => unsafe { x86_64::avx2::run(self, ins, outs, off, len, nt) },
+            // SAFETY: as above.
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => unsafe { x86_64::avx512::run(self, ins, outs, off, len, nt) },
+            // SAFETY: as above.
+            #[cfg(target_arch = "x86_64")]
+            Isa::Gfni256 => unsafe { x86_64::gfni::v256::run(self, ins, outs, off, len, nt) },
+            // SAFETY: as above.
+            #[cfg(target_arch = "x86_64")]
+            Isa::Gfni512 => unsafe { x86_64::gfni::v512::run(self, ins, outs, off, len, nt) },
+            // SAFETY: forwarded contract.
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => unsafe { scalar::run_words(self, ins, outs, off, len) },
+        }
+    }
+}
+
+/// Smallest per-thread share worth a thread.
+const PAR_MIN_CHUNK: usize = 64 << 10;
+/// Smallest job (bytes read + written) worth splitting.
+const PAR_MIN_BYTES: usize = 4 << 20;
+
+/// Checks a block size against the limits.
+pub fn check_block_len(len: usize) -> Result<()> {
+    if !(MIN_BLOCK..=MAX_BLOCK).contains(&len) {
+        return Err(CodecError::Limit {
+            what: "block size",
+            value: len,
+            allowed: "between 64 B and 128 MiB",
+        });
+    }
+    if !len.is_multiple_of(64) {
+        return Err(CodecError::Limit {
+            what: "block size",
+            value: len,
+            allowed: "a multiple of 64 bytes",
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,57 @@
+//! AVX-512BW: nibble-table shuffles on 512-bit registers, 64 bytes per step.
+
+use crate::kernels::Prepared;
+use std::arch::x86_64::*;
+
+driver!("avx512f,avx512bw", 16, group);
+
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn group<const N: usize>(
+    p: &Prepared,
+    ins: &[*const u8],
+    outs: &[*mut u8],
+    r0: usize,
+    off: usize,
+    len: usize,
+    nt: bool,
+) {
+    let rows = p.rows;
+    let tables = p.tables.as_ptr();
+    let mask = _mm512_set1_epi8(0x0f);
+    let mut pos = off;
+    let end = off + len;
+    while pos < end {
+        let mut acc = [_mm512_setzero_si512(); N];
+        for (c, &src) in ins.iter().enumerate() {
+            // SAFETY: pos + 64 <= end and the input is readable over the range.
+            let x = unsafe { _mm512_loadu_si512(src.add(pos).cast()) };
+            let lo = _mm512_and_si512(x, mask);
+            let hi = _mm512_and_si512(_mm512_srli_epi64::<4>(x), mask);
+            for (k, a) in acc.iter_mut().enumerate() {
+                // SAFETY: the table index is inside rows x cols.
+                let t = unsafe { tables.add(c * rows + r0 + k) };
+                // SAFETY: each table entry is 32 bytes: low then high nibble table.
+                let tl = unsafe { _mm512_broadcast_i32x4(_mm_loadu_si128(t.cast())) };
+                // SAFETY: as above.
+                let th = unsafe {
+                    _mm512_broadcast_i32x4(_mm_loadu_si128(t.cast::<u8>().add(16).cast()))
+                };
+                let prod =
+                    _mm512_xor_si512(_mm512_shuffle_epi8(tl, lo), _mm512_shuffle_epi8(th, hi));
+                *a = _mm512_xor_si512(*a, prod);
+            }
+        }
+        for (k, a) in acc.iter().enumerate() {
+            // SAFETY: the output is writable over the range.
+            let dst = unsafe { outs[r0 + k].add(pos) };
+            if nt {
+                // SAFETY: nt is only set for 64-byte-aligned outputs.
+                unsafe { _mm512_stream_si512(dst.cast(), *a) };
+            } else {
+                // SAFETY: as above.
+                unsafe { _mm512_storeu_si512(dst.cast(), *a) };
+            }
+        }
+        pos += 64;
+    }
+}

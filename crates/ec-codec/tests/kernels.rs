@@ -1,0 +1,192 @@
+//! Every kernel against the scalar reference: size classes, misaligned blocks, shapes
+//! from 1 x 1 up to the maxima.
+
+use ec_codec::{GfMatrix, Isa};
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn fill(&mut self, b: &mut [u8]) {
+        for chunk in b.chunks_mut(8) {
+            let v = self.next().to_le_bytes();
+            chunk.copy_from_slice(&v[..chunk.len()]);
+        }
+    }
+}
+
+fn kernels() -> Vec<Isa> {
+    let v: Vec<Isa> = Isa::ALL.into_iter().filter(|i| i.is_supported()).collect();
+    for isa in Isa::ALL {
+        if !isa.is_supported() {
+            eprintln!(
+                "note: this CPU cannot run the {} kernel; it is not tested here",
+                isa.name()
+            );
+        }
+    }
+    v
+}
+
+/// Runs rows x cols with blocks of `len` bytes at byte offset `shift` inside their
+/// allocations, on every kernel, and compares with the scalar kernel.
+fn check(rows: usize, cols: usize, len: usize, shift: usize, seed: u64) {
+    let mut rng = Rng(seed | 1);
+    let mut coefs = vec![0u8; rows * cols];
+    rng.fill(&mut coefs);
+    // Some zero and one coefficients, which kernels may special-case.
+    if coefs.len() > 2 {
+        coefs[0] = 0;
+        coefs[1] = 1;
+    }
+    let mut store: Vec<Vec<u8>> = (0..cols).map(|_| vec![0u8; len + shift]).collect();
+    for b in &mut store {
+        rng.fill(b);
+    }
+    let inputs: Vec<&[u8]> = store.iter().map(|b| &b[shift..]).collect();
+    let base = GfMatrix::new(rows, cols, &coefs).unwrap();
+    let mut want = vec![vec![0u8; len]; rows];
+    {
+        let mut outs: Vec<&mut [u8]> = want.iter_mut().map(|b| &mut b[..]).collect();
+        base.clone()
+            .with_isa(Isa::Scalar)
+            .unwrap()
+            .apply(&inputs, &mut outs)
+            .unwrap();
+    }
+    for isa in kernels() {
+        let g = base.clone().with_isa(isa).unwrap();
+        let mut got: Vec<Vec<u8>> = (0..rows).map(|_| vec![0xeeu8; len + shift]).collect();
+        let mut outs: Vec<&mut [u8]> = got.iter_mut().map(|b| &mut b[shift..]).collect();
+        g.apply(&inputs, &mut outs).unwrap();
+        for r in 0..rows {
+            assert!(
+                got[r][shift..] == want[r][..],
+                "{} differs: {rows}x{cols}, len {len}, shift {shift}, row {r}",
+                isa.name()
+            );
+            assert!(
+                got[r][..shift].iter().all(|&b| b == 0xee),
+                "{} wrote before the block",
+                isa.name()
+            );
+        }
+    }
+}
+
+#[test]
+fn size_classes() {
+    for (i, len) in [64, 128, 192, 960, 4096, 65536 + 64, 1 << 20]
+        .into_iter()
+        .enumerate()
+    {
+        check(4, 10, len, 0, 100 + i as u64);
+    }
+}
+
+#[test]
+fn several_megabytes_cross_tiles_and_streaming_decisions() {
+    check(6, 3, 3 << 20, 0, 7);
+}
+
+#[test]
+fn misaligned_blocks() {
+    for shift in [1, 7, 31, 33, 63] {
+        check(3, 5, 4096 + 64, shift, shift as u64);
+    }
+}
+
+#[test]
+fn shapes_from_one_to_the_maxima() {
+    let shapes = [
+        (1, 1),
+        (1, 2),
+        (2, 1),
+        (7, 3),
+        (8, 8),
+        (9, 17),
+        (16, 16),
+        (17, 20),
+        (32, 128),
+        (32, 1),
+        (1, 128),
+        (32, 288),
+        (5, 288),
+    ];
+    for (i, (rows, cols)) in shapes.into_iter().enumerate() {
+        check(rows, cols, 256, 0, 1000 + i as u64);
+    }
+}
+
+#[test]
+fn parallel_path_matches() {
+    let rows = 4;
+    let cols = 10;
+    let len = 1 << 20;
+    let mut rng = Rng(99);
+    let mut coefs = vec![0u8; rows * cols];
+    rng.fill(&mut coefs);
+    let mut src = vec![0u8; cols * len];
+    rng.fill(&mut src);
+    let g = GfMatrix::new(rows, cols, &coefs).unwrap();
+    let mut a = vec![0u8; rows * len];
+    let mut b = vec![0u8; rows * len];
+    g.apply_contiguous(&src, &mut a, 1).unwrap();
+    g.apply_contiguous(&src, &mut b, 3).unwrap();
+    assert!(a == b);
+    let scalar = g.clone().with_isa(Isa::Scalar).unwrap();
+    let mut c = vec![0u8; rows * len];
+    scalar.apply_contiguous(&src, &mut c, 2).unwrap();
+    assert!(a == c);
+}
+
+#[test]
+fn bad_shapes_are_refused() {
+    let g = GfMatrix::new(2, 3, &[1; 6]).unwrap();
+    let b = vec![0u8; 64];
+    let mut o1 = vec![0u8; 64];
+    let mut o2 = vec![0u8; 64];
+    assert!(
+        g.apply(&[&b, &b], &mut [&mut o1, &mut o2])
+            .unwrap_err()
+            .to_string()
+            .contains("expected 3 input")
+    );
+    let short = vec![0u8; 63];
+    assert!(
+        g.apply(
+            &[&short, &short, &short],
+            &mut [&mut o1[..63], &mut o2[..63]]
+        )
+        .unwrap_err()
+        .to_string()
+        .contains("block size")
+    );
+    let odd = vec![0u8; 100];
+    assert!(
+        g.apply(&[&odd, &odd, &odd], &mut [&mut o1, &mut o2])
+            .unwrap_err()
+            .to_string()
+            .contains("multiple of 64")
+    );
+    let big = vec![0u8; 128];
+    assert!(
+        g.apply(&[&b, &big, &b], &mut [&mut o1, &mut o2])
+            .unwrap_err()
+            .to_string()
+            .contains("same size")
+    );
+    assert!(
+        g.apply_contiguous(&[0u8; 64 * 3], &mut [0u8; 64], 1)
+            .unwrap_err()
+            .to_string()
+            .contains("destination")
+    );
+    assert!(GfMatrix::new(33, 1, &[0; 33]).is_err());
+    assert!(GfMatrix::new(1, 289, &[0; 289]).is_err());
+    assert!(GfMatrix::new(2, 2, &[0; 3]).is_err());
+}
