@@ -20,6 +20,11 @@ pub enum MatrixKind {
     Raw,
 }
 
+/// Checks M and K against the limits (1..=128, 1..=32).
+pub fn check_counts_pub(m: usize, k: usize) -> Result<()> {
+    check_counts(m, k)
+}
+
 pub(crate) fn check_counts(m: usize, k: usize) -> Result<()> {
     if m == 0 || m > MAX_DATA {
         return Err(CodecError::Limit {

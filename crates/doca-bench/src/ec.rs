@@ -1,0 +1,510 @@
+//! Erasure-coding benchmark.
+
+use clap::Args;
+use ec_codec::{CodingMatrix, Decoder, Encoder};
+use erasure_isa_l_sys as isal;
+use std::time::{Duration, Instant};
+
+#[derive(Args, Debug)]
+pub struct EcArgs {
+    /// Samples per measurement (the median is reported).
+    #[arg(long, default_value_t = 7)]
+    reps: usize,
+    /// Target duration of one sample, in milliseconds.
+    #[arg(long, default_value_t = 40)]
+    sample_ms: u64,
+    /// Thread counts to measure.
+    #[arg(long, value_delimiter = ',', default_value = "1,2")]
+    threads: Vec<usize>,
+    /// Only these shapes, as M+K@SIZE (e.g. 10+4@64K); default: the full set.
+    #[arg(long, value_delimiter = ',')]
+    shapes: Vec<String>,
+    /// A short run (3 samples of 5 ms, small shapes) to check that everything works.
+    #[arg(long)]
+    quick: bool,
+    /// Skip the peers whose names are given (isal, rss, rse).
+    #[arg(long, value_delimiter = ',')]
+    skip: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Shape {
+    m: usize,
+    k: usize,
+    len: usize,
+}
+
+const DEFAULT_SHAPES: &[(usize, usize, usize)] = &[
+    (10, 4, 4 << 10),
+    (10, 4, 64 << 10),
+    (10, 4, 1 << 20),
+    (10, 4, 16 << 20),
+    (4, 2, 64 << 10),
+    (8, 4, 64 << 10),
+    (20, 8, 64 << 10),
+    (20, 8, 1 << 20),
+    (128, 32, 64 << 10),
+    (128, 32, 1 << 20),
+];
+
+fn parse_size(s: &str) -> Option<usize> {
+    let s = s.trim();
+    let (n, mul) = if let Some(n) = s.strip_suffix(['K', 'k']) {
+        (n, 1 << 10)
+    } else if let Some(n) = s.strip_suffix(['M', 'm']) {
+        (n, 1 << 20)
+    } else {
+        (s, 1)
+    };
+    n.parse::<usize>().ok().map(|v| v * mul)
+}
+
+fn parse_shape(s: &str) -> Option<Shape> {
+    let (mk, size) = s.split_once('@')?;
+    let (m, k) = mk.split_once('+')?;
+    Some(Shape {
+        m: m.parse().ok()?,
+        k: k.parse().ok()?,
+        len: parse_size(size)?,
+    })
+}
+
+fn size_str(n: usize) -> String {
+    if n >= 1 << 20 {
+        format!("{} MiB", n >> 20)
+    } else {
+        format!("{} KiB", n >> 10)
+    }
+}
+
+struct Rng(u64);
+impl Rng {
+    fn fill(&mut self, b: &mut [u8]) {
+        for chunk in b.chunks_mut(8) {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            let v = self.0.to_le_bytes();
+            chunk.copy_from_slice(&v[..chunk.len()]);
+        }
+    }
+}
+
+/// Runs `f` (one operation over `bytes` of data in) repeatedly; returns the median GB/s.
+fn measure(bytes: usize, reps: usize, sample: Duration, mut f: impl FnMut()) -> f64 {
+    f();
+    let t = Instant::now();
+    f();
+    let once = t.elapsed().max(Duration::from_nanos(100));
+    let iters = ((sample.as_secs_f64() / once.as_secs_f64()) as usize).clamp(1, 1_000_000);
+    let mut rates: Vec<f64> = (0..reps)
+        .map(|_| {
+            let t = Instant::now();
+            for _ in 0..iters {
+                f();
+            }
+            (bytes * iters) as f64 / t.elapsed().as_secs_f64() / 1e9
+        })
+        .collect();
+    rates.sort_by(|a, b| a.total_cmp(b));
+    rates[rates.len() / 2]
+}
+
+/// Splits `[0, len)` into `threads` 64-byte-aligned ranges and runs `f` on each in
+/// scoped threads (the first on this thread).
+fn split<F: Fn(usize, usize) + Sync>(len: usize, threads: usize, f: F) {
+    if threads <= 1 {
+        f(0, len);
+        return;
+    }
+    let per = (len / threads).next_multiple_of(64);
+    std::thread::scope(|s| {
+        let mut off = per;
+        while off < len {
+            let n = per.min(len - off);
+            let f = &f;
+            s.spawn(move || f(off, n));
+            off += n;
+        }
+        f(0, per.min(len));
+    });
+}
+
+struct Stripe {
+    data: Vec<Vec<u8>>,
+    parity: Vec<Vec<u8>>,
+}
+
+fn stripe(sh: Shape) -> Stripe {
+    let mut rng = Rng(0x9e3779b97f4a7c15);
+    let data: Vec<Vec<u8>> = (0..sh.m)
+        .map(|_| {
+            let mut v = vec![0u8; sh.len];
+            rng.fill(&mut v);
+            v
+        })
+        .collect();
+    let parity = vec![vec![0u8; sh.len]; sh.k];
+    Stripe { data, parity }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Op {
+    Encode,
+    Recover,
+}
+
+struct Ptrs(Vec<*mut u8>);
+// SAFETY: used only by scoped benchmark threads on disjoint ranges of the outputs.
+unsafe impl Sync for Ptrs {}
+// SAFETY: as above.
+unsafe impl Send for Ptrs {}
+
+impl Ptrs {
+    fn get(&self) -> &[*mut u8] {
+        &self.0
+    }
+}
+
+/// ISA-L: encode tables (or decode tables for the first K data blocks lost).
+fn isal_run(
+    sh: Shape,
+    op: Op,
+    st: &mut Stripe,
+    reps: usize,
+    sample: Duration,
+    threads: usize,
+) -> f64 {
+    let (m, k, len) = (sh.m, sh.k, sh.len);
+    let mut a = vec![0u8; (m + k) * m];
+    let mut g = vec![0u8; 32 * m * k];
+    // SAFETY: sizes as ISA-L documents.
+    unsafe { isal::gf_gen_cauchy1_matrix(a.as_mut_ptr(), (m + k) as i32, m as i32) };
+    let (ins, outs): (Ptrs, Ptrs) = match op {
+        Op::Encode => {
+            // SAFETY: a holds the (m+k) x m matrix; g has 32*m*k bytes.
+            unsafe {
+                isal::ec_init_tables(m as i32, k as i32, a[m * m..].as_mut_ptr(), g.as_mut_ptr())
+            };
+            (
+                Ptrs(st.data.iter_mut().map(|b| b.as_mut_ptr()).collect()),
+                Ptrs(st.parity.iter_mut().map(|b| b.as_mut_ptr()).collect()),
+            )
+        }
+        Op::Recover => {
+            // Lost: data 0..k. Survivors: data k..m then parity 0..k.
+            let survivors: Vec<usize> = (k..m + k).collect();
+            let mut b = vec![0u8; m * m];
+            for (r, &s) in survivors.iter().enumerate() {
+                b[r * m..(r + 1) * m].copy_from_slice(&a[s * m..(s + 1) * m]);
+            }
+            let mut inv = vec![0u8; m * m];
+            // SAFETY: m x m matrices.
+            let singular =
+                unsafe { isal::gf_invert_matrix(b.as_mut_ptr(), inv.as_mut_ptr(), m as i32) };
+            assert_eq!(singular, 0);
+            let mut d = vec![0u8; k * m];
+            d.copy_from_slice(&inv[..k * m]);
+            // SAFETY: k x m decode matrix.
+            unsafe { isal::ec_init_tables(m as i32, k as i32, d.as_mut_ptr(), g.as_mut_ptr()) };
+            let mut ins: Vec<*mut u8> = st.data[k..].iter_mut().map(|b| b.as_mut_ptr()).collect();
+            ins.extend(st.parity.iter_mut().map(|b| b.as_mut_ptr()));
+            (
+                Ptrs(ins),
+                Ptrs(st.data[..k].iter_mut().map(|b| b.as_mut_ptr()).collect()),
+            )
+        }
+    };
+    let g = Ptrs(vec![g.as_mut_ptr()]);
+    let _keep = (&a, &g);
+    measure(m * len, reps, sample, || {
+        split(len, threads, |off, n| {
+            // SAFETY: each pointer addresses `len` bytes; ranges are disjoint per thread.
+            let mut i: Vec<*mut u8> = ins.get().iter().map(|p| unsafe { p.add(off) }).collect();
+            // SAFETY: as above.
+            let mut o: Vec<*mut u8> = outs.get().iter().map(|p| unsafe { p.add(off) }).collect();
+            // SAFETY: tables from ec_init_tables; m inputs and k outputs of n bytes.
+            unsafe {
+                isal::ec_encode_data(
+                    n as i32,
+                    m as i32,
+                    k as i32,
+                    g.get()[0],
+                    i.as_mut_ptr(),
+                    o.as_mut_ptr(),
+                )
+            };
+        })
+    })
+}
+
+fn ours_run(
+    sh: Shape,
+    op: Op,
+    st: &mut Stripe,
+    reps: usize,
+    sample: Duration,
+    threads: usize,
+) -> f64 {
+    let (m, k, len) = (sh.m, sh.k, sh.len);
+    let mat = CodingMatrix::cauchy(m, k).expect("shape within limits");
+    match op {
+        Op::Encode => {
+            let enc = Encoder::new(&mat).expect("encoder");
+            let Stripe { data, parity } = st;
+            let ins: Vec<&[u8]> = data.iter().map(|b| &b[..]).collect();
+            let mut outs: Vec<&mut [u8]> = parity.iter_mut().map(|b| &mut b[..]).collect();
+            measure(m * len, reps, sample, || {
+                enc.encode_par(&ins, &mut outs, threads).expect("encode")
+            })
+        }
+        Op::Recover => {
+            let enc = Encoder::new(&mat).expect("encoder");
+            {
+                let Stripe { data, parity } = &mut *st;
+                let ins: Vec<&[u8]> = data.iter().map(|b| &b[..]).collect();
+                let mut outs: Vec<&mut [u8]> = parity.iter_mut().map(|b| &mut b[..]).collect();
+                enc.encode(&ins, &mut outs).expect("encode");
+            }
+            let missing: Vec<usize> = (0..k).collect();
+            let dec = Decoder::new(&mat, &missing).expect("decoder");
+            let (lost, kept) = st.data.split_at_mut(k);
+            let mut ins: Vec<&[u8]> = kept.iter().map(|b| &b[..]).collect();
+            ins.extend(st.parity.iter().map(|b| &b[..]));
+            let mut outs: Vec<&mut [u8]> = lost.iter_mut().map(|b| &mut b[..]).collect();
+            measure(m * len, reps, sample, || {
+                dec.recover_par(&ins, &mut outs, threads).expect("recover")
+            })
+        }
+    }
+}
+
+fn rss_run(
+    sh: Shape,
+    op: Op,
+    st: &mut Stripe,
+    reps: usize,
+    sample: Duration,
+    threads: usize,
+) -> Option<f64> {
+    use reed_solomon_simd::{ReedSolomonDecoder, ReedSolomonEncoder};
+    let (m, k, len) = (sh.m, sh.k, sh.len);
+    let data = &st.data;
+    match op {
+        Op::Encode => Some(measure(m * len, reps, sample, || {
+            split(len, threads, |off, n| {
+                let mut enc = ReedSolomonEncoder::new(m, k, n).expect("rss encoder");
+                for d in data {
+                    enc.add_original_shard(&d[off..off + n]).expect("rss shard");
+                }
+                let r = enc.encode().expect("rss encode");
+                std::hint::black_box(r.recovery(0));
+            })
+        })),
+        Op::Recover => {
+            let recovery: Vec<Vec<u8>> = {
+                let mut enc = ReedSolomonEncoder::new(m, k, len).ok()?;
+                for d in data {
+                    enc.add_original_shard(d).ok()?;
+                }
+                enc.encode()
+                    .ok()?
+                    .recovery_iter()
+                    .map(|r| r.to_vec())
+                    .collect()
+            };
+            Some(measure(m * len, reps, sample, || {
+                split(len, threads, |off, n| {
+                    let mut dec = ReedSolomonDecoder::new(m, k, n).expect("rss decoder");
+                    for (i, d) in data.iter().enumerate().skip(k) {
+                        dec.add_original_shard(i, &d[off..off + n])
+                            .expect("rss shard");
+                    }
+                    for (i, r) in recovery.iter().enumerate() {
+                        dec.add_recovery_shard(i, &r[off..off + n])
+                            .expect("rss shard");
+                    }
+                    let r = dec.decode().expect("rss decode");
+                    std::hint::black_box(r.restored_original(0));
+                })
+            }))
+        }
+    }
+}
+
+fn rse_run(
+    sh: Shape,
+    op: Op,
+    st: &mut Stripe,
+    reps: usize,
+    sample: Duration,
+    threads: usize,
+) -> Option<f64> {
+    use reed_solomon_erasure::galois_8::ReedSolomon;
+    let (m, k, len) = (sh.m, sh.k, sh.len);
+    if m + k > 256 {
+        return None;
+    }
+    let rs = ReedSolomon::new(m, k).ok()?;
+    let outs = Ptrs(st.parity.iter_mut().map(|b| b.as_mut_ptr()).collect());
+    let data = &st.data;
+    match op {
+        Op::Encode => Some(measure(m * len, reps, sample, || {
+            split(len, threads, |off, n| {
+                let ins: Vec<&[u8]> = data.iter().map(|d| &d[off..off + n]).collect();
+                // SAFETY: each parity block has `len` bytes; threads write disjoint ranges.
+                let mut o: Vec<&mut [u8]> = outs
+                    .get()
+                    .iter()
+                    .map(|p| unsafe { std::slice::from_raw_parts_mut(p.add(off), n) })
+                    .collect();
+                rs.encode_sep(&ins, &mut o).expect("rse encode");
+            })
+        })),
+        Op::Recover => {
+            let mut shards: Vec<Vec<u8>> = data.clone();
+            shards.extend(vec![vec![0u8; len]; k]);
+            rs.encode(&mut shards).ok()?;
+            let sp = Ptrs(shards.iter_mut().map(|b| b.as_mut_ptr()).collect());
+            Some(measure(m * len, reps, sample, || {
+                split(len, threads, |off, n| {
+                    let mut v: Vec<(&mut [u8], bool)> = sp
+                        .get()
+                        .iter()
+                        .enumerate()
+                        .map(|(i, p)| {
+                            // SAFETY: each shard has `len` bytes; threads use disjoint ranges.
+                            let s = unsafe { std::slice::from_raw_parts_mut(p.add(off), n) };
+                            (s, i >= k)
+                        })
+                        .collect();
+                    rs.reconstruct_data(&mut v).expect("rse reconstruct");
+                })
+            }))
+        }
+    }
+}
+
+/// Read and copy bandwidth of this machine, measured now (GB/s): explains the ceiling of
+/// jobs larger than the caches.
+fn memory_bandwidth(reps: usize, sample: Duration) -> (f64, f64) {
+    let n = 256 << 20;
+    let src = vec![1u8; n];
+    let mut dst = vec![0u8; n];
+    let read = measure(n, reps, sample, || {
+        let mut acc = 0u64;
+        for c in src.chunks_exact(64) {
+            let w: &[u8; 64] = c.try_into().expect("64-byte chunk");
+            acc ^= u64::from_le_bytes(w[..8].try_into().expect("8 bytes"))
+                ^ u64::from_le_bytes(w[56..].try_into().expect("8 bytes"));
+        }
+        std::hint::black_box(acc);
+    });
+    let copy = measure(n, reps, sample, || {
+        dst.copy_from_slice(&src);
+        std::hint::black_box(&dst);
+    });
+    (read, copy)
+}
+
+pub fn run(a: &EcArgs) {
+    let (reps, sample) = if a.quick {
+        (3, Duration::from_millis(5))
+    } else {
+        (a.reps.max(1), Duration::from_millis(a.sample_ms))
+    };
+    let shapes: Vec<Shape> = if !a.shapes.is_empty() {
+        a.shapes
+            .iter()
+            .map(|s| {
+                parse_shape(s).unwrap_or_else(|| {
+                    eprintln!(
+                        "doca-bench: '{s}' is not a shape (expected M+K@SIZE, e.g. 10+4@64K)"
+                    );
+                    std::process::exit(2)
+                })
+            })
+            .collect()
+    } else if a.quick {
+        vec![
+            Shape {
+                m: 10,
+                k: 4,
+                len: 64 << 10,
+            },
+            Shape {
+                m: 128,
+                k: 32,
+                len: 4 << 10,
+            },
+        ]
+    } else {
+        DEFAULT_SHAPES
+            .iter()
+            .map(|&(m, k, len)| Shape { m, k, len })
+            .collect()
+    };
+    let skip = |name: &str| a.skip.iter().any(|s| s == name);
+    println!(
+        "ec-codec kernel: {} | peers: ISA-L 2.32 (from source), reed-solomon-simd 3, reed-solomon-erasure 6 (simd-accel)",
+        ec_codec::dispatch::selected().name()
+    );
+    println!("GB/s of data in (M x block), median of {reps} samples; ratio = ours / peer\n");
+    println!(
+        "| shape | block | op | thr | ours | ISA-L | ours/ISA-L | rs-simd | ours/rs-simd | rs-erasure | ours/rs-erasure |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    let fmt = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.2}"));
+    let ratio = |o: f64, p: Option<f64>| p.map_or("-".to_string(), |x| format!("{:.2}x", o / x));
+    for sh in shapes {
+        if ec_codec::matrix::check_counts_pub(sh.m, sh.k).is_err()
+            || ec_codec::check_block_len(sh.len).is_err()
+        {
+            eprintln!(
+                "doca-bench: skipping {}+{}@{}: outside the codec's limits",
+                sh.m, sh.k, sh.len
+            );
+            continue;
+        }
+        let mut st = stripe(sh);
+        for op in [Op::Encode, Op::Recover] {
+            for &t in &a.threads {
+                let ours = ours_run(sh, op, &mut st, reps, sample, t);
+                let isal = (!skip("isal")).then(|| isal_run(sh, op, &mut st, reps, sample, t));
+                let rss = if skip("rss") {
+                    None
+                } else {
+                    rss_run(sh, op, &mut st, reps, sample, t)
+                };
+                let rse = if skip("rse") {
+                    None
+                } else {
+                    rse_run(sh, op, &mut st, reps, sample, t)
+                };
+                println!(
+                    "| {}+{} | {} | {} | {} | {:.2} | {} | {} | {} | {} | {} | {} |",
+                    sh.m,
+                    sh.k,
+                    size_str(sh.len),
+                    if op == Op::Encode {
+                        "encode"
+                    } else {
+                        "recover"
+                    },
+                    t,
+                    ours,
+                    fmt(isal),
+                    ratio(ours, isal),
+                    fmt(rss),
+                    ratio(ours, rss),
+                    fmt(rse),
+                    ratio(ours, rse)
+                );
+            }
+        }
+    }
+    let (read, copy) = memory_bandwidth(reps.min(5), sample);
+    println!(
+        "\nmemory bandwidth, one thread, 256 MiB: read {read:.1} GB/s, copy {copy:.1} GB/s (bytes copied per second)"
+    );
+}

@@ -1,0 +1,30 @@
+//! `doca-bench`: benchmarks against peers measured in the same run, with ratios.
+//!
+//! `cargo run --release -p doca-bench -- ec` measures erasure-coding encode and
+//! recover-K-lost throughput (GB/s of data in, medians) of `ec-codec` against ISA-L 2.32
+//! (built from source), reed-solomon-simd and reed-solomon-erasure (simd-accel), on one
+//! and two threads, and prints a markdown table.
+
+mod ec;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(version, about = "Benchmarks against peer libraries, with ratios")]
+struct Args {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Erasure coding: encode and recover against ISA-L, reed-solomon-simd, reed-solomon-erasure.
+    Ec(ec::EcArgs),
+}
+
+fn main() {
+    let args = Args::parse();
+    match args.cmd {
+        Cmd::Ec(a) => ec::run(&a),
+    }
+}
