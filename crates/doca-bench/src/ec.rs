@@ -90,24 +90,50 @@ impl Rng {
     }
 }
 
-/// Runs `f` (one operation over `bytes` of data in) repeatedly; returns the median GB/s.
-fn measure(bytes: usize, reps: usize, sample: Duration, mut f: impl FnMut()) -> f64 {
-    f();
-    let t = Instant::now();
-    f();
-    let once = t.elapsed().max(Duration::from_nanos(100));
-    let iters = ((sample.as_secs_f64() / once.as_secs_f64()) as usize).clamp(1, 1_000_000);
-    let mut rates: Vec<f64> = (0..reps)
-        .map(|_| {
+type Runner<'a> = Box<dyn FnMut() + 'a>;
+
+/// Measures several runners of the same operation (over `bytes` of data in), taking
+/// their samples in turn so that machine noise falls on all of them alike. Returns each
+/// one's median GB/s.
+fn measure_all(
+    bytes: usize,
+    reps: usize,
+    sample: Duration,
+    runners: &mut [Runner<'_>],
+) -> Vec<f64> {
+    let iters: Vec<usize> = runners
+        .iter_mut()
+        .map(|f| {
+            f();
             let t = Instant::now();
-            for _ in 0..iters {
-                f();
-            }
-            (bytes * iters) as f64 / t.elapsed().as_secs_f64() / 1e9
+            f();
+            let once = t.elapsed().max(Duration::from_nanos(100));
+            ((sample.as_secs_f64() / once.as_secs_f64()) as usize).clamp(1, 1_000_000)
         })
         .collect();
-    rates.sort_by(|a, b| a.total_cmp(b));
-    rates[rates.len() / 2]
+    let mut rates = vec![Vec::with_capacity(reps); runners.len()];
+    for _ in 0..reps {
+        for (i, f) in runners.iter_mut().enumerate() {
+            let t = Instant::now();
+            for _ in 0..iters[i] {
+                f();
+            }
+            rates[i].push((bytes * iters[i]) as f64 / t.elapsed().as_secs_f64() / 1e9);
+        }
+    }
+    rates
+        .into_iter()
+        .map(|mut r| {
+            r.sort_by(|a, b| a.total_cmp(b));
+            r[r.len() / 2]
+        })
+        .collect()
+}
+
+/// One runner's median GB/s.
+fn measure(bytes: usize, reps: usize, sample: Duration, f: impl FnMut()) -> f64 {
+    let mut rs: [Runner<'_>; 1] = [Box::new(f)];
+    measure_all(bytes, reps, sample, &mut rs)[0]
 }
 
 /// Splits `[0, len)` into `threads` 64-byte-aligned ranges and runs `f` on each in
@@ -167,14 +193,7 @@ impl Ptrs {
 }
 
 /// ISA-L: encode tables (or decode tables for the first K data blocks lost).
-fn isal_run(
-    sh: Shape,
-    op: Op,
-    st: &mut Stripe,
-    reps: usize,
-    sample: Duration,
-    threads: usize,
-) -> f64 {
+fn isal_run<'a>(sh: Shape, op: Op, st: &'a mut Stripe, threads: usize) -> Runner<'a> {
     let (m, k, len) = (sh.m, sh.k, sh.len);
     let mut a = vec![0u8; (m + k) * m];
     let mut g = vec![0u8; 32 * m * k];
@@ -215,9 +234,10 @@ fn isal_run(
             )
         }
     };
-    let g = Ptrs(vec![g.as_mut_ptr()]);
-    let _keep = (&a, &g);
-    measure(m * len, reps, sample, || {
+    let tables = Ptrs(vec![g.as_mut_ptr()]);
+    let keep = (a, g);
+    Box::new(move || {
+        let _ = &keep;
         split(len, threads, |off, n| {
             // SAFETY: each pointer addresses `len` bytes; ranges are disjoint per thread.
             let mut i: Vec<*mut u8> = ins.get().iter().map(|p| unsafe { p.add(off) }).collect();
@@ -229,7 +249,7 @@ fn isal_run(
                     n as i32,
                     m as i32,
                     k as i32,
-                    g.get()[0],
+                    tables.get()[0],
                     i.as_mut_ptr(),
                     o.as_mut_ptr(),
                 )
@@ -238,14 +258,7 @@ fn isal_run(
     })
 }
 
-fn ours_run(
-    sh: Shape,
-    op: Op,
-    st: &mut Stripe,
-    reps: usize,
-    sample: Duration,
-    threads: usize,
-) -> f64 {
+fn ours_run<'a>(sh: Shape, op: Op, st: &'a mut Stripe, threads: usize) -> Runner<'a> {
     let (m, k, len) = (sh.m, sh.k, sh.len);
     let mat = CodingMatrix::cauchy(m, k).expect("shape within limits");
     match op {
@@ -254,9 +267,7 @@ fn ours_run(
             let Stripe { data, parity } = st;
             let ins: Vec<&[u8]> = data.iter().map(|b| &b[..]).collect();
             let mut outs: Vec<&mut [u8]> = parity.iter_mut().map(|b| &mut b[..]).collect();
-            measure(m * len, reps, sample, || {
-                enc.encode_par(&ins, &mut outs, threads).expect("encode")
-            })
+            Box::new(move || enc.encode_par(&ins, &mut outs, threads).expect("encode"))
         }
         Op::Recover => {
             let enc = Encoder::new(&mat).expect("encoder");
@@ -272,26 +283,17 @@ fn ours_run(
             let mut ins: Vec<&[u8]> = kept.iter().map(|b| &b[..]).collect();
             ins.extend(st.parity.iter().map(|b| &b[..]));
             let mut outs: Vec<&mut [u8]> = lost.iter_mut().map(|b| &mut b[..]).collect();
-            measure(m * len, reps, sample, || {
-                dec.recover_par(&ins, &mut outs, threads).expect("recover")
-            })
+            Box::new(move || dec.recover_par(&ins, &mut outs, threads).expect("recover"))
         }
     }
 }
 
-fn rss_run(
-    sh: Shape,
-    op: Op,
-    st: &mut Stripe,
-    reps: usize,
-    sample: Duration,
-    threads: usize,
-) -> Option<f64> {
+fn rss_run<'a>(sh: Shape, op: Op, st: &'a mut Stripe, threads: usize) -> Option<Runner<'a>> {
     use reed_solomon_simd::{ReedSolomonDecoder, ReedSolomonEncoder};
     let (m, k, len) = (sh.m, sh.k, sh.len);
     let data = &st.data;
     match op {
-        Op::Encode => Some(measure(m * len, reps, sample, || {
+        Op::Encode => Some(Box::new(move || {
             split(len, threads, |off, n| {
                 let mut enc = ReedSolomonEncoder::new(m, k, n).expect("rss encoder");
                 for d in data {
@@ -313,7 +315,7 @@ fn rss_run(
                     .map(|r| r.to_vec())
                     .collect()
             };
-            Some(measure(m * len, reps, sample, || {
+            Some(Box::new(move || {
                 split(len, threads, |off, n| {
                     let mut dec = ReedSolomonDecoder::new(m, k, n).expect("rss decoder");
                     for (i, d) in data.iter().enumerate().skip(k) {
@@ -332,14 +334,7 @@ fn rss_run(
     }
 }
 
-fn rse_run(
-    sh: Shape,
-    op: Op,
-    st: &mut Stripe,
-    reps: usize,
-    sample: Duration,
-    threads: usize,
-) -> Option<f64> {
+fn rse_run<'a>(sh: Shape, op: Op, st: &'a mut Stripe, threads: usize) -> Option<Runner<'a>> {
     use reed_solomon_erasure::galois_8::ReedSolomon;
     let (m, k, len) = (sh.m, sh.k, sh.len);
     if m + k > 256 {
@@ -349,7 +344,7 @@ fn rse_run(
     let outs = Ptrs(st.parity.iter_mut().map(|b| b.as_mut_ptr()).collect());
     let data = &st.data;
     match op {
-        Op::Encode => Some(measure(m * len, reps, sample, || {
+        Op::Encode => Some(Box::new(move || {
             split(len, threads, |off, n| {
                 let ins: Vec<&[u8]> = data.iter().map(|d| &d[off..off + n]).collect();
                 // SAFETY: each parity block has `len` bytes; threads write disjoint ranges.
@@ -366,7 +361,9 @@ fn rse_run(
             shards.extend(vec![vec![0u8; len]; k]);
             rs.encode(&mut shards).ok()?;
             let sp = Ptrs(shards.iter_mut().map(|b| b.as_mut_ptr()).collect());
-            Some(measure(m * len, reps, sample, || {
+            Some(Box::new(move || {
+                // The shards live as long as the runner (the pointers address them).
+                let _ = &shards;
                 split(len, threads, |off, n| {
                     let mut v: Vec<(&mut [u8], bool)> = sp
                         .get()
@@ -466,21 +463,35 @@ pub fn run(a: &EcArgs) {
             );
             continue;
         }
-        let mut st = stripe(sh);
+        // One stripe per library: runners write their own outputs and are measured in turn.
+        let mut stripes: Vec<Stripe> = (0..4).map(|_| stripe(sh)).collect();
         for op in [Op::Encode, Op::Recover] {
             for &t in &a.threads {
-                let ours = ours_run(sh, op, &mut st, reps, sample, t);
-                let isal = (!skip("isal")).then(|| isal_run(sh, op, &mut st, reps, sample, t));
-                let rss = if skip("rss") {
-                    None
-                } else {
-                    rss_run(sh, op, &mut st, reps, sample, t)
+                let [s0, s1, s2, s3] = &mut stripes[..] else {
+                    unreachable!("four stripes")
                 };
-                let rse = if skip("rse") {
-                    None
-                } else {
-                    rse_run(sh, op, &mut st, reps, sample, t)
-                };
+                let mut runners: Vec<Runner<'_>> = vec![ours_run(sh, op, s0, t)];
+                let mut slots = [None, None, None];
+                if !skip("isal") {
+                    slots[0] = Some(runners.len());
+                    runners.push(isal_run(sh, op, s1, t));
+                }
+                if !skip("rss") {
+                    if let Some(r) = rss_run(sh, op, s2, t) {
+                        slots[1] = Some(runners.len());
+                        runners.push(r);
+                    }
+                }
+                if !skip("rse") {
+                    if let Some(r) = rse_run(sh, op, s3, t) {
+                        slots[2] = Some(runners.len());
+                        runners.push(r);
+                    }
+                }
+                let rates = measure_all(sh.m * sh.len, reps, sample, &mut runners);
+                drop(runners);
+                let ours = rates[0];
+                let [isal, rss, rse] = slots.map(|i| i.map(|i| rates[i]));
                 println!(
                     "| {}+{} | {} | {} | {} | {:.2} | {} | {} | {} | {} | {} | {} |",
                     sh.m,
