@@ -259,7 +259,7 @@ fn isal_run<'a>(sh: Shape, op: Op, st: &'a mut Stripe, threads: usize) -> Runner
 }
 
 fn ours_run<'a>(sh: Shape, op: Op, st: &'a mut Stripe, threads: usize) -> Runner<'a> {
-    let (m, k, len) = (sh.m, sh.k, sh.len);
+    let (m, k, _len) = (sh.m, sh.k, sh.len);
     let mat = CodingMatrix::cauchy(m, k).expect("shape within limits");
     match op {
         Op::Encode => {
@@ -476,17 +476,17 @@ pub fn run(a: &EcArgs) {
                     slots[0] = Some(runners.len());
                     runners.push(isal_run(sh, op, s1, t));
                 }
-                if !skip("rss") {
-                    if let Some(r) = rss_run(sh, op, s2, t) {
-                        slots[1] = Some(runners.len());
-                        runners.push(r);
-                    }
+                if !skip("rss")
+                    && let Some(r) = rss_run(sh, op, s2, t)
+                {
+                    slots[1] = Some(runners.len());
+                    runners.push(r);
                 }
-                if !skip("rse") {
-                    if let Some(r) = rse_run(sh, op, s3, t) {
-                        slots[2] = Some(runners.len());
-                        runners.push(r);
-                    }
+                if !skip("rse")
+                    && let Some(r) = rse_run(sh, op, s3, t)
+                {
+                    slots[2] = Some(runners.len());
+                    runners.push(r);
                 }
                 let rates = measure_all(sh.m * sh.len, reps, sample, &mut runners);
                 drop(runners);
