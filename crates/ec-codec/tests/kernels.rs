@@ -43,12 +43,16 @@ fn check(rows: usize, cols: usize, len: usize, shift: usize, seed: u64) {
         coefs[0] = 0;
         coefs[1] = 1;
     }
+    check_coefs(rows, cols, len, shift, &coefs, &mut rng);
+}
+
+fn check_coefs(rows: usize, cols: usize, len: usize, shift: usize, coefs: &[u8], rng: &mut Rng) {
     let mut store: Vec<Vec<u8>> = (0..cols).map(|_| vec![0u8; len + shift]).collect();
     for b in &mut store {
         rng.fill(b);
     }
     let inputs: Vec<&[u8]> = store.iter().map(|b| &b[shift..]).collect();
-    let base = GfMatrix::new(rows, cols, &coefs).unwrap();
+    let base = GfMatrix::new(rows, cols, coefs).unwrap();
     let mut want = vec![vec![0u8; len]; rows];
     {
         let mut outs: Vec<&mut [u8]> = want.iter_mut().map(|b| &mut b[..]).collect();
@@ -189,4 +193,36 @@ fn bad_shapes_are_refused() {
     assert!(GfMatrix::new(33, 1, &[0; 33]).is_err());
     assert!(GfMatrix::new(1, 289, &[0; 289]).is_err());
     assert!(GfMatrix::new(2, 2, &[0; 3]).is_err());
+}
+
+#[test]
+fn zero_and_one_columns() {
+    let mut rng = Rng(31337);
+    for (rows, cols) in [(4, 10), (16, 40), (32, 96), (3, 7)] {
+        // Only 0 and 1: every column is skipped or XORed.
+        let binary: Vec<u8> = (0..rows * cols).map(|_| (rng.next() % 2) as u8).collect();
+        check_coefs(rows, cols, 512, 0, &binary, &mut rng);
+        // Mostly zero with some general coefficients.
+        let sparse: Vec<u8> = (0..rows * cols)
+            .map(|_| {
+                if rng.next() % 4 == 0 {
+                    rng.next() as u8
+                } else {
+                    0
+                }
+            })
+            .collect();
+        check_coefs(rows, cols, 512, 3, &sparse, &mut rng);
+        // Identity-like blocks (the parity columns of an update matrix).
+        let mut ident = vec![0u8; rows * cols];
+        for r in 0..rows.min(cols) {
+            ident[r * cols + r] = 1;
+        }
+        for c in rows.min(cols)..cols {
+            ident[c % rows * cols + c] = rng.next() as u8;
+        }
+        check_coefs(rows, cols, 1024, 0, &ident, &mut rng);
+    }
+    // A column of all zeros and a matrix that is all zeros.
+    check_coefs(5, 3, 128, 0, &[0u8; 15], &mut rng);
 }

@@ -34,12 +34,47 @@ pub struct GfMatrix {
     pub(crate) tables: Vec<[u8; 32]>,
     /// Column-major: `[c * rows + r]`.
     pub(crate) affine: Vec<u64>,
+    /// Per column: bit r set when coef(r, c) != 0.
+    pub(crate) nonzero: Vec<u32>,
+    /// Per column: bit r set when coef(r, c) == 1.
+    pub(crate) ones: Vec<u32>,
     /// Tile length in bytes (a multiple of 64).
     pub(crate) tile: usize,
     isa: Isa,
 }
 
 pub(crate) type Prepared = GfMatrix;
+
+/// How column `c` contributes to outputs `r0..r0 + n`: skipped (all coefficients 0),
+/// added (every nonzero coefficient is 1) or multiplied.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ColKind {
+    Zero,
+    /// Bit k set: output r0 + k gets the source XORed in.
+    Xor(u32),
+    Mul,
+}
+
+impl GfMatrix {
+    /// Whether every coefficient of outputs `r0..r0 + n` is a general one (not 0 or 1),
+    /// so the kernels can skip per-column checks.
+    pub(crate) fn all_mul(&self, r0: usize, n: usize) -> bool {
+        (0..self.cols).all(|c| self.col_kind(c, r0, n) == ColKind::Mul)
+    }
+
+    #[inline(always)]
+    pub(crate) fn col_kind(&self, c: usize, r0: usize, n: usize) -> ColKind {
+        let m = if n >= 32 { u32::MAX } else { (1u32 << n) - 1 };
+        let nz = (self.nonzero[c] >> r0) & m;
+        if nz == 0 {
+            ColKind::Zero
+        } else if (self.ones[c] >> r0) & m == nz {
+            ColKind::Xor(nz)
+        } else {
+            ColKind::Mul
+        }
+    }
+}
 
 struct SendPtrs<'a>(&'a [*const u8], &'a [*mut u8]);
 // SAFETY: the pointers are only used by scoped threads on disjoint byte ranges of the
@@ -82,6 +117,15 @@ impl GfMatrix {
                 affine[c * rows + r] = gf::affine_matrix(v);
             }
         }
+        let mut nonzero = vec![0u32; cols];
+        let mut ones = vec![0u32; cols];
+        for c in 0..cols {
+            for r in 0..rows {
+                let v = coefs[r * cols + c];
+                nonzero[c] |= ((v != 0) as u32) << r;
+                ones[c] |= ((v == 1) as u32) << r;
+            }
+        }
         let tile = (TILE_BUDGET / cols).clamp(1024, 64 << 10) / 64 * 64;
         Ok(GfMatrix {
             rows,
@@ -89,6 +133,8 @@ impl GfMatrix {
             coefs: coefs.to_vec(),
             tables,
             affine,
+            nonzero,
+            ones,
             tile,
             isa: dispatch::selected(),
         })

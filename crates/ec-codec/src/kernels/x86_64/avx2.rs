@@ -2,13 +2,13 @@
 //! 64-byte cache line (two registers), so every loaded table serves two vectors and every
 //! source line is consumed at once.
 
-use crate::kernels::Prepared;
+use crate::kernels::{ColKind, Prepared};
 use std::arch::x86_64::*;
 
 driver!("avx2", 4, group);
 
 #[target_feature(enable = "avx2")]
-unsafe fn group<const N: usize>(
+unsafe fn group<const N: usize, const DENSE: bool>(
     p: &Prepared,
     ins: &[*const u8],
     outs: &[*mut u8],
@@ -26,6 +26,14 @@ unsafe fn group<const N: usize>(
         let mut acc0 = [_mm256_setzero_si256(); N];
         let mut acc1 = [_mm256_setzero_si256(); N];
         for (c, &src) in ins.iter().enumerate() {
+            let kind = if DENSE {
+                ColKind::Mul
+            } else {
+                p.col_kind(c, r0, N)
+            };
+            if kind == ColKind::Zero {
+                continue;
+            }
             // SAFETY: pos + 64 <= end (lengths are multiples of 64) and the input is
             // readable over the range.
             let (x0, x1) = unsafe {
@@ -34,6 +42,15 @@ unsafe fn group<const N: usize>(
                     _mm256_loadu_si256(src.add(pos + 32).cast()),
                 )
             };
+            if let ColKind::Xor(bits) = kind {
+                for k in 0..N {
+                    if bits >> k & 1 != 0 {
+                        acc0[k] = _mm256_xor_si256(acc0[k], x0);
+                        acc1[k] = _mm256_xor_si256(acc1[k], x1);
+                    }
+                }
+                continue;
+            }
             let lo0 = _mm256_and_si256(x0, mask);
             let hi0 = _mm256_and_si256(_mm256_srli_epi64::<4>(x0), mask);
             let lo1 = _mm256_and_si256(x1, mask);

@@ -1,12 +1,12 @@
 //! AVX-512BW: nibble-table shuffles on 512-bit registers, 64 bytes per step.
 
-use crate::kernels::Prepared;
+use crate::kernels::{ColKind, Prepared};
 use std::arch::x86_64::*;
 
 driver!("avx512f,avx512bw", 16, group);
 
 #[target_feature(enable = "avx512f,avx512bw")]
-unsafe fn group<const N: usize>(
+unsafe fn group<const N: usize, const DENSE: bool>(
     p: &Prepared,
     ins: &[*const u8],
     outs: &[*mut u8],
@@ -23,8 +23,24 @@ unsafe fn group<const N: usize>(
     while pos < end {
         let mut acc = [_mm512_setzero_si512(); N];
         for (c, &src) in ins.iter().enumerate() {
+            let kind = if DENSE {
+                ColKind::Mul
+            } else {
+                p.col_kind(c, r0, N)
+            };
+            if kind == ColKind::Zero {
+                continue;
+            }
             // SAFETY: pos + 64 <= end and the input is readable over the range.
             let x = unsafe { _mm512_loadu_si512(src.add(pos).cast()) };
+            if let ColKind::Xor(bits) = kind {
+                for (k, a) in acc.iter_mut().enumerate() {
+                    if bits >> k & 1 != 0 {
+                        *a = _mm512_xor_si512(*a, x);
+                    }
+                }
+                continue;
+            }
             let lo = _mm512_and_si512(x, mask);
             let hi = _mm512_and_si512(_mm512_srli_epi64::<4>(x), mask);
             for (k, a) in acc.iter_mut().enumerate() {

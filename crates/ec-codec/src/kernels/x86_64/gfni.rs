@@ -3,13 +3,13 @@
 //! (AVX-512 + GFNI) encodings.
 
 pub(crate) mod v256 {
-    use crate::kernels::Prepared;
+    use crate::kernels::{ColKind, Prepared};
     use std::arch::x86_64::*;
 
     driver!("avx2,gfni", 8, group);
 
     #[target_feature(enable = "avx2,gfni")]
-    unsafe fn group<const N: usize>(
+    unsafe fn group<const N: usize, const DENSE: bool>(
         p: &Prepared,
         ins: &[*const u8],
         outs: &[*mut u8],
@@ -25,8 +25,24 @@ pub(crate) mod v256 {
         while pos < end {
             let mut acc = [_mm256_setzero_si256(); N];
             for (c, &src) in ins.iter().enumerate() {
+                let kind = if DENSE {
+                    ColKind::Mul
+                } else {
+                    p.col_kind(c, r0, N)
+                };
+                if kind == ColKind::Zero {
+                    continue;
+                }
                 // SAFETY: pos + 32 <= end and the input is readable over the range.
                 let x = unsafe { _mm256_loadu_si256(src.add(pos).cast()) };
+                if let ColKind::Xor(bits) = kind {
+                    for (k, a) in acc.iter_mut().enumerate() {
+                        if bits >> k & 1 != 0 {
+                            *a = _mm256_xor_si256(*a, x);
+                        }
+                    }
+                    continue;
+                }
                 for (k, a) in acc.iter_mut().enumerate() {
                     // SAFETY: the index is inside rows x cols.
                     let m = _mm256_set1_epi64x(unsafe { *aff.add(c * rows + r0 + k) } as i64);
@@ -50,13 +66,13 @@ pub(crate) mod v256 {
 }
 
 pub(crate) mod v512 {
-    use crate::kernels::Prepared;
+    use crate::kernels::{ColKind, Prepared};
     use std::arch::x86_64::*;
 
     driver!("avx512f,avx512bw,gfni", 16, group);
 
     #[target_feature(enable = "avx512f,avx512bw,gfni")]
-    unsafe fn group<const N: usize>(
+    unsafe fn group<const N: usize, const DENSE: bool>(
         p: &Prepared,
         ins: &[*const u8],
         outs: &[*mut u8],
@@ -72,8 +88,24 @@ pub(crate) mod v512 {
         while pos < end {
             let mut acc = [_mm512_setzero_si512(); N];
             for (c, &src) in ins.iter().enumerate() {
+                let kind = if DENSE {
+                    ColKind::Mul
+                } else {
+                    p.col_kind(c, r0, N)
+                };
+                if kind == ColKind::Zero {
+                    continue;
+                }
                 // SAFETY: pos + 64 <= end and the input is readable over the range.
                 let x = unsafe { _mm512_loadu_si512(src.add(pos).cast()) };
+                if let ColKind::Xor(bits) = kind {
+                    for (k, a) in acc.iter_mut().enumerate() {
+                        if bits >> k & 1 != 0 {
+                            *a = _mm512_xor_si512(*a, x);
+                        }
+                    }
+                    continue;
+                }
                 for (k, a) in acc.iter_mut().enumerate() {
                     // SAFETY: the index is inside rows x cols.
                     let m = _mm512_set1_epi64(unsafe { *aff.add(c * rows + r0 + k) } as i64);

@@ -1,26 +1,26 @@
 //! x86-64 SIMD kernels. Each module exposes `run` with the signature of the scalar
 //! kernel plus a non-temporal-store flag; callers check CPU support first.
 
-/// Expands `$body` for N = 1..=16 chosen at run time.
+/// Calls `$f::<N, $d>` for N = 1..=16 chosen at run time.
 macro_rules! for_n {
-    ($n:expr, $f:ident, $($arg:expr),*) => {
+    ($n:expr, $f:ident, $d:expr, $($arg:expr),*) => {
         match $n {
-            1 => $f::<1>($($arg),*),
-            2 => $f::<2>($($arg),*),
-            3 => $f::<3>($($arg),*),
-            4 => $f::<4>($($arg),*),
-            5 => $f::<5>($($arg),*),
-            6 => $f::<6>($($arg),*),
-            7 => $f::<7>($($arg),*),
-            8 => $f::<8>($($arg),*),
-            9 => $f::<9>($($arg),*),
-            10 => $f::<10>($($arg),*),
-            11 => $f::<11>($($arg),*),
-            12 => $f::<12>($($arg),*),
-            13 => $f::<13>($($arg),*),
-            14 => $f::<14>($($arg),*),
-            15 => $f::<15>($($arg),*),
-            _ => $f::<16>($($arg),*),
+            1 => $f::<1, { $d }>($($arg),*),
+            2 => $f::<2, { $d }>($($arg),*),
+            3 => $f::<3, { $d }>($($arg),*),
+            4 => $f::<4, { $d }>($($arg),*),
+            5 => $f::<5, { $d }>($($arg),*),
+            6 => $f::<6, { $d }>($($arg),*),
+            7 => $f::<7, { $d }>($($arg),*),
+            8 => $f::<8, { $d }>($($arg),*),
+            9 => $f::<9, { $d }>($($arg),*),
+            10 => $f::<10, { $d }>($($arg),*),
+            11 => $f::<11, { $d }>($($arg),*),
+            12 => $f::<12, { $d }>($($arg),*),
+            13 => $f::<13, { $d }>($($arg),*),
+            14 => $f::<14, { $d }>($($arg),*),
+            15 => $f::<15, { $d }>($($arg),*),
+            _ => $f::<16, { $d }>($($arg),*),
         }
     };
 }
@@ -52,8 +52,13 @@ macro_rules! driver {
                 let mut r0 = 0;
                 while r0 < rows {
                     let n = (rows - r0).min($g);
-                    // SAFETY: forwarded contract; n <= $g and r0 + n <= rows.
-                    unsafe { for_n!(n, $group, p, ins, outs, r0, off + t, tl, nt) };
+                    // SAFETY (both): forwarded contract; n <= $g and r0 + n <= rows.
+                    if p.all_mul(r0, n) {
+                        unsafe { for_n!(n, $group, true, p, ins, outs, r0, off + t, tl, nt) };
+                    } else {
+                        // SAFETY: as above.
+                        unsafe { for_n!(n, $group, false, p, ins, outs, r0, off + t, tl, nt) };
+                    }
                     r0 += n;
                 }
                 t += tl;
