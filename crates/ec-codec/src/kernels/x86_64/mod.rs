@@ -52,8 +52,8 @@ macro_rules! driver {
                 let mut r0 = 0;
                 while r0 < rows {
                     let n = (rows - r0).min($g);
-                    // SAFETY (both): forwarded contract; n <= $g and r0 + n <= rows.
                     if p.all_mul(r0, n) {
+                        // SAFETY: forwarded contract; n <= $g and r0 + n <= rows.
                         unsafe { for_n!(n, $group, true, p, ins, outs, r0, off + t, tl, nt) };
                     } else {
                         // SAFETY: as above.
