@@ -205,7 +205,7 @@ fn zero_and_one_columns() {
         // Mostly zero with some general coefficients.
         let sparse: Vec<u8> = (0..rows * cols)
             .map(|_| {
-                if rng.next() % 4 == 0 {
+                if rng.next().is_multiple_of(4) {
                     rng.next() as u8
                 } else {
                     0
