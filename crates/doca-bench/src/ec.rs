@@ -136,10 +136,13 @@ fn measure(bytes: usize, reps: usize, sample: Duration, f: impl FnMut()) -> f64 
     measure_all(bytes, reps, sample, &mut rs)[0]
 }
 
-/// Splits `[0, len)` into `threads` 64-byte-aligned ranges and runs `f` on each in
-/// scoped threads (the first on this thread).
-fn split<F: Fn(usize, usize) + Sync>(len: usize, threads: usize, f: F) {
-    if threads <= 1 {
+/// Splits `[0, len)` of a job over `blocks` blocks into `threads` 64-byte-aligned
+/// ranges and runs `f` on each in scoped threads (the first on this thread). Jobs too
+/// small to gain from threads run on one thread: the same rule as `ec-codec`'s parallel
+/// path (at least 64 KiB per thread and 4 MiB touched), so every library is split alike.
+fn split_job<F: Fn(usize, usize) + Sync>(len: usize, blocks: usize, threads: usize, f: F) {
+    let per_thread = (len / threads.max(1)).next_multiple_of(64);
+    if threads <= 1 || per_thread < (64 << 10) || (blocks > 0 && len * blocks < (4 << 20)) {
         f(0, len);
         return;
     }
@@ -238,7 +241,7 @@ fn isal_run<'a>(sh: Shape, op: Op, st: &'a mut Stripe, threads: usize) -> Runner
     let keep = (a, g);
     Box::new(move || {
         let _ = &keep;
-        split(len, threads, |off, n| {
+        split_job(len, m + k, threads, |off, n| {
             // SAFETY: each pointer addresses `len` bytes; ranges are disjoint per thread.
             let mut i: Vec<*mut u8> = ins.get().iter().map(|p| unsafe { p.add(off) }).collect();
             // SAFETY: as above.
@@ -294,7 +297,7 @@ fn rss_run<'a>(sh: Shape, op: Op, st: &'a mut Stripe, threads: usize) -> Option<
     let data = &st.data;
     match op {
         Op::Encode => Some(Box::new(move || {
-            split(len, threads, |off, n| {
+            split_job(len, m + k, threads, |off, n| {
                 let mut enc = ReedSolomonEncoder::new(m, k, n).expect("rss encoder");
                 for d in data {
                     enc.add_original_shard(&d[off..off + n]).expect("rss shard");
@@ -316,7 +319,7 @@ fn rss_run<'a>(sh: Shape, op: Op, st: &'a mut Stripe, threads: usize) -> Option<
                     .collect()
             };
             Some(Box::new(move || {
-                split(len, threads, |off, n| {
+                split_job(len, m + k, threads, |off, n| {
                     let mut dec = ReedSolomonDecoder::new(m, k, n).expect("rss decoder");
                     for (i, d) in data.iter().enumerate().skip(k) {
                         dec.add_original_shard(i, &d[off..off + n])
@@ -345,7 +348,7 @@ fn rse_run<'a>(sh: Shape, op: Op, st: &'a mut Stripe, threads: usize) -> Option<
     let data = &st.data;
     match op {
         Op::Encode => Some(Box::new(move || {
-            split(len, threads, |off, n| {
+            split_job(len, m + k, threads, |off, n| {
                 let ins: Vec<&[u8]> = data.iter().map(|d| &d[off..off + n]).collect();
                 // SAFETY: each parity block has `len` bytes; threads write disjoint ranges.
                 let mut o: Vec<&mut [u8]> = outs
@@ -364,7 +367,7 @@ fn rse_run<'a>(sh: Shape, op: Op, st: &'a mut Stripe, threads: usize) -> Option<
             Some(Box::new(move || {
                 // The shards live as long as the runner (the pointers address them).
                 let _ = &shards;
-                split(len, threads, |off, n| {
+                split_job(len, m + k, threads, |off, n| {
                     let mut v: Vec<(&mut [u8], bool)> = sp
                         .get()
                         .iter()

@@ -117,6 +117,8 @@ impl GfMatrix {
                 affine[c * rows + r] = gf::affine_matrix(v);
             }
         }
+        // Read the cache size now, so that running the matrix never allocates.
+        let _ = dispatch::llc_bytes();
         let mut nonzero = vec![0u32; cols];
         let mut ones = vec![0u32; cols];
         for c in 0..cols {
@@ -271,10 +273,12 @@ impl GfMatrix {
     /// bytes; outputs overlap neither each other nor the inputs; `len` a multiple of 64.
     pub unsafe fn run_raw(&self, ins: &[*const u8], outs: &[*mut u8], len: usize, threads: usize) {
         let threads = threads.clamp(1, 64);
+        // Non-temporal stores only when the whole job's working set exceeds the LLC.
+        let stream = dispatch::use_streaming((self.rows + self.cols) * len);
         let per = (len / threads).next_multiple_of(64);
         if threads == 1 || per < PAR_MIN_CHUNK || len * (self.rows + self.cols) < PAR_MIN_BYTES {
             // SAFETY: forwarded.
-            unsafe { self.run_range(ins, outs, 0, len) };
+            unsafe { self.run_range(ins, outs, 0, len, stream) };
             return;
         }
         let ptrs = SendPtrs(ins, outs);
@@ -284,19 +288,25 @@ impl GfMatrix {
             while off < len {
                 let n = per.min(len - off);
                 // SAFETY: each thread writes a disjoint range of the outputs.
-                s.spawn(move || unsafe { self.run_range(ptrs.0, ptrs.1, off, n) });
+                s.spawn(move || unsafe { self.run_range(ptrs.0, ptrs.1, off, n, stream) });
                 off += n;
             }
             // SAFETY: the first range runs on this thread.
-            unsafe { self.run_range(ptrs.0, ptrs.1, 0, per.min(len)) };
+            unsafe { self.run_range(ptrs.0, ptrs.1, 0, per.min(len), stream) };
         });
     }
 
     /// # Safety
     /// As for `run_raw`, over `[off, off + len)`.
-    unsafe fn run_range(&self, ins: &[*const u8], outs: &[*mut u8], off: usize, len: usize) {
-        let nt = dispatch::use_streaming((self.rows + self.cols) * len)
-            && outs.iter().all(|p| (*p as usize + off).is_multiple_of(64));
+    unsafe fn run_range(
+        &self,
+        ins: &[*const u8],
+        outs: &[*mut u8],
+        off: usize,
+        len: usize,
+        stream: bool,
+    ) {
+        let nt = stream && outs.iter().all(|p| (*p as usize + off).is_multiple_of(64));
         match self.isa {
             // SAFETY: forwarded contract.
             Isa::Scalar => unsafe { scalar::run(self, ins, outs, off, len) },

@@ -1,0 +1,77 @@
+//! Once a matrix is prepared, encode / recover / update allocate nothing.
+
+use ec_codec::{CodingMatrix, Decoder, Encoder, Updater};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+struct Counting;
+
+thread_local! {
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+    static COUNT: Cell<usize> = const { Cell::new(0) };
+}
+
+// SAFETY: forwards to the system allocator; the bookkeeping uses const-initialized
+// thread-locals, which never allocate.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if COUNTING.with(Cell::get) {
+            COUNT.with(|c| c.set(c.get() + 1));
+        }
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+#[test]
+fn prepared_operations_allocate_nothing() {
+    let (m, k, len) = (10, 4, 4096);
+    let mat = CodingMatrix::cauchy(m, k).unwrap();
+    let enc = Encoder::new(&mat).unwrap();
+    let dec = Decoder::new(&mat, &[0, 3, 11]).unwrap();
+    let up = Updater::new(&mat, &[2]).unwrap();
+    let data: Vec<Vec<u8>> = (0..m).map(|i| vec![i as u8; len]).collect();
+    let mut parity = vec![vec![0u8; len]; k];
+    let mut rebuilt = vec![vec![0u8; len]; 3];
+    let mut newp = vec![vec![0u8; len]; k];
+    let din: Vec<&[u8]> = data.iter().map(|b| &b[..]).collect();
+    let mut pout: Vec<&mut [u8]> = parity.iter_mut().map(|b| &mut b[..]).collect();
+    let mut rout: Vec<&mut [u8]> = rebuilt.iter_mut().map(|b| &mut b[..]).collect();
+    let mut uout: Vec<&mut [u8]> = newp.iter_mut().map(|b| &mut b[..]).collect();
+    let survivors: Vec<&[u8]> = dec
+        .survivors()
+        .iter()
+        .map(|&i| if i < m { &data[i][..] } else { &data[0][..] })
+        .collect();
+    let usrc: Vec<&[u8]> = [
+        &data[2][..],
+        &data[5][..],
+        &data[0][..],
+        &data[1][..],
+        &data[3][..],
+        &data[4][..],
+    ]
+    .to_vec();
+    let contiguous: Vec<u8> = vec![7u8; m * len];
+    let mut cout = vec![0u8; k * len];
+
+    COUNT.with(|c| c.set(0));
+    COUNTING.with(|c| c.set(true));
+    for _ in 0..100 {
+        enc.encode(&din, &mut pout).unwrap();
+        dec.recover(&survivors, &mut rout).unwrap();
+        up.update(&usrc, &mut uout).unwrap();
+        enc.matrix()
+            .apply_contiguous(&contiguous, &mut cout, 1)
+            .unwrap();
+    }
+    COUNTING.with(|c| c.set(false));
+    assert_eq!(COUNT.with(Cell::get), 0);
+}
