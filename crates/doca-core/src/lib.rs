@@ -25,6 +25,7 @@
 
 pub mod device;
 pub mod error;
+pub mod exec;
 pub mod memory;
 pub mod types;
 
@@ -32,6 +33,7 @@ pub use device::{
     Capability, Dev, DevInfo, DevInfoRep, DevRep, PciAddr, RepFilter, Role, Topology, devinfo_list,
 };
 pub use error::{Error, ErrorCode, Result};
+pub use exec::{Completion, Ctx, CtxOps, Event, JobRecord, RetrieveError, WorkQ};
 pub use memory::{Buf, BufArray, BufDesc, BufInventory, BufPool, MemoryRegion, Mmap};
 pub use types::{AccessFlags, Data, PciFuncType};
 

@@ -103,6 +103,34 @@ impl BufDesc {
         self.head.load(Relaxed) - self.mmap_shared().state().base
     }
 
+    /// Access permissions of the buffer's mmap.
+    pub fn mmap_permissions(&self) -> crate::types::AccessFlags {
+        self.mmap_shared().state().permissions
+    }
+
+    /// Whether `dev` was added to the buffer's mmap.
+    pub fn mmap_has_device(&self, dev: &crate::device::Dev) -> bool {
+        self.mmap_shared().state().has_device(dev)
+    }
+
+    /// An identity of the buffer's mmap (its shared state's address), for ordering locks.
+    pub fn mmap_key(&self) -> usize {
+        self.mmap.load(Relaxed) as usize
+    }
+
+    /// Grows the data section by `n` bytes written into the tailroom by a library.
+    /// `InvalidValue` when the tailroom is smaller.
+    pub fn grow_data_len(&self, n: usize) -> Result<()> {
+        if n > self.tailroom() {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "data would grow past the end of the buffer",
+            ));
+        }
+        self.data_len.fetch_add(n, Relaxed);
+        Ok(())
+    }
+
     pub(crate) fn mmap_shared(&self) -> &MmapShared {
         // SAFETY: a live descriptor holds a strong count on its mmap, set at allocation.
         unsafe { &*self.mmap.load(Relaxed) }

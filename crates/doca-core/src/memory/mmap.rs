@@ -75,6 +75,12 @@ pub(crate) struct MmapState {
     from_export: bool,
 }
 
+impl MmapState {
+    pub(crate) fn has_device(&self, dev: &Dev) -> bool {
+        self.devices.contains(dev)
+    }
+}
+
 /// State shared by an mmap handle and the buffers that point into it.
 pub(crate) struct MmapShared {
     state: Mutex<MmapState>,

@@ -3,10 +3,12 @@
 
 mod buf;
 mod buf_array;
+mod io;
 mod mmap;
 mod pool;
 
 pub use buf::{Buf, BufDesc, ListIter, MAX_REFCOUNT};
 pub use buf_array::BufArray;
+pub use io::{IoGuard, MAX_JOB_MMAPS};
 pub use mmap::{DEFAULT_MAX_NUM_DEVICES, MemoryRegion, Mmap};
 pub use pool::{BufInventory, BufPool, MAX_ELEMENTS};

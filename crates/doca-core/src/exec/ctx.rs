@@ -1,0 +1,242 @@
+//! `doca_ctx`: the life cycle every library context shares.
+
+use super::engine::Engine;
+use super::job::JobRecord;
+use crate::device::{Capability, Dev};
+use crate::error::{Error, ErrorCode, Result};
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// What a library plugs into a context: its capability, its job types, and how to
+/// validate and run a job.
+pub trait CtxOps: Send + Sync + 'static {
+    /// Library name, for messages ("dma", "sha", ...).
+    fn name(&self) -> &'static str;
+    /// The device capability the library needs.
+    fn capability(&self) -> Capability;
+    /// Whether `job_type` belongs to this library.
+    fn handles(&self, job_type: u32) -> bool;
+    /// Checks a job at submit time: a malformed job is refused with `InvalidValue`. Once
+    /// it passes, the job is accepted (so a library may take an ordering ticket here).
+    fn validate(&self, job: &mut JobRecord, dev: &Dev) -> Result<()>;
+    /// Runs a job. Failures are reported in the completion event.
+    fn execute(&self, job: &mut JobRecord, dev: &Dev) -> Result<()>;
+    /// Whether the context can run with event-driven work queues.
+    fn event_driven_supported(&self) -> bool {
+        true
+    }
+}
+
+pub(crate) struct CtxState {
+    pub(crate) dev: Option<Dev>,
+    pub(crate) workqs: Vec<usize>,
+    pub(crate) engine: Option<Arc<Engine>>,
+}
+
+pub(crate) struct CtxShared {
+    pub(crate) ops: Box<dyn CtxOps>,
+    pub(crate) state: Mutex<CtxState>,
+    pub(crate) started: AtomicBool,
+}
+
+impl CtxShared {
+    pub(crate) fn state(&self) -> MutexGuard<'_, CtxState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A context (`struct doca_ctx`): a library instance bound to a device, started, and
+/// attached to work queues. Clones share it; thread-safe.
+#[derive(Clone)]
+pub struct Ctx {
+    pub(crate) shared: Arc<CtxShared>,
+}
+
+impl fmt::Debug for Ctx {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Ctx")
+            .field("library", &self.shared.ops.name())
+            .field("started", &self.is_started())
+            .finish()
+    }
+}
+
+impl PartialEq for Ctx {
+    fn eq(&self, o: &Ctx) -> bool {
+        Arc::ptr_eq(&self.shared, &o.shared)
+    }
+}
+impl Eq for Ctx {}
+
+fn bad_state(msg: &'static str) -> Error {
+    Error::with_context(ErrorCode::BadState, msg)
+}
+
+impl Ctx {
+    /// A stopped context for a library.
+    pub fn new(ops: impl CtxOps) -> Ctx {
+        Ctx {
+            shared: Arc::new(CtxShared {
+                ops: Box::new(ops),
+                state: Mutex::new(CtxState {
+                    dev: None,
+                    workqs: Vec::new(),
+                    engine: None,
+                }),
+                started: AtomicBool::new(false),
+            }),
+        }
+    }
+
+    /// The library's operations.
+    pub fn ops(&self) -> &dyn CtxOps {
+        &*self.shared.ops
+    }
+
+    /// An identity, stable while the context lives.
+    pub fn id(&self) -> usize {
+        Arc::as_ptr(&self.shared) as *const () as usize
+    }
+
+    /// `doca_ctx_dev_add`: only while stopped; the device must have the library's
+    /// capability (`NotSupported` otherwise); one device per context.
+    pub fn dev_add(&self, dev: &Dev) -> Result<()> {
+        let mut st = self.shared.state();
+        if self.is_started() {
+            return Err(bad_state(
+                "context is started; stop it before changing devices",
+            ));
+        }
+        let cap = self.shared.ops.capability();
+        if !dev.as_devinfo().has_capability(cap) {
+            return Err(Error::with_context(
+                ErrorCode::NotSupported,
+                format!(
+                    "device {} does not support the {} library",
+                    dev.as_devinfo().pci_addr(),
+                    self.shared.ops.name()
+                ),
+            ));
+        }
+        match &st.dev {
+            Some(d) if d == dev => Err(Error::with_context(
+                ErrorCode::AlreadyExist,
+                "device was already added to this context",
+            )),
+            Some(_) => Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "context already has a device; remove it first",
+            )),
+            None => {
+                st.dev = Some(dev.clone());
+                Ok(())
+            }
+        }
+    }
+
+    /// `doca_ctx_dev_rm`: only while stopped.
+    pub fn dev_rm(&self, dev: &Dev) -> Result<()> {
+        let mut st = self.shared.state();
+        if self.is_started() {
+            return Err(bad_state(
+                "context is started; stop it before changing devices",
+            ));
+        }
+        match &st.dev {
+            Some(d) if d == dev => {
+                st.dev = None;
+                Ok(())
+            }
+            _ => Err(Error::with_context(
+                ErrorCode::NotFound,
+                "device was not added to this context",
+            )),
+        }
+    }
+
+    /// The device, once added.
+    pub fn dev(&self) -> Option<Dev> {
+        self.shared.state().dev.clone()
+    }
+
+    /// `doca_ctx_start`: needs a device. On a device with engine threads, jobs will run
+    /// on them.
+    pub fn start(&self) -> Result<()> {
+        let mut st = self.shared.state();
+        if self.is_started() {
+            return Err(bad_state("context is already started"));
+        }
+        let Some(dev) = st.dev.clone() else {
+            return Err(bad_state("context has no device; add one before start"));
+        };
+        st.engine = Engine::for_device(&dev);
+        self.shared.started.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    /// `doca_ctx_stop`: refused with `InUse` while work queues are attached.
+    pub fn stop(&self) -> Result<()> {
+        let mut st = self.shared.state();
+        if !self.is_started() {
+            return Err(bad_state("context is not started"));
+        }
+        if !st.workqs.is_empty() {
+            return Err(Error::with_context(
+                ErrorCode::InUse,
+                format!(
+                    "{} work queue(s) are still attached; remove them first",
+                    st.workqs.len()
+                ),
+            ));
+        }
+        st.engine = None;
+        self.shared.started.store(false, Ordering::Release);
+        Ok(())
+    }
+
+    /// Whether started.
+    pub fn is_started(&self) -> bool {
+        self.shared.started.load(Ordering::Acquire)
+    }
+
+    /// `doca_ctx_get_event_driven_supported`.
+    pub fn event_driven_supported(&self) -> bool {
+        self.shared.ops.event_driven_supported()
+    }
+
+    /// Work queues attached.
+    pub fn num_workqs(&self) -> usize {
+        self.shared.state().workqs.len()
+    }
+
+    /// Engine threads running this context's jobs (0: jobs run in the caller).
+    pub fn engine_threads(&self) -> usize {
+        self.shared
+            .state()
+            .engine
+            .as_ref()
+            .map_or(0, |e| e.threads())
+    }
+
+    /// `doca_ctx_destroy` (through the library's destroy): refused with `InUse` (the
+    /// context comes back) while a device or work queues are attached, or while started.
+    pub fn destroy(self) -> std::result::Result<(), (Ctx, Error)> {
+        let msg = {
+            let st = self.shared.state();
+            if self.is_started() {
+                Some("context is started; stop it first")
+            } else if !st.workqs.is_empty() {
+                Some("work queues are still attached")
+            } else if st.dev.is_some() {
+                Some("a device is still attached; remove it first")
+            } else {
+                None
+            }
+        };
+        match msg {
+            Some(m) => Err((self, Error::with_context(ErrorCode::InUse, m))),
+            None => Ok(()),
+        }
+    }
+}

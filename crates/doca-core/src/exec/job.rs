@@ -1,0 +1,207 @@
+//! Jobs and completions as plain data.
+
+use crate::error::{Error, ErrorCode};
+use crate::memory::{Buf, BufDesc};
+use crate::types::Data;
+use std::any::Any;
+use std::fmt;
+use std::ptr::{self, NonNull};
+use std::sync::Arc;
+
+/// Most buffers one job refers to.
+pub const MAX_JOB_BUFS: usize = 4;
+
+/// A job record: type, flags, user data, up to four buffers and four parameters, and an
+/// optional library object (matrix, session...) kept alive while the job is in flight.
+/// Every library's jobs fit it, so work queues hold fixed slots.
+pub struct JobRecord {
+    /// Job type (e.g. `DOCA_DMA_JOB_MEMCPY`).
+    pub job_type: u32,
+    /// Job flags.
+    pub flags: u32,
+    /// Echoed in the completion event.
+    pub user_data: Data,
+    bufs: [*mut BufDesc; MAX_JOB_BUFS],
+    /// Bit i set: the record owns one reference of `bufs[i]`.
+    owned: u8,
+    /// Library parameters.
+    pub params: [u64; 4],
+    /// Library object kept alive while in flight.
+    pub aux: Option<Arc<dyn Any + Send + Sync>>,
+    /// The submitting context's identity (set by the work queue).
+    pub(crate) params_ctx: usize,
+}
+
+// SAFETY: the record's buffers are either owned references (Send handles) or raw
+// descriptors the submitter promised to leave alone while in flight; descriptors are
+// atomics and byte access goes through the mmap io locks.
+unsafe impl Send for JobRecord {}
+
+impl fmt::Debug for JobRecord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JobRecord")
+            .field("job_type", &self.job_type)
+            .field("flags", &self.flags)
+            .field("user_data", &self.user_data)
+            .field("bufs", &self.bufs.iter().filter(|b| !b.is_null()).count())
+            .field("params", &self.params)
+            .finish()
+    }
+}
+
+impl JobRecord {
+    /// A record with no buffers.
+    pub fn new(job_type: u32, user_data: Data) -> JobRecord {
+        JobRecord {
+            job_type,
+            flags: 0,
+            user_data,
+            bufs: [ptr::null_mut(); MAX_JOB_BUFS],
+            owned: 0,
+            params: [0; 4],
+            aux: None,
+            params_ctx: 0,
+        }
+    }
+
+    /// Puts an owned buffer (its reference moves into the record) in slot `i`.
+    pub fn set_buf(&mut self, i: usize, buf: Buf) {
+        self.clear_buf(i);
+        self.bufs[i] = buf.into_raw().as_ptr();
+        self.owned |= 1 << i;
+    }
+
+    /// Puts a borrowed descriptor in slot `i` (the C face: the caller keeps its reference
+    /// and must leave the buffer alone while the job is in flight).
+    ///
+    /// # Safety
+    /// `desc` must stay a live descriptor until the job completes.
+    pub unsafe fn set_buf_raw(&mut self, i: usize, desc: *mut BufDesc) {
+        self.clear_buf(i);
+        self.bufs[i] = desc;
+    }
+
+    fn clear_buf(&mut self, i: usize) {
+        if let Some(b) = self.take_buf(i) {
+            drop(b);
+        }
+        self.bufs[i] = ptr::null_mut();
+        self.owned &= !(1 << i);
+    }
+
+    /// The descriptor in slot `i`, if any.
+    pub fn buf(&self, i: usize) -> Option<&BufDesc> {
+        // SAFETY: slots hold live descriptors while the record exists (owned references,
+        // or borrowed ones the submitter keeps alive).
+        unsafe { self.bufs.get(i)?.as_ref() }
+    }
+
+    /// Takes back the owned buffer in slot `i` (`None` for empty or borrowed slots).
+    pub fn take_buf(&mut self, i: usize) -> Option<Buf> {
+        if i >= MAX_JOB_BUFS || self.owned & (1 << i) == 0 {
+            return None;
+        }
+        self.owned &= !(1 << i);
+        let p = std::mem::replace(&mut self.bufs[i], ptr::null_mut());
+        // SAFETY: the record owned one reference of this descriptor.
+        NonNull::new(p).map(|d| unsafe { Buf::from_raw(d) })
+    }
+}
+
+impl Drop for JobRecord {
+    fn drop(&mut self) {
+        for i in 0..MAX_JOB_BUFS {
+            drop(self.take_buf(i));
+        }
+    }
+}
+
+/// A completion event (`struct doca_event`): the job type, the job's user data and the
+/// result (`DOCA_SUCCESS` or the job's error code, as a `u64`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event {
+    /// The job type.
+    pub job_type: u32,
+    /// The job's user data.
+    pub user_data: Data,
+    /// 0 on success, else the job's `doca_error_t`.
+    pub result: u64,
+}
+
+impl Event {
+    /// The job's outcome.
+    pub fn status(&self) -> Result<(), Error> {
+        match Error::from_raw(self.result as i32) {
+            None => Ok(()),
+            Some(e) => Err(e),
+        }
+    }
+}
+
+/// A finished job: its event and its record (buffers come back with
+/// [`take_buf`](Completion::take_buf)).
+#[derive(Debug)]
+pub struct Completion {
+    /// The event.
+    pub event: Event,
+    /// The failure, with its context, when the job failed.
+    pub error: Option<Error>,
+    /// The job record, with the buffers it owned.
+    pub record: JobRecord,
+}
+
+impl Completion {
+    /// Takes back the owned buffer in slot `i`.
+    pub fn take_buf(&mut self, i: usize) -> Option<Buf> {
+        self.record.take_buf(i)
+    }
+
+    /// The job's outcome.
+    pub fn status(&self) -> Result<(), Error> {
+        match &self.error {
+            None => Ok(()),
+            Some(e) => Err(e.clone()),
+        }
+    }
+}
+
+/// What `progress_retrieve` says when it has no successful completion to give.
+#[derive(Debug)]
+pub enum RetrieveError {
+    /// Nothing completed (`DOCA_ERROR_AGAIN`).
+    Again,
+    /// A job failed (`DOCA_ERROR_IO_FAILED`): its completion, whose event result holds
+    /// the job's error.
+    IoFailed(Completion),
+}
+
+impl RetrieveError {
+    /// The DOCA code: `Again` or `IoFailed`.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            RetrieveError::Again => ErrorCode::Again,
+            RetrieveError::IoFailed(_) => ErrorCode::IoFailed,
+        }
+    }
+}
+
+impl fmt::Display for RetrieveError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RetrieveError::Again => write!(f, "DOCA_ERROR_AGAIN: no job has completed"),
+            RetrieveError::IoFailed(c) => match &c.error {
+                Some(e) => write!(f, "DOCA_ERROR_IO_FAILED: job failed: {e}"),
+                None => write!(f, "DOCA_ERROR_IO_FAILED"),
+            },
+        }
+    }
+}
+
+impl std::error::Error for RetrieveError {}
+
+/// A typed job of some library: it turns into the work queue's fixed record, and the
+/// library's context is the one it must be submitted with.
+pub trait Job {
+    /// The record, owning the job's buffers while in flight.
+    fn into_record(self) -> JobRecord;
+}

@@ -1,0 +1,17 @@
+//! The DOCA execution model: contexts ([`Ctx`]) that libraries plug into, work queues
+//! ([`WorkQ`]) that carry jobs ([`JobRecord`]) and return completions ([`Completion`],
+//! [`Event`]), by polling or through an eventfd. Jobs run in the caller by default, or
+//! on the device's engine threads when the topology configures them.
+
+// Refusals hand the job record back and failed jobs come with their completion: boxing
+// them would allocate in the data path, which the work queue never does.
+#![allow(clippy::result_large_err)]
+
+mod ctx;
+mod engine;
+mod job;
+mod workq;
+
+pub use ctx::{Ctx, CtxOps};
+pub use job::{Completion, Event, Job, JobRecord, MAX_JOB_BUFS, RetrieveError};
+pub use workq::{MAX_DEPTH, WorkQ};

@@ -1,0 +1,417 @@
+//! `doca_workq`: submit jobs, retrieve completions, by polling or event-driven.
+
+use super::ctx::{Ctx, CtxShared};
+use super::engine::Task;
+use super::job::{Completion, Event, JobRecord, RetrieveError};
+use crate::error::{Error, ErrorCode, Result};
+use rustix::event::{EventfdFlags, PollFd, PollFlags};
+use rustix::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+use std::collections::VecDeque;
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// Largest work queue depth.
+pub const MAX_DEPTH: u32 = 1 << 20;
+
+pub(crate) struct WqShared {
+    depth: u32,
+    cq: Mutex<VecDeque<Completion>>,
+    armed: AtomicBool,
+    efd: OnceLock<OwnedFd>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Posts a finished job to its work queue and wakes an armed event handle.
+pub(crate) fn complete(wq: &WqShared, record: JobRecord, r: Result<()>) {
+    let event = Event {
+        job_type: record.job_type,
+        user_data: record.user_data,
+        result: r.as_ref().err().map_or(0, |e| e.raw() as u64),
+    };
+    lock(&wq.cq).push_back(Completion {
+        event,
+        error: r.err(),
+        record,
+    });
+    if wq.armed.swap(false, Ordering::AcqRel) {
+        signal(wq);
+    }
+}
+
+fn signal(wq: &WqShared) {
+    if let Some(fd) = wq.efd.get() {
+        // A full counter (never reached in practice) already wakes the reader.
+        let _ = rustix::io::write(fd, &1u64.to_ne_bytes());
+    }
+}
+
+struct Attached {
+    ctx: Arc<CtxShared>,
+    inflight: u32,
+}
+
+/// A work queue (`struct doca_workq`): up to `depth` jobs in flight, of any contexts
+/// attached to it. Used by one thread at a time (`Send`, not `Sync`).
+pub struct WorkQ {
+    shared: Arc<WqShared>,
+    inflight: u32,
+    attached: Vec<Attached>,
+    event_driven: bool,
+    _not_sync: PhantomData<std::cell::Cell<()>>,
+}
+
+impl fmt::Debug for WorkQ {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WorkQ")
+            .field("depth", &self.shared.depth)
+            .field("inflight", &self.inflight)
+            .field("contexts", &self.attached.len())
+            .field("event_driven", &self.event_driven)
+            .finish()
+    }
+}
+
+impl WorkQ {
+    /// `doca_workq_create`: depth 1..=2^20.
+    pub fn new(depth: u32) -> Result<WorkQ> {
+        if depth == 0 || depth > MAX_DEPTH {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                format!("work queue depth must be 1..={MAX_DEPTH}, got {depth}"),
+            ));
+        }
+        Ok(WorkQ {
+            shared: Arc::new(WqShared {
+                depth,
+                cq: Mutex::new(VecDeque::with_capacity(depth as usize)),
+                armed: AtomicBool::new(false),
+                efd: OnceLock::new(),
+            }),
+            inflight: 0,
+            attached: Vec::new(),
+            event_driven: false,
+            _not_sync: PhantomData,
+        })
+    }
+
+    /// `doca_workq_get_depth`.
+    pub fn depth(&self) -> u32 {
+        self.shared.depth
+    }
+
+    /// Jobs submitted and not yet retrieved.
+    pub fn inflight(&self) -> u32 {
+        self.inflight
+    }
+
+    /// An identity, stable while the work queue lives.
+    pub fn id(&self) -> usize {
+        Arc::as_ptr(&self.shared) as usize
+    }
+
+    /// Whether `ctx` is attached.
+    pub fn has_ctx(&self, ctx: &Ctx) -> bool {
+        self.attached
+            .iter()
+            .any(|a| Arc::ptr_eq(&a.ctx, &ctx.shared))
+    }
+
+    /// `doca_workq_submit`. Refusals give the job back: `BadState` when the context is
+    /// stopped, `NotFound` when it is not attached here, `InvalidValue` for a job of
+    /// another library or a malformed one, `NoMemory` when `depth` jobs are in flight.
+    pub fn submit(
+        &mut self,
+        ctx: &Ctx,
+        mut record: JobRecord,
+    ) -> std::result::Result<(), (Error, JobRecord)> {
+        let shared = &ctx.shared;
+        if !ctx.is_started() {
+            return Err((
+                Error::with_context(ErrorCode::BadState, "the job's context is not started"),
+                record,
+            ));
+        }
+        let Some(slot) = self
+            .attached
+            .iter()
+            .position(|a| Arc::ptr_eq(&a.ctx, shared))
+        else {
+            return Err((
+                Error::with_context(
+                    ErrorCode::NotFound,
+                    "the job's context is not attached to this work queue",
+                ),
+                record,
+            ));
+        };
+        if !shared.ops.handles(record.job_type) {
+            return Err((
+                Error::with_context(
+                    ErrorCode::InvalidValue,
+                    "job type does not belong to the context's library",
+                ),
+                record,
+            ));
+        }
+        let (dev, engine) = {
+            let st = shared.state();
+            (st.dev.clone(), st.engine.clone())
+        };
+        let Some(dev) = dev else {
+            return Err((
+                Error::with_context(ErrorCode::BadState, "context has no device"),
+                record,
+            ));
+        };
+        if self.inflight >= self.shared.depth {
+            return Err((
+                Error::with_context(
+                    ErrorCode::NoMemory,
+                    "work queue is full: retrieve completions first",
+                ),
+                record,
+            ));
+        }
+        if let Err(e) = shared.ops.validate(&mut record, &dev) {
+            return Err((e, record));
+        }
+        self.inflight += 1;
+        self.attached[slot].inflight += 1;
+        record.params_ctx = Arc::as_ptr(shared) as *const () as usize;
+        match engine {
+            Some(engine) => engine.push(Task {
+                ctx: Arc::clone(shared),
+                wq: Arc::clone(&self.shared),
+                dev,
+                record,
+            }),
+            None => {
+                let r = shared.ops.execute(&mut record, &dev);
+                complete(&self.shared, record, r);
+            }
+        }
+        Ok(())
+    }
+
+    /// Submits a typed job (see [`submit`](WorkQ::submit)).
+    pub fn submit_job(
+        &mut self,
+        ctx: &Ctx,
+        job: impl super::job::Job,
+    ) -> std::result::Result<(), (Error, JobRecord)> {
+        self.submit(ctx, job.into_record())
+    }
+
+    /// `doca_workq_progress_retrieve`: a completed job, `Again` when none, or `IoFailed`
+    /// with the failed job's completion. Completion order is not guaranteed.
+    pub fn progress_retrieve(&mut self) -> std::result::Result<Completion, RetrieveError> {
+        let Some(c) = lock(&self.shared.cq).pop_front() else {
+            return Err(RetrieveError::Again);
+        };
+        self.inflight -= 1;
+        let ctx = c.record.params_ctx;
+        if let Some(a) = self
+            .attached
+            .iter_mut()
+            .find(|a| Arc::as_ptr(&a.ctx) as *const () as usize == ctx)
+        {
+            a.inflight -= 1;
+        }
+        if c.error.is_some() {
+            Err(RetrieveError::IoFailed(c))
+        } else {
+            Ok(c)
+        }
+    }
+
+    /// Waits for the next completion: on the event handle in event-driven mode, else by
+    /// polling and yielding. `Again` when nothing is in flight or the timeout passes.
+    pub fn wait(
+        &mut self,
+        timeout: Option<Duration>,
+    ) -> std::result::Result<Completion, RetrieveError> {
+        let deadline = timeout.map(|t| Instant::now() + t);
+        loop {
+            match self.progress_retrieve() {
+                Err(RetrieveError::Again) => {}
+                other => return other,
+            }
+            if self.inflight == 0 || deadline.is_some_and(|d| Instant::now() >= d) {
+                return Err(RetrieveError::Again);
+            }
+            if self.event_driven {
+                if self.event_handle_arm().is_err() {
+                    return Err(RetrieveError::Again);
+                }
+                if lock(&self.shared.cq).is_empty()
+                    && let Some(fd) = self.shared.efd.get()
+                {
+                    let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+                    let ts = left.map(|l| rustix::time::Timespec {
+                        tv_sec: l.as_secs() as i64,
+                        tv_nsec: l.subsec_nanos() as i64,
+                    });
+                    let mut fds = [PollFd::new(fd, PollFlags::IN)];
+                    let _ = rustix::event::poll(&mut fds, ts.as_ref());
+                }
+                let h = self.shared.efd.get().map(|f| f.as_raw_fd());
+                if let Some(h) = h {
+                    let _ = self.event_handle_clear(h);
+                }
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+
+    /// `doca_workq_set_event_driven_enable`: only while no context is attached.
+    pub fn set_event_driven_enable(&mut self, enable: bool) -> Result<()> {
+        if !self.attached.is_empty() {
+            return Err(Error::with_context(
+                ErrorCode::BadState,
+                "event-driven mode can change only while no context is attached",
+            ));
+        }
+        if enable && self.shared.efd.get().is_none() {
+            let fd = rustix::event::eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK)
+                .map_err(|e| {
+                    Error::with_context(
+                        ErrorCode::OperatingSystem,
+                        format!("cannot create the event handle (eventfd): {e}"),
+                    )
+                })?;
+            let _ = self.shared.efd.set(fd);
+        }
+        self.event_driven = enable;
+        Ok(())
+    }
+
+    /// `doca_workq_get_event_driven_enable`.
+    pub fn event_driven_enabled(&self) -> bool {
+        self.event_driven
+    }
+
+    /// `doca_workq_get_event_handle`: a Linux eventfd for epoll/poll/select.
+    /// `BadState` unless event-driven mode is enabled.
+    pub fn event_handle(&self) -> Result<RawFd> {
+        match (self.event_driven, self.shared.efd.get()) {
+            (true, Some(fd)) => Ok(fd.as_fd().as_raw_fd()),
+            _ => Err(Error::with_context(
+                ErrorCode::BadState,
+                "event-driven mode is not enabled on this work queue",
+            )),
+        }
+    }
+
+    /// `doca_workq_event_handle_arm`: the next completion makes the handle readable (at
+    /// once when completions are already waiting).
+    pub fn event_handle_arm(&mut self) -> Result<()> {
+        if !self.event_driven {
+            return Err(Error::with_context(
+                ErrorCode::BadState,
+                "event-driven mode is not enabled on this work queue",
+            ));
+        }
+        self.shared.armed.store(true, Ordering::Release);
+        if !lock(&self.shared.cq).is_empty() && self.shared.armed.swap(false, Ordering::AcqRel) {
+            signal(&self.shared);
+        }
+        Ok(())
+    }
+
+    /// `doca_workq_event_handle_clear`: acknowledges a wake-up on `handle` (this work
+    /// queue's handle; `InvalidValue` otherwise).
+    pub fn event_handle_clear(&mut self, handle: RawFd) -> Result<()> {
+        let fd = self.event_handle()?;
+        if fd != handle {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "handle is not this work queue's event handle",
+            ));
+        }
+        if let Some(f) = self.shared.efd.get() {
+            let mut buf = [0u8; 8];
+            // Nothing to read (EAGAIN) means nothing to clear.
+            let _ = rustix::io::read(f, &mut buf);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for WorkQ {
+    fn drop(&mut self) {
+        let id = self.id();
+        for a in &self.attached {
+            a.ctx.state().workqs.retain(|w| *w != id);
+        }
+    }
+}
+
+impl Ctx {
+    /// `doca_ctx_workq_add`: only while started; an event-driven work queue needs a
+    /// context that supports it (`NotSupported`).
+    pub fn workq_add(&self, wq: &mut WorkQ) -> Result<()> {
+        let mut st = self.shared.state();
+        if !self.is_started() {
+            return Err(Error::with_context(
+                ErrorCode::BadState,
+                "context is not started; start it before adding work queues",
+            ));
+        }
+        if wq.has_ctx(self) {
+            return Err(Error::with_context(
+                ErrorCode::AlreadyExist,
+                "work queue is already attached to this context",
+            ));
+        }
+        if wq.event_driven && !self.shared.ops.event_driven_supported() {
+            return Err(Error::with_context(
+                ErrorCode::NotSupported,
+                "this context cannot serve an event-driven work queue",
+            ));
+        }
+        if let Some(e) = &st.engine {
+            e.reserve(wq.depth() as usize);
+        }
+        st.workqs.push(wq.id());
+        wq.attached.push(Attached {
+            ctx: Arc::clone(&self.shared),
+            inflight: 0,
+        });
+        Ok(())
+    }
+
+    /// `doca_ctx_workq_rm`: `NotFound` when not attached; `InUse` while this context's
+    /// jobs on that work queue are not yet retrieved.
+    pub fn workq_rm(&self, wq: &mut WorkQ) -> Result<()> {
+        let Some(i) = wq
+            .attached
+            .iter()
+            .position(|a| Arc::ptr_eq(&a.ctx, &self.shared))
+        else {
+            return Err(Error::with_context(
+                ErrorCode::NotFound,
+                "work queue is not attached to this context",
+            ));
+        };
+        if wq.attached[i].inflight > 0 {
+            return Err(Error::with_context(
+                ErrorCode::InUse,
+                format!(
+                    "{} job(s) of this context are still in flight on the work queue",
+                    wq.attached[i].inflight
+                ),
+            ));
+        }
+        wq.attached.remove(i);
+        let id = wq.id();
+        self.shared.state().workqs.retain(|w| *w != id);
+        Ok(())
+    }
+}

@@ -1,0 +1,256 @@
+//! DOCA DMA in software: a context whose memcpy jobs copy between buffers (and
+//! scatter-gather lists of them) of mmaps the device may reach.
+//!
+//! ```
+//! use doca_core::{devinfo_list, AccessFlags, BufInventory, Mmap, WorkQ};
+//! use doca_dma::{Dma, MemcpyJob};
+//!
+//! let dev = devinfo_list()?[0].open()?;
+//! let mut mmap = Mmap::new();
+//! mmap.set_memory(vec![0u8; 1 << 16])?;
+//! mmap.set_permissions(AccessFlags::LOCAL_READ_WRITE)?;
+//! mmap.dev_add(&dev)?;
+//! mmap.start()?;
+//! let mut inv = BufInventory::new(4)?;
+//! inv.start()?;
+//! let mut src = inv.buf_at(&mmap, 0, 4096)?;
+//! src.append(b"copied by DMA")?;
+//! let dst = inv.buf_at(&mmap, 8192, 4096)?;
+//!
+//! let dma = Dma::new();
+//! dma.as_ctx().dev_add(&dev)?;
+//! dma.as_ctx().start()?;
+//! let mut wq = WorkQ::new(8)?;
+//! dma.as_ctx().workq_add(&mut wq)?;
+//! wq.submit_job(dma.as_ctx(), MemcpyJob::new(src, dst, 7)).map_err(|(e, _)| e)?;
+//! let mut done = wq.wait(None).map_err(|_| doca_core::Error::new(doca_core::ErrorCode::IoFailed))?;
+//! assert_eq!(done.event.user_data.u64(), 7);
+//! let dst = done.take_buf(MemcpyJob::DST).unwrap();
+//! assert_eq!(dst.data_to_vec(), b"copied by DMA");
+//! # drop(done); dma.as_ctx().workq_rm(&mut wq)?;
+//! # Ok::<(), doca_core::Error>(())
+//! ```
+
+use doca_core::device::Capability;
+use doca_core::exec::{CtxOps, Job, JobRecord};
+use doca_core::memory::IoGuard;
+use doca_core::types::action;
+use doca_core::{AccessFlags, BufDesc, Ctx, Data, Dev, DevInfo, Error, ErrorCode, Result};
+
+/// `DOCA_DMA_JOB_MEMCPY`.
+pub const JOB_MEMCPY: u32 = action::DMA_FIRST + 1;
+/// Most elements of a source or destination list.
+pub const MAX_LIST_ELEMENTS: u32 = 256;
+/// Largest copy (2 GiB).
+pub const MAX_BUF_SIZE: u64 = 1 << 31;
+
+/// A DMA context (`struct doca_dma`).
+#[derive(Debug, Clone)]
+pub struct Dma {
+    ctx: Ctx,
+}
+
+impl Default for Dma {
+    fn default() -> Dma {
+        Dma::new()
+    }
+}
+
+impl Dma {
+    /// `doca_dma_create`.
+    pub fn new() -> Dma {
+        Dma {
+            ctx: Ctx::new(DmaOps),
+        }
+    }
+
+    /// `doca_dma_as_ctx`.
+    pub fn as_ctx(&self) -> &Ctx {
+        &self.ctx
+    }
+
+    /// `doca_dma_job_get_supported`.
+    pub fn job_get_supported(devinfo: &DevInfo, job_type: u32) -> Result<()> {
+        if job_type != JOB_MEMCPY {
+            return Err(Error::with_context(
+                ErrorCode::NotSupported,
+                "the DMA library has only the memcpy job type",
+            ));
+        }
+        devinfo.job_supported(job_type)
+    }
+
+    /// `doca_dma_get_max_list_buf_num_elem`.
+    pub fn max_list_buf_num_elem(devinfo: &DevInfo) -> Result<u32> {
+        Dma::job_get_supported(devinfo, JOB_MEMCPY).map(|_| MAX_LIST_ELEMENTS)
+    }
+
+    /// `doca_dma_get_max_buf_size`.
+    pub fn max_buf_size(devinfo: &DevInfo) -> Result<u64> {
+        Dma::job_get_supported(devinfo, JOB_MEMCPY).map(|_| MAX_BUF_SIZE)
+    }
+}
+
+/// A memcpy job (`struct doca_dma_job_memcpy`): the source list's data is appended to
+/// the destination list's tailrooms, whose data lengths grow.
+#[derive(Debug)]
+pub struct MemcpyJob {
+    /// Source buffer (or list head).
+    pub src: doca_core::Buf,
+    /// Destination buffer (or list head).
+    pub dst: doca_core::Buf,
+    /// Echoed in the completion.
+    pub user_data: Data,
+}
+
+impl MemcpyJob {
+    /// Record slot of the destination.
+    pub const DST: usize = 0;
+    /// Record slot of the source.
+    pub const SRC: usize = 1;
+
+    /// A memcpy job.
+    pub fn new(src: doca_core::Buf, dst: doca_core::Buf, user_data: u64) -> MemcpyJob {
+        MemcpyJob {
+            src,
+            dst,
+            user_data: Data(user_data),
+        }
+    }
+}
+
+impl Job for MemcpyJob {
+    fn into_record(self) -> JobRecord {
+        let mut r = JobRecord::new(JOB_MEMCPY, self.user_data);
+        r.set_buf(MemcpyJob::DST, self.dst);
+        r.set_buf(MemcpyJob::SRC, self.src);
+        r
+    }
+}
+
+struct DmaOps;
+
+fn ranges_overlap(a: (usize, usize), b: (usize, usize)) -> bool {
+    a.0 < b.0 + b.1 && b.0 < a.0 + a.1 && a.1 > 0 && b.1 > 0
+}
+
+impl CtxOps for DmaOps {
+    fn name(&self) -> &'static str {
+        "dma"
+    }
+
+    fn capability(&self) -> Capability {
+        Capability::Dma
+    }
+
+    fn handles(&self, job_type: u32) -> bool {
+        job_type == JOB_MEMCPY
+    }
+
+    fn validate(&self, job: &mut JobRecord, dev: &Dev) -> Result<()> {
+        dev.as_devinfo().job_supported(job.job_type)?;
+        let (Some(dst), Some(src)) = (job.buf(MemcpyJob::DST), job.buf(MemcpyJob::SRC)) else {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "memcpy job needs a source and a destination buffer",
+            ));
+        };
+        if src.num_elements() > MAX_LIST_ELEMENTS || dst.num_elements() > MAX_LIST_ELEMENTS {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "buffer list has more elements than the DMA maximum (256)",
+            ));
+        }
+        Ok(())
+    }
+
+    fn execute(&self, job: &mut JobRecord, dev: &Dev) -> Result<()> {
+        let (Some(dst), Some(src)) = (job.buf(MemcpyJob::DST), job.buf(MemcpyJob::SRC)) else {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "memcpy job needs a source and a destination buffer",
+            ));
+        };
+        copy(src, dst, dev)
+    }
+}
+
+/// Gathers `src`'s data into `dst`'s tailrooms.
+fn copy(src: &BufDesc, dst: &BufDesc, dev: &Dev) -> Result<()> {
+    for e in src.iter().chain(dst.iter()) {
+        if !e.mmap_has_device(dev) {
+            return Err(Error::with_context(
+                ErrorCode::NotPermitted,
+                "a buffer's mmap was not given access to the context's device (mmap dev_add)",
+            ));
+        }
+    }
+    if dst
+        .iter()
+        .any(|e| !e.mmap_permissions().contains(AccessFlags::LOCAL_READ_WRITE))
+    {
+        return Err(Error::with_context(
+            ErrorCode::NotPermitted,
+            "the destination's mmap does not grant write access (DOCA_ACCESS_LOCAL_READ_WRITE)",
+        ));
+    }
+    let total = src.list_data_len();
+    if total as u64 > MAX_BUF_SIZE {
+        return Err(Error::with_context(
+            ErrorCode::InvalidValue,
+            "source is larger than the DMA maximum (2 GiB)",
+        ));
+    }
+    let room: usize = dst.iter().map(BufDesc::tailroom).sum();
+    if room < total {
+        return Err(Error::with_context(
+            ErrorCode::InvalidValue,
+            "destination tailroom is smaller than the source data",
+        ));
+    }
+    for s in src.iter() {
+        for d in dst.iter() {
+            let tail = (d.data() as usize + d.data_len(), d.tailroom());
+            if ranges_overlap((s.data() as usize, s.data_len()), tail) {
+                return Err(Error::with_context(
+                    ErrorCode::InvalidValue,
+                    "source and destination buffers overlap",
+                ));
+            }
+        }
+    }
+    let Some(_io) = IoGuard::lock(&[src, dst]) else {
+        return Err(Error::with_context(
+            ErrorCode::InvalidValue,
+            "job spans more than 16 mmaps",
+        ));
+    };
+    let mut dsts = dst.iter();
+    let mut cur = dsts.next();
+    for s in src.iter() {
+        let mut sp = s.data() as *const u8;
+        let mut left = s.data_len();
+        while left > 0 {
+            let Some(d) = cur else {
+                return Err(Error::with_context(
+                    ErrorCode::Unexpected,
+                    "destination ran out of room",
+                ));
+            };
+            let n = left.min(d.tailroom());
+            if n == 0 {
+                cur = dsts.next();
+                continue;
+            }
+            // SAFETY: [sp, sp+n) lies in the source's data and [dst tail, +n) in the
+            // destination's tailroom, both inside started mmaps kept alive by the job's
+            // buffers; they do not overlap (checked); the io locks of both mmaps are held.
+            unsafe { std::ptr::copy_nonoverlapping(sp, d.data().add(d.data_len()), n) };
+            d.grow_data_len(n)?;
+            // SAFETY: n <= left, so sp stays inside the source's data.
+            sp = unsafe { sp.add(n) };
+            left -= n;
+        }
+    }
+    Ok(())
+}

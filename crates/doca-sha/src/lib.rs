@@ -1,0 +1,552 @@
+//! DOCA SHA in software: SHA-1, SHA-256 and SHA-512 jobs, one-shot or as partial
+//! sessions, on the RustCrypto `sha1`/`sha2` crates (which use SHA-NI where present).
+//!
+//! ```
+//! use doca_core::{devinfo_list, AccessFlags, BufInventory, Mmap, WorkQ};
+//! use doca_sha::{Sha, ShaAlgo, ShaJob};
+//!
+//! let dev = devinfo_list()?[0].open()?;
+//! let mut mmap = Mmap::new();
+//! mmap.set_memory(vec![0u8; 8192])?;
+//! mmap.set_permissions(AccessFlags::LOCAL_READ_WRITE)?;
+//! mmap.dev_add(&dev)?;
+//! mmap.start()?;
+//! let mut inv = BufInventory::new(2)?;
+//! inv.start()?;
+//! let mut src = inv.buf_at(&mmap, 0, 4096)?;
+//! src.append(b"abc")?;
+//! let dst = inv.buf_at(&mmap, 4096, 64)?;
+//!
+//! let sha = Sha::new();
+//! sha.as_ctx().dev_add(&dev)?;
+//! sha.as_ctx().start()?;
+//! let mut wq = WorkQ::new(4)?;
+//! sha.as_ctx().workq_add(&mut wq)?;
+//! wq.submit_job(sha.as_ctx(), ShaJob::new(ShaAlgo::Sha256, src, dst, 1)).map_err(|(e, _)| e)?;
+//! let mut done = wq.wait(None).map_err(|_| doca_core::Error::new(doca_core::ErrorCode::IoFailed))?;
+//! let digest = done.take_buf(ShaJob::RESP).unwrap().data_to_vec();
+//! assert_eq!(digest[..4], [0xba, 0x78, 0x16, 0xbf]);
+//! # Ok::<(), doca_core::Error>(())
+//! ```
+
+use doca_core::device::Capability;
+use doca_core::exec::{CtxOps, Job, JobRecord};
+use doca_core::memory::IoGuard;
+use doca_core::types::action;
+use doca_core::{
+    AccessFlags, Buf, BufDesc, Ctx, Data, Dev, DevInfo, Error, ErrorCode, Result, WorkQ,
+};
+use sha2::Digest;
+use std::sync::{Arc, Condvar, Mutex};
+
+/// `DOCA_SHA_JOB_SHA1`.
+pub const JOB_SHA1: u32 = action::SHA_FIRST + 1;
+/// `DOCA_SHA_JOB_SHA256`.
+pub const JOB_SHA256: u32 = action::SHA_FIRST + 2;
+/// `DOCA_SHA_JOB_SHA512`.
+pub const JOB_SHA512: u32 = action::SHA_FIRST + 3;
+/// `DOCA_SHA_JOB_SHA1_PARTIAL`.
+pub const JOB_SHA1_PARTIAL: u32 = action::SHA_FIRST + 4;
+/// `DOCA_SHA_JOB_SHA256_PARTIAL`.
+pub const JOB_SHA256_PARTIAL: u32 = action::SHA_FIRST + 5;
+/// `DOCA_SHA_JOB_SHA512_PARTIAL`.
+pub const JOB_SHA512_PARTIAL: u32 = action::SHA_FIRST + 6;
+/// `DOCA_SHA_JOB_FLAGS_SHA_PARTIAL_FINAL`.
+pub const FLAG_PARTIAL_FINAL: u64 = 1;
+/// Most elements of a source list.
+pub const MAX_LIST_ELEMENTS: u32 = 256;
+/// Largest source (4 GiB).
+pub const MAX_SRC_BUFFER_SIZE: u64 = 1 << 32;
+
+/// A SHA algorithm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ShaAlgo {
+    /// SHA-1, 20-byte digest.
+    Sha1,
+    /// SHA-256, 32-byte digest.
+    Sha256,
+    /// SHA-512, 64-byte digest.
+    Sha512,
+}
+
+impl ShaAlgo {
+    /// Digest length (`DOCA_SHA*_BYTE_COUNT`).
+    pub const fn digest_len(self) -> usize {
+        match self {
+            ShaAlgo::Sha1 => 20,
+            ShaAlgo::Sha256 => 32,
+            ShaAlgo::Sha512 => 64,
+        }
+    }
+
+    /// Block length: partial segments other than the last are multiples of it.
+    pub const fn block_len(self) -> usize {
+        match self {
+            ShaAlgo::Sha512 => 128,
+            _ => 64,
+        }
+    }
+
+    /// The one-shot job type.
+    pub const fn job_type(self) -> u32 {
+        match self {
+            ShaAlgo::Sha1 => JOB_SHA1,
+            ShaAlgo::Sha256 => JOB_SHA256,
+            ShaAlgo::Sha512 => JOB_SHA512,
+        }
+    }
+
+    /// The partial job type.
+    pub const fn partial_job_type(self) -> u32 {
+        match self {
+            ShaAlgo::Sha1 => JOB_SHA1_PARTIAL,
+            ShaAlgo::Sha256 => JOB_SHA256_PARTIAL,
+            ShaAlgo::Sha512 => JOB_SHA512_PARTIAL,
+        }
+    }
+
+    /// The algorithm and partial-ness of a job type.
+    pub fn from_job_type(t: u32) -> Option<(ShaAlgo, bool)> {
+        Some(match t {
+            JOB_SHA1 => (ShaAlgo::Sha1, false),
+            JOB_SHA256 => (ShaAlgo::Sha256, false),
+            JOB_SHA512 => (ShaAlgo::Sha512, false),
+            JOB_SHA1_PARTIAL => (ShaAlgo::Sha1, true),
+            JOB_SHA256_PARTIAL => (ShaAlgo::Sha256, true),
+            JOB_SHA512_PARTIAL => (ShaAlgo::Sha512, true),
+            _ => return None,
+        })
+    }
+}
+
+/// A SHA context (`struct doca_sha`).
+#[derive(Debug, Clone)]
+pub struct Sha {
+    ctx: Ctx,
+}
+
+impl Default for Sha {
+    fn default() -> Sha {
+        Sha::new()
+    }
+}
+
+impl Sha {
+    /// `doca_sha_create`.
+    pub fn new() -> Sha {
+        Sha {
+            ctx: Ctx::new(ShaOps),
+        }
+    }
+
+    /// `doca_sha_as_ctx`.
+    pub fn as_ctx(&self) -> &Ctx {
+        &self.ctx
+    }
+
+    /// `doca_sha_job_get_supported`.
+    pub fn job_get_supported(devinfo: &DevInfo, job_type: u32) -> Result<()> {
+        if ShaAlgo::from_job_type(job_type).is_none() {
+            return Err(Error::with_context(
+                ErrorCode::NotSupported,
+                "not a SHA job type",
+            ));
+        }
+        devinfo.job_supported(job_type)
+    }
+
+    /// `doca_sha_get_max_list_buf_num_elem`.
+    pub fn max_list_buf_num_elem(devinfo: &DevInfo) -> Result<u32> {
+        Sha::job_get_supported(devinfo, JOB_SHA256).map(|_| MAX_LIST_ELEMENTS)
+    }
+
+    /// `doca_sha_get_max_src_buffer_size`.
+    pub fn max_src_buffer_size(devinfo: &DevInfo) -> Result<u64> {
+        Sha::job_get_supported(devinfo, JOB_SHA256).map(|_| MAX_SRC_BUFFER_SIZE)
+    }
+
+    /// `doca_sha_get_min_dst_buffer_size`: the digest length of the job type.
+    pub fn min_dst_buffer_size(devinfo: &DevInfo, job_type: u32) -> Result<u32> {
+        Sha::job_get_supported(devinfo, job_type)?;
+        let (algo, _) =
+            ShaAlgo::from_job_type(job_type).ok_or_else(|| Error::new(ErrorCode::NotSupported))?;
+        Ok(algo.digest_len() as u32)
+    }
+
+    /// `doca_sha_get_hardware_supported`: the software device computes SHA on the CPU
+    /// (with SHA-NI where present); answered `Ok` when the device has the SHA capability.
+    pub fn hardware_supported(devinfo: &DevInfo) -> Result<()> {
+        Sha::job_get_supported(devinfo, JOB_SHA256)
+    }
+
+    /// `doca_sha_partial_session_create` (the work queue is where its jobs go).
+    pub fn partial_session_create(&self, _workq: &WorkQ) -> Result<PartialSession> {
+        Ok(PartialSession {
+            state: Arc::new(SessionCell::new()),
+        })
+    }
+
+    /// `doca_sha_partial_session_copy`: `to` continues from `from`'s state.
+    pub fn partial_session_copy(
+        &self,
+        _workq: &WorkQ,
+        from: &PartialSession,
+        to: &PartialSession,
+    ) -> Result<()> {
+        if Arc::ptr_eq(&from.state, &to.state) {
+            return Ok(());
+        }
+        let h = lock(&from.state.s).hash.clone();
+        lock(&to.state.s).hash = h;
+        Ok(())
+    }
+
+    /// `doca_sha_partial_session_destroy`: refused with `InUse` while a job of the
+    /// session is in flight.
+    pub fn partial_session_destroy(
+        &self,
+        _workq: &WorkQ,
+        session: PartialSession,
+    ) -> std::result::Result<(), (PartialSession, Error)> {
+        if Arc::strong_count(&session.state) > 1 {
+            return Err((
+                session,
+                Error::with_context(ErrorCode::InUse, "a job of this session is still in flight"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[derive(Clone)]
+enum SessionState {
+    Idle,
+    Sha1(sha1::Sha1),
+    Sha256(sha2::Sha256),
+    Sha512(sha2::Sha512),
+}
+
+/// A session's hash state plus the tickets that keep its jobs in submission order even
+/// when engine threads run them.
+struct Session {
+    hash: SessionState,
+    next_ticket: u64,
+    next_exec: u64,
+}
+
+struct SessionCell {
+    s: Mutex<Session>,
+    turn: Condvar,
+}
+
+impl SessionCell {
+    fn new() -> SessionCell {
+        SessionCell {
+            s: Mutex::new(Session {
+                hash: SessionState::Idle,
+                next_ticket: 0,
+                next_exec: 0,
+            }),
+            turn: Condvar::new(),
+        }
+    }
+}
+
+/// A partial-hash session (`struct doca_sha_partial_session`): segments hashed by
+/// partial jobs; the job with the FINAL flag appends the digest of them all.
+#[derive(Clone)]
+pub struct PartialSession {
+    state: Arc<SessionCell>,
+}
+
+impl std::fmt::Debug for PartialSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PartialSession").finish_non_exhaustive()
+    }
+}
+
+/// A one-shot hash job (`struct doca_sha_job`): the digest of `req`'s data is appended
+/// to `resp`.
+#[derive(Debug)]
+pub struct ShaJob {
+    /// Algorithm.
+    pub algo: ShaAlgo,
+    /// Source buffer (or list head).
+    pub req: Buf,
+    /// Response buffer: needs `digest_len` bytes of tailroom.
+    pub resp: Buf,
+    /// Echoed in the completion.
+    pub user_data: Data,
+}
+
+impl ShaJob {
+    /// Record slot of the request.
+    pub const REQ: usize = 0;
+    /// Record slot of the response.
+    pub const RESP: usize = 1;
+
+    /// A one-shot job.
+    pub fn new(algo: ShaAlgo, req: Buf, resp: Buf, user_data: u64) -> ShaJob {
+        ShaJob {
+            algo,
+            req,
+            resp,
+            user_data: Data(user_data),
+        }
+    }
+}
+
+impl Job for ShaJob {
+    fn into_record(self) -> JobRecord {
+        let mut r = JobRecord::new(self.algo.job_type(), self.user_data);
+        r.set_buf(ShaJob::REQ, self.req);
+        r.set_buf(ShaJob::RESP, self.resp);
+        r
+    }
+}
+
+/// A partial hash job (`struct doca_sha_partial_job`): hashes `req` into the session;
+/// with `final_segment`, appends the digest of every segment to `resp`.
+#[derive(Debug)]
+pub struct ShaPartialJob {
+    /// Algorithm (the same for every job of a session).
+    pub algo: ShaAlgo,
+    /// The session.
+    pub session: PartialSession,
+    /// This segment (a multiple of the block length unless final).
+    pub req: Buf,
+    /// Response buffer (used by the final job).
+    pub resp: Buf,
+    /// Whether this is the last segment.
+    pub final_segment: bool,
+    /// Echoed in the completion.
+    pub user_data: Data,
+}
+
+impl Job for ShaPartialJob {
+    fn into_record(self) -> JobRecord {
+        let mut r = JobRecord::new(self.algo.partial_job_type(), self.user_data);
+        r.set_buf(ShaJob::REQ, self.req);
+        r.set_buf(ShaJob::RESP, self.resp);
+        r.params[0] = if self.final_segment {
+            FLAG_PARTIAL_FINAL
+        } else {
+            0
+        };
+        r.aux = Some(self.session.state);
+        r
+    }
+}
+
+struct ShaOps;
+
+fn feed(state: &mut SessionState, src: &BufDesc) {
+    for e in src.iter() {
+        // SAFETY: the element's data lies inside its started mmap, kept alive by the
+        // job's buffers; the job holds the mmaps' io locks while hashing.
+        let bytes = unsafe { std::slice::from_raw_parts(e.data() as *const u8, e.data_len()) };
+        match state {
+            SessionState::Idle => {}
+            SessionState::Sha1(h) => h.update(bytes),
+            SessionState::Sha256(h) => h.update(bytes),
+            SessionState::Sha512(h) => h.update(bytes),
+        }
+    }
+}
+
+fn finish(state: SessionState, resp: &BufDesc) -> Result<()> {
+    let mut out = [0u8; 64];
+    let n = match state {
+        SessionState::Idle => 0,
+        SessionState::Sha1(h) => {
+            out[..20].copy_from_slice(&h.finalize());
+            20
+        }
+        SessionState::Sha256(h) => {
+            out[..32].copy_from_slice(&h.finalize());
+            32
+        }
+        SessionState::Sha512(h) => {
+            out.copy_from_slice(&h.finalize());
+            64
+        }
+    };
+    // SAFETY: the response's tailroom holds n bytes (checked by the caller) inside its
+    // mmap; the io locks are held.
+    unsafe { std::ptr::copy_nonoverlapping(out.as_ptr(), resp.data().add(resp.data_len()), n) };
+    resp.grow_data_len(n)
+}
+
+fn fresh(algo: ShaAlgo) -> SessionState {
+    match algo {
+        ShaAlgo::Sha1 => SessionState::Sha1(sha1::Sha1::new()),
+        ShaAlgo::Sha256 => SessionState::Sha256(sha2::Sha256::new()),
+        ShaAlgo::Sha512 => SessionState::Sha512(sha2::Sha512::new()),
+    }
+}
+
+fn same_algo(s: &SessionState, algo: ShaAlgo) -> bool {
+    matches!(
+        (s, algo),
+        (SessionState::Sha1(_), ShaAlgo::Sha1)
+            | (SessionState::Sha256(_), ShaAlgo::Sha256)
+            | (SessionState::Sha512(_), ShaAlgo::Sha512)
+    )
+}
+
+impl CtxOps for ShaOps {
+    fn name(&self) -> &'static str {
+        "sha"
+    }
+
+    fn capability(&self) -> Capability {
+        Capability::Sha
+    }
+
+    fn handles(&self, job_type: u32) -> bool {
+        ShaAlgo::from_job_type(job_type).is_some()
+    }
+
+    fn validate(&self, job: &mut JobRecord, dev: &Dev) -> Result<()> {
+        dev.as_devinfo().job_supported(job.job_type)?;
+        let (Some(req), Some(_resp)) = (job.buf(ShaJob::REQ), job.buf(ShaJob::RESP)) else {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "SHA job needs a request and a response buffer",
+            ));
+        };
+        if req.num_elements() > MAX_LIST_ELEMENTS {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "request list has more elements than the SHA maximum (256)",
+            ));
+        }
+        let (_, partial) = ShaAlgo::from_job_type(job.job_type)
+            .ok_or_else(|| Error::new(ErrorCode::InvalidValue))?;
+        if partial {
+            let Some(cell) = job
+                .aux
+                .as_ref()
+                .and_then(|a| a.downcast_ref::<SessionCell>())
+            else {
+                return Err(Error::with_context(
+                    ErrorCode::InvalidValue,
+                    "partial SHA job needs a partial session",
+                ));
+            };
+            // Accepted from here on: take the next turn of the session.
+            let mut s = lock(&cell.s);
+            job.params[1] = s.next_ticket;
+            s.next_ticket += 1;
+        }
+        Ok(())
+    }
+
+    fn execute(&self, job: &mut JobRecord, dev: &Dev) -> Result<()> {
+        let (algo, partial) = ShaAlgo::from_job_type(job.job_type)
+            .ok_or_else(|| Error::new(ErrorCode::InvalidValue))?;
+        let (Some(req), Some(resp)) = (job.buf(ShaJob::REQ), job.buf(ShaJob::RESP)) else {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "SHA job needs a request and a response buffer",
+            ));
+        };
+        for e in req.iter().chain(resp.iter()) {
+            if !e.mmap_has_device(dev) {
+                return Err(Error::with_context(
+                    ErrorCode::NotPermitted,
+                    "a buffer's mmap was not given access to the context's device (mmap dev_add)",
+                ));
+            }
+        }
+        if req.list_data_len() as u64 > MAX_SRC_BUFFER_SIZE {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "request is larger than the SHA maximum (4 GiB)",
+            ));
+        }
+        let final_segment = !partial || job.params[0] & FLAG_PARTIAL_FINAL != 0;
+        if final_segment {
+            if !resp
+                .mmap_permissions()
+                .contains(AccessFlags::LOCAL_READ_WRITE)
+            {
+                return Err(Error::with_context(
+                    ErrorCode::NotPermitted,
+                    "the response's mmap does not grant write access (DOCA_ACCESS_LOCAL_READ_WRITE)",
+                ));
+            }
+            if resp.tailroom() < algo.digest_len() {
+                return Err(Error::with_context(
+                    ErrorCode::InvalidValue,
+                    "response tailroom is smaller than the digest",
+                ));
+            }
+        } else if req.list_data_len() % algo.block_len() != 0 {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "a partial segment other than the final one must be a multiple of the block length (64 bytes; 128 for SHA-512)",
+            ));
+        }
+        let Some(_io) = IoGuard::lock(&[req, resp]) else {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "job spans more than 16 mmaps",
+            ));
+        };
+        if !partial {
+            let mut st = fresh(algo);
+            feed(&mut st, req);
+            return finish(st, resp);
+        }
+        let Some(cell) = job
+            .aux
+            .as_ref()
+            .and_then(|a| a.downcast_ref::<SessionCell>())
+        else {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "partial SHA job needs a partial session",
+            ));
+        };
+        let ticket = job.params[1];
+        let mut s = lock(&cell.s);
+        while s.next_exec != ticket {
+            s = cell.turn.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+        let r = partial_step(&mut s.hash, algo, req, resp, final_segment);
+        s.next_exec += 1;
+        drop(s);
+        cell.turn.notify_all();
+        r
+    }
+}
+
+fn partial_step(
+    st: &mut SessionState,
+    algo: ShaAlgo,
+    req: &BufDesc,
+    resp: &BufDesc,
+    final_segment: bool,
+) -> Result<()> {
+    match &*st {
+        SessionState::Idle => *st = fresh(algo),
+        s if !same_algo(s, algo) => {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "partial job algorithm differs from the session's",
+            ));
+        }
+        _ => {}
+    }
+    feed(st, req);
+    if final_segment {
+        let done = std::mem::replace(st, SessionState::Idle);
+        finish(done, resp)?;
+    }
+    Ok(())
+}
