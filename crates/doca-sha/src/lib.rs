@@ -447,82 +447,99 @@ impl CtxOps for ShaOps {
     }
 
     fn execute(&self, job: &mut JobRecord, dev: &Dev) -> Result<()> {
-        let (algo, partial) = ShaAlgo::from_job_type(job.job_type)
+        let (_, partial) = ShaAlgo::from_job_type(job.job_type)
             .ok_or_else(|| Error::new(ErrorCode::InvalidValue))?;
-        let (Some(req), Some(resp)) = (job.buf(ShaJob::REQ), job.buf(ShaJob::RESP)) else {
-            return Err(Error::with_context(
-                ErrorCode::InvalidValue,
-                "SHA job needs a request and a response buffer",
-            ));
+        let cell = if partial {
+            job.aux
+                .as_ref()
+                .and_then(|a| a.downcast_ref::<SessionCell>())
+        } else {
+            None
         };
-        for e in req.iter().chain(resp.iter()) {
-            if !e.mmap_has_device(dev) {
-                return Err(Error::with_context(
-                    ErrorCode::NotPermitted,
-                    "a buffer's mmap was not given access to the context's device (mmap dev_add)",
-                ));
-            }
-        }
-        if req.list_data_len() as u64 > MAX_SRC_BUFFER_SIZE {
-            return Err(Error::with_context(
-                ErrorCode::InvalidValue,
-                "request is larger than the SHA maximum (4 GiB)",
-            ));
-        }
-        let final_segment = !partial || job.params[0] & FLAG_PARTIAL_FINAL != 0;
-        if final_segment {
-            if !resp
-                .mmap_permissions()
-                .contains(AccessFlags::LOCAL_READ_WRITE)
-            {
-                return Err(Error::with_context(
-                    ErrorCode::NotPermitted,
-                    "the response's mmap does not grant write access (DOCA_ACCESS_LOCAL_READ_WRITE)",
-                ));
-            }
-            if resp.tailroom() < algo.digest_len() {
+        let Some(cell) = cell else {
+            if partial {
                 return Err(Error::with_context(
                     ErrorCode::InvalidValue,
-                    "response tailroom is smaller than the digest",
+                    "partial SHA job needs a partial session",
                 ));
             }
-        } else if req.list_data_len() % algo.block_len() != 0 {
-            return Err(Error::with_context(
-                ErrorCode::InvalidValue,
-                "a partial segment other than the final one must be a multiple of the block length (64 bytes; 128 for SHA-512)",
-            ));
-        }
-        let Some(_io) = IoGuard::lock(&[req, resp]) else {
-            return Err(Error::with_context(
-                ErrorCode::InvalidValue,
-                "job spans more than 16 mmaps",
-            ));
+            return run(job, dev, None);
         };
-        if !partial {
-            let mut st = fresh(algo);
-            feed(&mut st, req);
-            return finish(st, resp);
-        }
-        let Some(cell) = job
-            .aux
-            .as_ref()
-            .and_then(|a| a.downcast_ref::<SessionCell>())
-        else {
-            return Err(Error::with_context(
-                ErrorCode::InvalidValue,
-                "partial SHA job needs a partial session",
-            ));
-        };
+        // Wait for this job's turn in its session before touching any lock a job ahead
+        // of it may need; the turn passes on whatever the outcome.
         let ticket = job.params[1];
         let mut s = lock(&cell.s);
         while s.next_exec != ticket {
             s = cell.turn.wait(s).unwrap_or_else(|e| e.into_inner());
         }
-        let r = partial_step(&mut s.hash, algo, req, resp, final_segment);
+        let r = run(job, dev, Some(&mut s.hash));
         s.next_exec += 1;
         drop(s);
         cell.turn.notify_all();
         r
+    }
+}
+
+/// Checks and runs one job; `session` is the partial session's hash state.
+fn run(job: &JobRecord, dev: &Dev, session: Option<&mut SessionState>) -> Result<()> {
+    let (algo, partial) =
+        ShaAlgo::from_job_type(job.job_type).ok_or_else(|| Error::new(ErrorCode::InvalidValue))?;
+    let (Some(req), Some(resp)) = (job.buf(ShaJob::REQ), job.buf(ShaJob::RESP)) else {
+        return Err(Error::with_context(
+            ErrorCode::InvalidValue,
+            "SHA job needs a request and a response buffer",
+        ));
+    };
+    for e in req.iter().chain(resp.iter()) {
+        if !e.mmap_has_device(dev) {
+            return Err(Error::with_context(
+                ErrorCode::NotPermitted,
+                "a buffer's mmap was not given access to the context's device (mmap dev_add)",
+            ));
+        }
+    }
+    if req.list_data_len() as u64 > MAX_SRC_BUFFER_SIZE {
+        return Err(Error::with_context(
+            ErrorCode::InvalidValue,
+            "request is larger than the SHA maximum (4 GiB)",
+        ));
+    }
+    let final_segment = !partial || job.params[0] & FLAG_PARTIAL_FINAL != 0;
+    if final_segment {
+        if !resp
+            .mmap_permissions()
+            .contains(AccessFlags::LOCAL_READ_WRITE)
+        {
+            return Err(Error::with_context(
+                ErrorCode::NotPermitted,
+                "the response's mmap does not grant write access (DOCA_ACCESS_LOCAL_READ_WRITE)",
+            ));
+        }
+        if resp.tailroom() < algo.digest_len() {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "response tailroom is smaller than the digest",
+            ));
+        }
+    } else if req.list_data_len() % algo.block_len() != 0 {
+        return Err(Error::with_context(
+            ErrorCode::InvalidValue,
+            "a partial segment other than the final one must be a multiple of the block length (64 bytes; 128 for SHA-512)",
+        ));
+    }
+    let Some(_io) = IoGuard::lock(&[req, resp]) else {
+        return Err(Error::with_context(
+            ErrorCode::InvalidValue,
+            "job spans more than 16 mmaps",
+        ));
+    };
+    match session {
+        None => {
+            let mut st = fresh(algo);
+            feed(&mut st, req);
+            finish(st, resp)
+        }
+        Some(st) => partial_step(st, algo, req, resp, final_segment),
     }
 }
 

@@ -249,9 +249,9 @@ impl WorkQ {
                 if self.event_handle_arm().is_err() {
                     return Err(RetrieveError::Again);
                 }
-                if lock(&self.shared.cq).is_empty()
-                    && let Some(fd) = self.shared.efd.get()
-                {
+                // The queue's lock is released before sleeping: engine threads need it.
+                let empty = lock(&self.shared.cq).is_empty();
+                if empty && let Some(fd) = self.shared.efd.get() {
                     let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
                     let ts = left.map(|l| rustix::time::Timespec {
                         tv_sec: l.as_secs() as i64,
