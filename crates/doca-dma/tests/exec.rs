@@ -1,7 +1,7 @@
 //! The execution model end to end, with DMA and SHA contexts, on both engines: jobs run
+//! in the caller (engine_threads = 0) or on two engine threads. Every test runs on both.
 
 #![allow(clippy::result_large_err)]
-//! in the caller (engine_threads = 0) or on two engine threads. Every test runs on both.
 
 use doca_core::device::{self, Topology};
 use doca_core::{AccessFlags, Buf, BufInventory, Ctx, Dev, ErrorCode, Mmap, RetrieveError, WorkQ};
