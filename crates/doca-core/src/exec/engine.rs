@@ -17,6 +17,8 @@ pub(crate) struct Task {
 
 struct Queue {
     tasks: VecDeque<Task>,
+    /// Sum of the depths of the work queues attached to contexts of this engine.
+    reserved: usize,
     shutdown: bool,
 }
 
@@ -92,7 +94,10 @@ impl Engine {
     /// Makes room for `n` more queued tasks (done when a work queue attaches, so that
     /// submitting never allocates).
     pub(crate) fn reserve(&self, n: usize) {
-        lock(&self.inner.q).tasks.reserve(n);
+        let mut q = lock(&self.inner.q);
+        q.reserved += n;
+        let want = q.reserved.saturating_sub(q.tasks.len());
+        q.tasks.reserve(want);
     }
 
     pub(crate) fn push(&self, t: Task) {
