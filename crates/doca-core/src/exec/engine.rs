@@ -61,6 +61,7 @@ impl Engine {
         let inner = Arc::new(Inner {
             q: Mutex::new(Queue {
                 tasks: VecDeque::new(),
+                reserved: 0,
                 shutdown: false,
             }),
             cv: Condvar::new(),
