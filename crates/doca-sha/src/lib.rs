@@ -23,7 +23,7 @@
 //! let mut wq = WorkQ::new(4)?;
 //! sha.as_ctx().workq_add(&mut wq)?;
 //! wq.submit_job(sha.as_ctx(), ShaJob::new(ShaAlgo::Sha256, src, dst, 1)).map_err(|(e, _)| e)?;
-//! let mut done = wq.wait(None).map_err(|_| doca_core::Error::new(doca_core::ErrorCode::IoFailed))?;
+//! let mut done = wq.wait(None)?;
 //! let digest = done.take_buf(ShaJob::RESP).unwrap().data_to_vec();
 //! assert_eq!(digest[..4], [0xba, 0x78, 0x16, 0xbf]);
 //! # Ok::<(), doca_core::Error>(())

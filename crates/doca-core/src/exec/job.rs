@@ -205,3 +205,15 @@ pub trait Job {
     /// The record, owning the job's buffers while in flight.
     fn into_record(self) -> JobRecord;
 }
+
+impl From<RetrieveError> for Error {
+    /// `Again`, or the failed job's own error.
+    fn from(e: RetrieveError) -> Error {
+        match e {
+            RetrieveError::Again => Error::with_context(ErrorCode::Again, "no job has completed"),
+            RetrieveError::IoFailed(c) => {
+                c.error.unwrap_or_else(|| Error::new(ErrorCode::IoFailed))
+            }
+        }
+    }
+}
