@@ -90,12 +90,12 @@ impl Rng {
     }
 }
 
-type Runner<'a> = Box<dyn FnMut() + 'a>;
+pub(crate) type Runner<'a> = Box<dyn FnMut() + 'a>;
 
 /// Measures several runners of the same operation (over `bytes` of data in), taking
 /// their samples in turn so that machine noise falls on all of them alike. Returns each
 /// one's median GB/s.
-fn measure_all(
+pub(crate) fn measure_all(
     bytes: usize,
     reps: usize,
     sample: Duration,

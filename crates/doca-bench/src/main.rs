@@ -6,6 +6,7 @@
 //! and two threads, and prints a markdown table.
 
 mod ec;
+mod exec;
 
 use clap::{Parser, Subcommand};
 
@@ -20,11 +21,14 @@ struct Args {
 enum Cmd {
     /// Erasure coding: encode and recover against ISA-L, reed-solomon-simd, reed-solomon-erasure.
     Ec(ec::EcArgs),
+    /// Work queue round trip, DMA memcpy and SHA-256 through contexts, against plain copies and the sha2 crate.
+    Exec(exec::ExecArgs),
 }
 
 fn main() {
     let args = Args::parse();
     match args.cmd {
         Cmd::Ec(a) => ec::run(&a),
+        Cmd::Exec(a) => exec::run(&a),
     }
 }
