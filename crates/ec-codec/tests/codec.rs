@@ -3,18 +3,8 @@
 
 use ec_codec::{CodecError, CodingMatrix, Decoder, Encoder, Updater, gf};
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
-    }
-}
+mod common;
+use common::Rng;
 
 struct Stripe {
     blocks: Vec<Vec<u8>>, // data then parity

@@ -4,18 +4,8 @@
 use ec_codec::{CodingMatrix, Encoder, Isa, Updater};
 use erasure_isa_l_sys as isal;
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
-    }
-}
+mod common;
+use common::Rng;
 
 /// ISA-L's Cauchy matrix and encode tables for (m, k).
 fn isal_tables(m: usize, k: usize) -> (Vec<u8>, Vec<u8>) {

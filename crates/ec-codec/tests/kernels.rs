@@ -3,21 +3,8 @@
 
 use ec_codec::{GfMatrix, Isa};
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn fill(&mut self, b: &mut [u8]) {
-        for chunk in b.chunks_mut(8) {
-            let v = self.next().to_le_bytes();
-            chunk.copy_from_slice(&v[..chunk.len()]);
-        }
-    }
-}
+mod common;
+use common::Rng;
 
 fn kernels() -> Vec<Isa> {
     let v: Vec<Isa> = Isa::ALL.into_iter().filter(|i| i.is_supported()).collect();
