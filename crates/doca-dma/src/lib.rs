@@ -33,7 +33,7 @@
 
 use doca_core::device::Capability;
 use doca_core::exec::{CtxOps, Job, JobRecord};
-use doca_core::memory::IoGuard;
+use doca_core::memory::with_io_locked;
 use doca_core::types::action;
 use doca_core::{AccessFlags, BufDesc, Ctx, Data, Dev, DevInfo, Error, ErrorCode, Result};
 
@@ -219,12 +219,16 @@ fn copy(src: &BufDesc, dst: &BufDesc, dev: &Dev) -> Result<()> {
             }
         }
     }
-    let Some(_io) = IoGuard::lock(&[src, dst]) else {
-        return Err(Error::with_context(
+    with_io_locked(&[src], &[dst], || gather(src, dst)).unwrap_or_else(|| {
+        Err(Error::with_context(
             ErrorCode::InvalidValue,
             "job spans more than 16 mmaps",
-        ));
-    };
+        ))
+    })
+}
+
+/// Appends `src`'s data to `dst`'s tailrooms (checked to fit), under the io locks.
+fn gather(src: &BufDesc, dst: &BufDesc) -> Result<()> {
     let mut dsts = dst.iter();
     let mut cur = dsts.next();
     for s in src.iter() {
@@ -244,7 +248,7 @@ fn copy(src: &BufDesc, dst: &BufDesc, dev: &Dev) -> Result<()> {
             }
             // SAFETY: [sp, sp+n) lies in the source's data and [dst tail, +n) in the
             // destination's tailroom, both inside started mmaps kept alive by the job's
-            // buffers; they do not overlap (checked); the io locks of both mmaps are held.
+            // buffers; they do not overlap (checked); the caller holds both mmaps' io locks.
             unsafe { std::ptr::copy_nonoverlapping(sp, d.data().add(d.data_len()), n) };
             d.grow_data_len(n)?;
             // SAFETY: n <= left, so sp stays inside the source's data.

@@ -31,7 +31,7 @@
 
 use doca_core::device::Capability;
 use doca_core::exec::{CtxOps, Job, JobRecord};
-use doca_core::memory::IoGuard;
+use doca_core::memory::with_io_locked;
 use doca_core::types::action;
 use doca_core::{
     AccessFlags, Buf, BufDesc, Ctx, Data, Dev, DevInfo, Error, ErrorCode, Result, WorkQ,
@@ -527,20 +527,20 @@ fn run(job: &JobRecord, dev: &Dev, session: Option<&mut SessionState>) -> Result
             "a partial segment other than the final one must be a multiple of the block length (64 bytes; 128 for SHA-512)",
         ));
     }
-    let Some(_io) = IoGuard::lock(&[req, resp]) else {
-        return Err(Error::with_context(
-            ErrorCode::InvalidValue,
-            "job spans more than 16 mmaps",
-        ));
-    };
-    match session {
+    let run = || match session {
         None => {
             let mut st = fresh(algo);
             feed(&mut st, req);
             finish(st, resp)
         }
         Some(st) => partial_step(st, algo, req, resp, final_segment),
-    }
+    };
+    with_io_locked(&[req], &[resp], run).unwrap_or_else(|| {
+        Err(Error::with_context(
+            ErrorCode::InvalidValue,
+            "job spans more than 16 mmaps",
+        ))
+    })
 }
 
 fn partial_step(

@@ -50,6 +50,7 @@ impl fmt::Debug for JobRecord {
 }
 
 impl JobRecord {
+    #[inline]
     /// A record with no buffers.
     pub fn new(job_type: u32, user_data: Data) -> JobRecord {
         JobRecord {
@@ -64,6 +65,7 @@ impl JobRecord {
         }
     }
 
+    #[inline]
     /// Puts an owned buffer (its reference moves into the record) in slot `i`.
     pub fn set_buf(&mut self, i: usize, buf: Buf) {
         self.clear_buf(i);
@@ -81,6 +83,7 @@ impl JobRecord {
         self.bufs[i] = desc;
     }
 
+    #[inline]
     fn clear_buf(&mut self, i: usize) {
         if let Some(b) = self.take_buf(i) {
             drop(b);
@@ -89,6 +92,7 @@ impl JobRecord {
         self.owned &= !(1 << i);
     }
 
+    #[inline]
     /// The descriptor in slot `i`, if any.
     pub fn buf(&self, i: usize) -> Option<&BufDesc> {
         // SAFETY: slots hold live descriptors while the record exists (owned references,
@@ -96,6 +100,7 @@ impl JobRecord {
         unsafe { self.bufs.get(i)?.as_ref() }
     }
 
+    #[inline]
     /// Takes back the owned buffer in slot `i` (`None` for empty or borrowed slots).
     pub fn take_buf(&mut self, i: usize) -> Option<Buf> {
         if i >= MAX_JOB_BUFS || self.owned & (1 << i) == 0 {
@@ -151,6 +156,7 @@ pub struct Completion {
 }
 
 impl Completion {
+    #[inline]
     /// Takes back the owned buffer in slot `i`.
     pub fn take_buf(&mut self, i: usize) -> Option<Buf> {
         self.record.take_buf(i)

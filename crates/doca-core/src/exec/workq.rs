@@ -1,8 +1,9 @@
 //! `doca_workq`: submit jobs, retrieve completions, by polling or event-driven.
 
 use super::ctx::{Ctx, CtxShared};
-use super::engine::Task;
+use super::engine::{Engine, Task};
 use super::job::{Completion, Event, JobRecord, RetrieveError};
+use crate::device::Dev;
 use crate::error::{Error, ErrorCode, Result};
 use rustix::event::{EventfdFlags, PollFd, PollFlags};
 use rustix::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
@@ -10,15 +11,20 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Largest work queue depth.
 pub const MAX_DEPTH: u32 = 1 << 20;
 
+/// What engine threads share with the work queue's owner.
 pub(crate) struct WqShared {
     depth: u32,
+    /// Completions posted by engine threads (inline completions stay in the `WorkQ`).
     cq: Mutex<VecDeque<Completion>>,
+    /// Set (under `cq`'s lock) while the owner sleeps in `wait` for engine completions.
+    sleeping: AtomicBool,
+    cv: Condvar,
     armed: AtomicBool,
     efd: OnceLock<OwnedFd>,
 }
@@ -27,18 +33,31 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Posts a finished job to its work queue and wakes an armed event handle.
-pub(crate) fn complete(wq: &WqShared, record: JobRecord, r: Result<()>) {
+fn completion(record: JobRecord, r: Result<()>) -> Completion {
     let event = Event {
         job_type: record.job_type,
         user_data: record.user_data,
         result: r.as_ref().err().map_or(0, |e| e.raw() as u64),
     };
-    lock(&wq.cq).push_back(Completion {
+    Completion {
         event,
         error: r.err(),
         record,
-    });
+    }
+}
+
+/// Posts a job finished on an engine thread to its work queue, and wakes the owner
+/// sleeping in `wait` and an armed event handle.
+pub(crate) fn complete(wq: &WqShared, record: JobRecord, r: Result<()>) {
+    let c = completion(record, r);
+    let wake = {
+        let mut q = lock(&wq.cq);
+        q.push_back(c);
+        wq.sleeping.load(Ordering::Relaxed)
+    };
+    if wake {
+        wq.cv.notify_one();
+    }
     if wq.armed.swap(false, Ordering::AcqRel) {
         signal(wq);
     }
@@ -51,8 +70,12 @@ fn signal(wq: &WqShared) {
     }
 }
 
+/// A context attached to the work queue, with its device and engine as of attaching
+/// (fixed: a context cannot stop while work queues are attached).
 struct Attached {
     ctx: Arc<CtxShared>,
+    dev: Dev,
+    engine: Option<Arc<Engine>>,
     inflight: u32,
 }
 
@@ -60,7 +83,11 @@ struct Attached {
 /// attached to it. Used by one thread at a time (`Send`, not `Sync`).
 pub struct WorkQ {
     shared: Arc<WqShared>,
+    /// Completions of jobs run inline.
+    local: VecDeque<Completion>,
     inflight: u32,
+    /// Jobs handed to engine threads and not yet retrieved.
+    engine_inflight: u32,
     attached: Vec<Attached>,
     event_driven: bool,
     _not_sync: PhantomData<std::cell::Cell<()>>,
@@ -89,11 +116,15 @@ impl WorkQ {
         Ok(WorkQ {
             shared: Arc::new(WqShared {
                 depth,
-                cq: Mutex::new(VecDeque::with_capacity(depth as usize)),
+                cq: Mutex::new(VecDeque::new()),
+                sleeping: AtomicBool::new(false),
+                cv: Condvar::new(),
                 armed: AtomicBool::new(false),
                 efd: OnceLock::new(),
             }),
+            local: VecDeque::new(),
             inflight: 0,
+            engine_inflight: 0,
             attached: Vec::new(),
             event_driven: false,
             _not_sync: PhantomData,
@@ -159,16 +190,6 @@ impl WorkQ {
                 record,
             ));
         }
-        let (dev, engine) = {
-            let st = shared.state();
-            (st.dev.clone(), st.engine.clone())
-        };
-        let Some(dev) = dev else {
-            return Err((
-                Error::with_context(ErrorCode::BadState, "context has no device"),
-                record,
-            ));
-        };
         if self.inflight >= self.shared.depth {
             return Err((
                 Error::with_context(
@@ -178,28 +199,36 @@ impl WorkQ {
                 record,
             ));
         }
-        if let Err(e) = shared.ops.validate(&mut record, &dev) {
+        let a = &mut self.attached[slot];
+        if let Err(e) = shared.ops.validate(&mut record, &a.dev) {
             return Err((e, record));
         }
         self.inflight += 1;
-        self.attached[slot].inflight += 1;
+        a.inflight += 1;
         record.params_ctx = Arc::as_ptr(shared) as *const () as usize;
-        match engine {
-            Some(engine) => engine.push(Task {
-                ctx: Arc::clone(shared),
-                wq: Arc::clone(&self.shared),
-                dev,
-                record,
-            }),
+        match &a.engine {
+            Some(engine) => {
+                self.engine_inflight += 1;
+                engine.push(Task {
+                    ctx: Arc::clone(shared),
+                    wq: Arc::clone(&self.shared),
+                    dev: a.dev.clone(),
+                    record,
+                });
+            }
             None => {
-                let r = shared.ops.execute(&mut record, &dev);
-                complete(&self.shared, record, r);
+                let r = shared.ops.execute(&mut record, &a.dev);
+                self.local.push_back(completion(record, r));
+                if self.shared.armed.swap(false, Ordering::AcqRel) {
+                    signal(&self.shared);
+                }
             }
         }
         Ok(())
     }
 
     /// Submits a typed job (see [`submit`](WorkQ::submit)).
+    #[inline]
     pub fn submit_job(
         &mut self,
         ctx: &Ctx,
@@ -210,9 +239,18 @@ impl WorkQ {
 
     /// `doca_workq_progress_retrieve`: a completed job, `Again` when none, or `IoFailed`
     /// with the failed job's completion. Completion order is not guaranteed.
+    #[inline]
     pub fn progress_retrieve(&mut self) -> std::result::Result<Completion, RetrieveError> {
-        let Some(c) = lock(&self.shared.cq).pop_front() else {
-            return Err(RetrieveError::Again);
+        let c = match self.local.pop_front() {
+            Some(c) => c,
+            None if self.engine_inflight > 0 => {
+                let Some(c) = lock(&self.shared.cq).pop_front() else {
+                    return Err(RetrieveError::Again);
+                };
+                self.engine_inflight -= 1;
+                c
+            }
+            None => return Err(RetrieveError::Again),
         };
         self.inflight -= 1;
         let ctx = c.record.params_ctx;
@@ -230,21 +268,40 @@ impl WorkQ {
         }
     }
 
-    /// Waits for the next completion: on the event handle in event-driven mode, else by
-    /// polling and yielding. `Again` when nothing is in flight or the timeout passes.
+    /// Waits for the next completion: on the event handle in event-driven mode, else
+    /// sleeping until an engine thread posts one. `Again` when nothing is in flight or the
+    /// timeout passes.
+    #[inline]
     pub fn wait(
         &mut self,
         timeout: Option<Duration>,
     ) -> std::result::Result<Completion, RetrieveError> {
-        let deadline = timeout.map(|t| Instant::now() + t);
+        match self.progress_retrieve() {
+            Err(RetrieveError::Again) if self.inflight > 0 => self.wait_slow(timeout),
+            other => other,
+        }
+    }
+
+    fn wait_slow(
+        &mut self,
+        timeout: Option<Duration>,
+    ) -> std::result::Result<Completion, RetrieveError> {
+        let mut deadline = None;
+        let mut spins = 0u32;
         loop {
             match self.progress_retrieve() {
                 Err(RetrieveError::Again) => {}
                 other => return other,
             }
-            if self.inflight == 0 || deadline.is_some_and(|d| Instant::now() >= d) {
+            if self.inflight == 0 {
                 return Err(RetrieveError::Again);
             }
+            let now = Instant::now();
+            let end = *deadline.get_or_insert_with(|| timeout.map(|t| now + t));
+            if end.is_some_and(|d| now >= d) {
+                return Err(RetrieveError::Again);
+            }
+            let left = end.map(|d| d.saturating_duration_since(now));
             if self.event_driven {
                 if self.event_handle_arm().is_err() {
                     return Err(RetrieveError::Again);
@@ -252,7 +309,6 @@ impl WorkQ {
                 // The queue's lock is released before sleeping: engine threads need it.
                 let empty = lock(&self.shared.cq).is_empty();
                 if empty && let Some(fd) = self.shared.efd.get() {
-                    let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
                     let ts = left.map(|l| rustix::time::Timespec {
                         tv_sec: l.as_secs() as i64,
                         tv_nsec: l.subsec_nanos() as i64,
@@ -264,8 +320,25 @@ impl WorkQ {
                 if let Some(h) = h {
                     let _ = self.event_handle_clear(h);
                 }
-            } else {
+            } else if spins < 64 {
+                // Short jobs finish within a few yields; longer ones are slept on.
+                spins += 1;
                 std::thread::yield_now();
+            } else {
+                let q = lock(&self.shared.cq);
+                if q.is_empty() {
+                    self.shared.sleeping.store(true, Ordering::Relaxed);
+                    let nap = left.map_or(Duration::from_millis(100), |l| {
+                        l.min(Duration::from_millis(100))
+                    });
+                    let (q, _) = self
+                        .shared
+                        .cv
+                        .wait_timeout(q, nap)
+                        .unwrap_or_else(|e| e.into_inner());
+                    self.shared.sleeping.store(false, Ordering::Relaxed);
+                    drop(q);
+                }
             }
         }
     }
@@ -319,7 +392,8 @@ impl WorkQ {
             ));
         }
         self.shared.armed.store(true, Ordering::Release);
-        if !lock(&self.shared.cq).is_empty() && self.shared.armed.swap(false, Ordering::AcqRel) {
+        let waiting = !self.local.is_empty() || !lock(&self.shared.cq).is_empty();
+        if waiting && self.shared.armed.swap(false, Ordering::AcqRel) {
             signal(&self.shared);
         }
         Ok(())
@@ -376,12 +450,30 @@ impl Ctx {
                 "this context cannot serve an event-driven work queue",
             ));
         }
-        if let Some(e) = &st.engine {
-            e.reserve(wq.depth() as usize);
+        let Some(dev) = st.dev.clone() else {
+            return Err(Error::with_context(
+                ErrorCode::BadState,
+                "context has no device",
+            ));
+        };
+        let depth = wq.depth() as usize;
+        match &st.engine {
+            Some(e) => {
+                e.reserve(depth);
+                let mut q = lock(&wq.shared.cq);
+                let want = depth.saturating_sub(q.len());
+                q.reserve(want);
+            }
+            None => {
+                let want = depth.saturating_sub(wq.local.len());
+                wq.local.reserve(want);
+            }
         }
         st.workqs.push(wq.id());
         wq.attached.push(Attached {
             ctx: Arc::clone(&self.shared),
+            dev,
+            engine: st.engine.clone(),
             inflight: 0,
         });
         Ok(())

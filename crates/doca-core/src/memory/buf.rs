@@ -1,7 +1,7 @@
 //! `doca_buf`: a descriptor of a region inside an mmap (head, length) with a data section
 //! (data, data length), and scatter-gather lists of them.
 
-use super::mmap::{MmapShared, lock};
+use super::mmap::MmapShared;
 use super::pool::PoolShared;
 use crate::error::{Error, ErrorCode, Result};
 use std::fmt;
@@ -58,41 +58,49 @@ impl BufDesc {
         }
     }
 
+    #[inline]
     /// `doca_buf_get_len`: the whole buffer (headroom + data + tailroom).
     pub fn len(&self) -> usize {
         self.len.load(Relaxed)
     }
 
+    #[inline]
     /// Whether the buffer has length 0 (never, for a live buffer).
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
+    #[inline]
     /// `doca_buf_get_head`: start address of the buffer.
     pub fn head(&self) -> *mut u8 {
         self.head.load(Relaxed) as *mut u8
     }
 
+    #[inline]
     /// `doca_buf_get_data`: start address of the data section.
     pub fn data(&self) -> *mut u8 {
         self.data.load(Relaxed) as *mut u8
     }
 
+    #[inline]
     /// `doca_buf_get_data_len`.
     pub fn data_len(&self) -> usize {
         self.data_len.load(Relaxed)
     }
 
+    #[inline]
     /// Bytes between head and data.
     pub fn headroom(&self) -> usize {
         self.data.load(Relaxed) - self.head.load(Relaxed)
     }
 
+    #[inline]
     /// Bytes after the data section up to the end of the buffer.
     pub fn tailroom(&self) -> usize {
         self.len() - self.headroom() - self.data_len()
     }
 
+    #[inline]
     /// `doca_buf_get_refcount`.
     pub fn refcount(&self) -> u16 {
         self.refcount.load(Ordering::Acquire) as u16
@@ -103,21 +111,25 @@ impl BufDesc {
         self.head.load(Relaxed) - self.mmap_shared().state().base
     }
 
+    #[inline]
     /// Access permissions of the buffer's mmap.
     pub fn mmap_permissions(&self) -> crate::types::AccessFlags {
-        self.mmap_shared().state().permissions
+        self.mmap_shared().started_permissions()
     }
 
+    #[inline]
     /// Whether `dev` was added to the buffer's mmap.
     pub fn mmap_has_device(&self, dev: &crate::device::Dev) -> bool {
-        self.mmap_shared().state().has_device(dev)
+        self.mmap_shared().started_has_device(dev)
     }
 
+    #[inline]
     /// An identity of the buffer's mmap (its shared state's address), for ordering locks.
     pub fn mmap_key(&self) -> usize {
         self.mmap.load(Relaxed) as usize
     }
 
+    #[inline]
     /// Grows the data section by `n` bytes written into the tailroom by a library.
     /// `InvalidValue` when the tailroom is smaller.
     pub fn grow_data_len(&self, n: usize) -> Result<()> {
@@ -131,26 +143,31 @@ impl BufDesc {
         Ok(())
     }
 
+    #[inline]
     pub(crate) fn mmap_shared(&self) -> &MmapShared {
         // SAFETY: a live descriptor holds a strong count on its mmap, set at allocation.
         unsafe { &*self.mmap.load(Relaxed) }
     }
 
+    #[inline]
     /// `doca_buf_list_is_first`: no element before this one.
     pub fn is_first(&self) -> bool {
         self.prev.load(Relaxed).is_null()
     }
 
+    #[inline]
     /// `doca_buf_list_is_last`: no element after this one.
     pub fn is_last(&self) -> bool {
         self.next.load(Relaxed).is_null()
     }
 
+    #[inline]
     /// `doca_buf_is_in_list`: part of a list of two or more.
     pub fn is_in_list(&self) -> bool {
         !self.is_first() || !self.is_last()
     }
 
+    #[inline]
     /// `doca_buf_list_next`: the next element, if any.
     pub fn next(&self) -> Option<&BufDesc> {
         // SAFETY: list elements stay allocated while they are linked (the list holds them).
@@ -166,17 +183,20 @@ impl BufDesc {
         cur
     }
 
+    #[inline]
     /// `doca_buf_list_num_elements`: elements from here to the end (the whole list when
     /// called on the head).
     pub fn num_elements(&self) -> u32 {
         self.iter().count() as u32
     }
 
+    #[inline]
     /// Walks the list from this element.
     pub fn iter(&self) -> ListIter<'_> {
         ListIter { cur: Some(self) }
     }
 
+    #[inline]
     /// Total data length of the list from here.
     pub fn list_data_len(&self) -> usize {
         self.iter().map(BufDesc::data_len).sum()
@@ -192,11 +212,13 @@ impl BufDesc {
                 "output is shorter than the buffer's data length",
             ));
         }
-        let _io = lock(&self.mmap_shared().io);
-        // SAFETY: [data, data+data_len) lies inside the mmap's memory (an invariant kept by
-        // every setter), which stays valid while this descriptor holds the mmap; byte access
-        // through the safe API is serialized by the mmap's io lock.
-        unsafe { ptr::copy_nonoverlapping(self.data() as *const u8, out.as_mut_ptr(), n) };
+        let data = self.data();
+        self.mmap_shared().io.with(data as usize, n, false, || {
+            // SAFETY: [data, data+data_len) lies inside the mmap's memory (an invariant kept
+            // by every setter), which stays valid while this descriptor holds the mmap; no
+            // writer holds the range (range lock).
+            unsafe { ptr::copy_nonoverlapping(data as *const u8, out.as_mut_ptr(), n) };
+        });
         Ok(n)
     }
 
@@ -305,6 +327,7 @@ pub struct ListIter<'a> {
 
 impl<'a> Iterator for ListIter<'a> {
     type Item = &'a BufDesc;
+    #[inline]
     fn next(&mut self) -> Option<&'a BufDesc> {
         let c = self.cur?;
         self.cur = c.next();
@@ -357,11 +380,13 @@ impl Buf {
         Buf { desc }
     }
 
+    #[inline]
     /// The descriptor address (the C `struct doca_buf *`).
     pub fn as_ptr(&self) -> *mut BufDesc {
         self.desc.as_ptr()
     }
 
+    #[inline]
     /// Gives up the handle without releasing its reference; returns the descriptor.
     pub fn into_raw(self) -> NonNull<BufDesc> {
         let d = self.desc;
@@ -369,6 +394,7 @@ impl Buf {
         d
     }
 
+    #[inline]
     /// Takes back a reference given up with [`into_raw`](Buf::into_raw).
     ///
     /// # Safety
@@ -427,6 +453,7 @@ impl Buf {
         }
     }
 
+    #[inline]
     /// `doca_buf_reset_data_len`: data length 0; the data address stays.
     pub fn reset_data_len(&mut self) {
         self.data_len.store(0, Relaxed);
@@ -443,12 +470,11 @@ impl Buf {
             ));
         }
         let dst = self.data.load(Relaxed) + self.data_len();
-        {
-            let _io = lock(&self.mmap_shared().io);
+        self.mmap_shared().io.with(dst, bytes.len(), true, || {
             // SAFETY: [dst, dst+n) is inside the tailroom (checked), inside the mmap's memory,
-            // valid while this descriptor holds the mmap; access serialized by the io lock.
+            // valid while this descriptor holds the mmap; nothing else holds the range.
             unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), dst as *mut u8, bytes.len()) };
-        }
+        });
         self.data_len.fetch_add(bytes.len(), Relaxed);
         Ok(())
     }

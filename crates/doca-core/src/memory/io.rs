@@ -1,55 +1,355 @@
-//! Exclusive byte access for libraries executing jobs: the io locks of every mmap a job
-//! touches, taken in address order (no deadlock), so that safe code elsewhere cannot read
-//! or write the same bytes meanwhile.
+//! Byte access for jobs and for the safe accessors: every mmap has a range lock, so
+//! that work on disjoint bytes of one mmap runs in parallel (engine threads) while no
+//! writer ever overlaps another reader or writer. A job takes its ranges in every mmap it
+//! touches, mmaps in address order (no deadlock).
 
 use super::buf::BufDesc;
 use super::mmap::MmapShared;
-use std::sync::MutexGuard;
+use std::sync::{Condvar, Mutex, MutexGuard};
 
 /// Most distinct mmaps one job may touch.
 pub const MAX_JOB_MMAPS: usize = 16;
 
-/// Holds the io locks of a job's mmaps until dropped.
-#[derive(Default)]
-pub struct IoGuard<'a> {
-    guards: [Option<MutexGuard<'a, ()>>; MAX_JOB_MMAPS],
+/// Ranges held at once in one mmap; more holders wait for room.
+const MAX_ACTIVE: usize = 64;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Range {
+    start: usize,
+    end: usize,
+    write: bool,
 }
 
-impl std::fmt::Debug for IoGuard<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("IoGuard")
-            .field("locks", &self.guards.iter().filter(|g| g.is_some()).count())
-            .finish()
+impl Range {
+    const EMPTY: Range = Range {
+        start: 0,
+        end: 0,
+        write: false,
+    };
+
+    #[inline]
+    fn conflicts(&self, o: &Range) -> bool {
+        (self.write || o.write) && self.start < o.end && o.start < self.end
     }
 }
 
-impl<'a> IoGuard<'a> {
-    /// Locks the mmaps of every element of the given buffer lists. `None` when they span
-    /// more than [`MAX_JOB_MMAPS`] mmaps. Allocates nothing.
-    pub fn lock(lists: &[&'a BufDesc]) -> Option<IoGuard<'a>> {
-        let mut keys: [(usize, *const MmapShared); MAX_JOB_MMAPS] =
-            [(0, std::ptr::null()); MAX_JOB_MMAPS];
-        let mut n = 0;
-        for head in lists {
-            for e in head.iter() {
-                let k = e.mmap_key();
-                if keys[..n].iter().any(|(x, _)| *x == k) {
-                    continue;
-                }
-                if n == MAX_JOB_MMAPS {
-                    return None;
-                }
-                keys[n] = (k, e.mmap_shared() as *const MmapShared);
-                n += 1;
+struct Active {
+    ranges: [Range; MAX_ACTIVE],
+    n: usize,
+    waiters: usize,
+}
+
+/// A lock over byte ranges of one mmap: shared for reads, exclusive for writes.
+pub(crate) struct RangeLock {
+    st: Mutex<Active>,
+    cv: Condvar,
+}
+
+impl Default for RangeLock {
+    fn default() -> RangeLock {
+        RangeLock {
+            st: Mutex::new(Active {
+                ranges: [Range::EMPTY; MAX_ACTIVE],
+                n: 0,
+                waiters: 0,
+            }),
+            cv: Condvar::new(),
+        }
+    }
+}
+
+fn lock(m: &Mutex<Active>) -> MutexGuard<'_, Active> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl RangeLock {
+    /// Waits until `want` (at most two ranges) conflicts with nothing held, then holds it.
+    fn acquire(&self, want: &[Range]) {
+        let want: &[Range] = &want[..want.len().min(2)];
+        let mut a = lock(&self.st);
+        loop {
+            let held = &a.ranges[..a.n];
+            let free = a.n + want.len() <= MAX_ACTIVE
+                && !want.iter().any(|w| held.iter().any(|h| h.conflicts(w)));
+            if free {
+                break;
+            }
+            a.waiters += 1;
+            a = self.cv.wait(a).unwrap_or_else(|e| e.into_inner());
+            a.waiters -= 1;
+        }
+        for w in want {
+            let n = a.n;
+            a.ranges[n] = *w;
+            a.n += 1;
+        }
+    }
+
+    fn release(&self, held: &[Range]) {
+        let mut a = lock(&self.st);
+        for h in held {
+            let n = a.n;
+            if let Some(i) = a.ranges[..n].iter().position(|r| r == h) {
+                a.ranges[i] = a.ranges[n - 1];
+                a.n -= 1;
             }
         }
-        keys[..n].sort_unstable_by_key(|(k, _)| *k);
-        let mut g = IoGuard::default();
-        for (slot, (_, m)) in g.guards.iter_mut().zip(&keys[..n]) {
-            // SAFETY: each mmap is kept alive by the buffers borrowed for 'a.
-            let m: &'a MmapShared = unsafe { &**m };
-            *slot = Some(super::mmap::lock(&m.io));
+        let wake = a.waiters > 0;
+        drop(a);
+        if wake {
+            self.cv.notify_all();
         }
-        Some(g)
+    }
+
+    /// Runs `f` while holding `[start, start+len)` for reading or writing.
+    pub(crate) fn with<R>(
+        &self,
+        start: usize,
+        len: usize,
+        write: bool,
+        f: impl FnOnce() -> R,
+    ) -> R {
+        let r = [Range {
+            start,
+            end: start + len,
+            write,
+        }];
+        self.acquire(&r);
+        let _held = Held {
+            lock: self,
+            ranges: r,
+            n: 1,
+        };
+        f()
+    }
+}
+
+/// Releases ranges when dropped (also when the work unwinds).
+struct Held<'a, const N: usize> {
+    lock: &'a RangeLock,
+    ranges: [Range; N],
+    n: usize,
+}
+
+impl<const N: usize> Drop for Held<'_, N> {
+    fn drop(&mut self) {
+        self.lock.release(&self.ranges[..self.n]);
+    }
+}
+
+/// The bounding read and write ranges of one mmap's elements in a job.
+#[derive(Clone, Copy)]
+struct MmapRanges {
+    mmap: *const MmapShared,
+    read: Option<(usize, usize)>,
+    write: Option<(usize, usize)>,
+}
+
+#[inline]
+fn widen(r: &mut Option<(usize, usize)>, start: usize, end: usize) {
+    *r = Some(match *r {
+        None => (start, end),
+        Some((s, e)) => (s.min(start), e.max(end)),
+    });
+}
+
+impl MmapRanges {
+    #[inline]
+    fn ranges(&self) -> ([Range; 2], usize) {
+        let mut out = [Range::EMPTY; 2];
+        let mut n = 0;
+        if let Some((start, end)) = self.read {
+            out[0] = Range {
+                start,
+                end,
+                write: false,
+            };
+            n = 1;
+        }
+        if let Some((start, end)) = self.write {
+            out[n] = Range {
+                start,
+                end,
+                write: true,
+            };
+            n += 1;
+        }
+        (out, n)
+    }
+}
+
+/// Holds one job's ranges in every mmap it touches; released on drop.
+struct JobHeld {
+    mmaps: [MmapRanges; MAX_JOB_MMAPS],
+    n: usize,
+}
+
+impl Drop for JobHeld {
+    fn drop(&mut self) {
+        for m in self.mmaps[..self.n].iter().rev() {
+            // SAFETY: each mmap is kept alive by the job's buffers, borrowed while held.
+            let shared: &MmapShared = unsafe { &*m.mmap };
+            let (r, n) = m.ranges();
+            shared.io.release(&r[..n]);
+        }
+    }
+}
+
+/// Runs `f` while the job holds its bytes: the whole buffer range of every element of
+/// `reads` for reading and of `writes` for writing (per mmap, the bounding range of
+/// each). Work on disjoint bytes proceeds in parallel; a conflicting holder is waited
+/// for. `None` (and `f` not run) when the lists span more than [`MAX_JOB_MMAPS`]
+/// mmaps. Allocates nothing.
+pub fn with_io_locked<R>(
+    reads: &[&BufDesc],
+    writes: &[&BufDesc],
+    f: impl FnOnce() -> R,
+) -> Option<R> {
+    // Most jobs stay inside one mmap: take its ranges without the general bookkeeping.
+    let first = reads
+        .first()
+        .or(writes.first())
+        .map(|h| h.mmap_shared() as *const MmapShared);
+    if let Some(first) = first {
+        let mut one = MmapRanges {
+            mmap: first,
+            read: None,
+            write: None,
+        };
+        let mut single = true;
+        'scan: for (lists, write) in [(reads, false), (writes, true)] {
+            for head in lists {
+                for e in head.iter() {
+                    if !std::ptr::eq(e.mmap_shared(), first) {
+                        single = false;
+                        break 'scan;
+                    }
+                    let start = e.head() as usize;
+                    let r = if write { &mut one.write } else { &mut one.read };
+                    widen(r, start, start + e.len());
+                }
+            }
+        }
+        if single {
+            // SAFETY: the mmap is kept alive by the buffers borrowed for this call.
+            let shared: &MmapShared = unsafe { &*first };
+            let (ranges, n) = one.ranges();
+            shared.io.acquire(&ranges[..n]);
+            let _held = Held {
+                lock: &shared.io,
+                ranges,
+                n,
+            };
+            return Some(f());
+        }
+    }
+    let mut held = JobHeld {
+        mmaps: [MmapRanges {
+            mmap: std::ptr::null(),
+            read: None,
+            write: None,
+        }; MAX_JOB_MMAPS],
+        n: 0,
+    };
+    let mut n = 0;
+    for (lists, write) in [(reads, false), (writes, true)] {
+        for head in lists {
+            for e in head.iter() {
+                let k = e.mmap_shared() as *const MmapShared;
+                let i = match held.mmaps[..n].iter().position(|m| m.mmap == k) {
+                    Some(i) => i,
+                    None if n == MAX_JOB_MMAPS => return None,
+                    None => {
+                        held.mmaps[n].mmap = k;
+                        n += 1;
+                        n - 1
+                    }
+                };
+                let start = e.head() as usize;
+                let end = start + e.len();
+                let m = &mut held.mmaps[i];
+                widen(if write { &mut m.write } else { &mut m.read }, start, end);
+            }
+        }
+    }
+    held.mmaps[..n].sort_unstable_by_key(|m| m.mmap as usize);
+    for i in 0..n {
+        let m = held.mmaps[i];
+        // SAFETY: each mmap is kept alive by the buffers borrowed for this call.
+        let shared: &MmapShared = unsafe { &*m.mmap };
+        let (r, k) = m.ranges();
+        shared.io.acquire(&r[..k]);
+        held.n = i + 1;
+    }
+    Some(f())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Duration;
+
+    fn r(start: usize, end: usize, write: bool) -> Range {
+        Range { start, end, write }
+    }
+
+    #[test]
+    fn disjoint_writers_and_shared_readers_hold_at_once() {
+        let l = RangeLock::default();
+        l.acquire(&[r(0, 64, true)]);
+        l.acquire(&[r(64, 128, true)]);
+        l.acquire(&[r(128, 256, false)]);
+        l.acquire(&[r(100, 200, false)][..0]);
+        l.acquire(&[r(128, 256, false)]);
+        assert_eq!(lock(&l.st).n, 4);
+        l.release(&[r(0, 64, true), r(64, 128, true)]);
+        l.release(&[r(128, 256, false), r(128, 256, false)]);
+        assert_eq!(lock(&l.st).n, 0);
+    }
+
+    #[test]
+    fn a_job_may_read_and_write_its_own_overlapping_ranges() {
+        let l = RangeLock::default();
+        l.acquire(&[r(0, 100, false), r(50, 150, true)]);
+        l.release(&[r(0, 100, false), r(50, 150, true)]);
+    }
+
+    #[test]
+    fn overlapping_writer_waits_for_release() {
+        let l = RangeLock::default();
+        let got = AtomicBool::new(false);
+        l.acquire(&[r(0, 64, false)]);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                l.acquire(&[r(32, 96, true)]);
+                got.store(true, Ordering::SeqCst);
+                l.release(&[r(32, 96, true)]);
+            });
+            std::thread::sleep(Duration::from_millis(50));
+            assert!(
+                !got.load(Ordering::SeqCst),
+                "writer got a range a reader holds"
+            );
+            l.release(&[r(0, 64, false)]);
+        });
+        assert!(got.load(Ordering::SeqCst));
+    }
+
+    #[test]
+    fn full_table_waits_for_room() {
+        let l = RangeLock::default();
+        for i in 0..MAX_ACTIVE {
+            l.acquire(&[r(i * 10, i * 10 + 10, true)]);
+        }
+        std::thread::scope(|s| {
+            let h = s.spawn(|| {
+                l.acquire(&[r(10_000, 10_010, true)]);
+                l.release(&[r(10_000, 10_010, true)]);
+            });
+            std::thread::sleep(Duration::from_millis(20));
+            assert!(!h.is_finished());
+            l.release(&[r(0, 10, true)]);
+        });
     }
 }

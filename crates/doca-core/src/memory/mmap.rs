@@ -5,7 +5,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::types::{AccessFlags, Data};
 use std::fmt;
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Default `max_num_devices` of a new mmap.
@@ -85,9 +85,55 @@ impl MmapState {
 pub(crate) struct MmapShared {
     state: Mutex<MmapState>,
     /// Serializes byte access through the safe API (buffers and the mmap handle).
-    pub(crate) io: Mutex<()>,
+    pub(crate) io: super::io::RangeLock,
     pub(crate) num_bufs: AtomicU32,
     user_data: Data,
+    /// Snapshot taken at start, read by jobs without the state lock: the configuration
+    /// cannot change while started, and buffers exist only while started.
+    pub(crate) frozen: Frozen,
+}
+
+/// Most devices whose identities the start snapshot holds; mmaps with more devices are
+/// asked under the state lock.
+const FROZEN_DEVS: usize = 4;
+
+#[derive(Default)]
+pub(crate) struct Frozen {
+    permissions: AtomicU32,
+    ndevs: AtomicUsize,
+    devs: [AtomicUsize; FROZEN_DEVS],
+}
+
+impl Frozen {
+    fn store(&self, st: &MmapState) {
+        self.permissions
+            .store(st.permissions.bits(), Ordering::Release);
+        for (slot, d) in self.devs.iter().zip(&st.devices) {
+            slot.store(d.id(), Ordering::Release);
+        }
+        self.ndevs.store(st.devices.len(), Ordering::Release);
+    }
+}
+
+impl MmapShared {
+    #[inline]
+    /// Permissions as of the last start.
+    pub(crate) fn started_permissions(&self) -> AccessFlags {
+        AccessFlags::from_bits_truncate(self.frozen.permissions.load(Ordering::Acquire))
+    }
+
+    #[inline]
+    /// Whether `dev` was added, as of the last start.
+    pub(crate) fn started_has_device(&self, dev: &Dev) -> bool {
+        let n = self.frozen.ndevs.load(Ordering::Acquire);
+        if n > FROZEN_DEVS {
+            return self.state().has_device(dev);
+        }
+        let id = dev.id();
+        self.frozen.devs[..n]
+            .iter()
+            .any(|d| d.load(Ordering::Acquire) == id)
+    }
 }
 
 // SAFETY: the raw memory range is only touched under `io` or by code that owns the bytes
@@ -169,9 +215,10 @@ impl Mmap {
                     exported: false,
                     from_export: false,
                 }),
-                io: Mutex::new(()),
+                io: super::io::RangeLock::default(),
                 num_bufs: AtomicU32::new(0),
                 user_data,
+                frozen: Frozen::default(),
             }),
             _not_sync: PhantomData,
         }
@@ -370,6 +417,7 @@ impl Mmap {
         if st.memory.is_none() {
             return Err(bad_state("mmap has no memory range; set one before start"));
         }
+        self.shared.frozen.store(&st);
         st.started = true;
         Ok(())
     }
@@ -448,19 +496,23 @@ impl Mmap {
     /// Copies bytes out of the memory range, starting at `offset`.
     pub fn read_at(&self, offset: usize, out: &mut [u8]) -> Result<()> {
         let addr = self.range_check(offset, out.len())?;
-        let _io = lock(&self.shared.io);
-        // SAFETY: the range lies inside the mmap's memory (checked), which is valid for
-        // reads while the mmap lives; byte access through the safe API is serialized by `io`.
-        unsafe { std::ptr::copy_nonoverlapping(addr as *const u8, out.as_mut_ptr(), out.len()) };
+        let n = out.len();
+        self.shared.io.with(addr, n, false, || {
+            // SAFETY: the range lies inside the mmap's memory (checked), which is valid for
+            // reads while the mmap lives; no writer holds it (range lock).
+            unsafe { std::ptr::copy_nonoverlapping(addr as *const u8, out.as_mut_ptr(), n) };
+        });
         Ok(())
     }
 
     /// Copies bytes into the memory range, starting at `offset`.
     pub fn write_at(&self, offset: usize, bytes: &[u8]) -> Result<()> {
         let addr = self.range_check(offset, bytes.len())?;
-        let _io = lock(&self.shared.io);
-        // SAFETY: as in `read_at`; the memory is valid for writes and access is serialized.
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), addr as *mut u8, bytes.len()) };
+        self.shared.io.with(addr, bytes.len(), true, || {
+            // SAFETY: as in `read_at`; the memory is valid for writes and nothing else holds
+            // the range (range lock).
+            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), addr as *mut u8, bytes.len()) };
+        });
         Ok(())
     }
 

@@ -9,6 +9,6 @@ mod pool;
 
 pub use buf::{Buf, BufDesc, ListIter, MAX_REFCOUNT};
 pub use buf_array::BufArray;
-pub use io::{IoGuard, MAX_JOB_MMAPS};
+pub use io::{MAX_JOB_MMAPS, with_io_locked};
 pub use mmap::{DEFAULT_MAX_NUM_DEVICES, MemoryRegion, Mmap};
 pub use pool::{BufInventory, BufPool, MAX_ELEMENTS};
