@@ -32,7 +32,7 @@
 //! ```
 
 use doca_core::device::Capability;
-use doca_core::exec::{CtxOps, Job, JobRecord};
+use doca_core::exec::{CtxOps, ExecEnv, Job, JobRecord};
 use doca_core::memory::with_io_locked;
 use doca_core::types::action;
 use doca_core::{AccessFlags, BufDesc, Ctx, Data, Dev, DevInfo, Error, ErrorCode, Result};
@@ -164,19 +164,20 @@ impl CtxOps for DmaOps {
         Ok(())
     }
 
-    fn execute(&self, job: &mut JobRecord, dev: &Dev) -> Result<()> {
+    fn execute(&self, job: &mut JobRecord, env: &ExecEnv<'_>) -> Result<()> {
         let (Some(dst), Some(src)) = (job.buf(MemcpyJob::DST), job.buf(MemcpyJob::SRC)) else {
             return Err(Error::with_context(
                 ErrorCode::InvalidValue,
                 "memcpy job needs a source and a destination buffer",
             ));
         };
-        copy(src, dst, dev)
+        copy(src, dst, env)
     }
 }
 
 /// Gathers `src`'s data into `dst`'s tailrooms.
-fn copy(src: &BufDesc, dst: &BufDesc, dev: &Dev) -> Result<()> {
+fn copy(src: &BufDesc, dst: &BufDesc, env: &ExecEnv<'_>) -> Result<()> {
+    let dev = env.dev();
     for e in src.iter().chain(dst.iter()) {
         if !e.mmap_has_device(dev) {
             return Err(Error::with_context(
@@ -219,7 +220,7 @@ fn copy(src: &BufDesc, dst: &BufDesc, dev: &Dev) -> Result<()> {
             }
         }
     }
-    with_io_locked(&[src], &[dst], || gather(src, dst)).unwrap_or_else(|| {
+    with_io_locked(&[src], &[dst], || gather(src, dst, total, env)).unwrap_or_else(|| {
         Err(Error::with_context(
             ErrorCode::InvalidValue,
             "job spans more than 16 mmaps",
@@ -227,34 +228,90 @@ fn copy(src: &BufDesc, dst: &BufDesc, dev: &Dev) -> Result<()> {
     })
 }
 
-/// Appends `src`'s data to `dst`'s tailrooms (checked to fit), under the io locks.
-fn gather(src: &BufDesc, dst: &BufDesc) -> Result<()> {
-    let mut dsts = dst.iter();
-    let mut cur = dsts.next();
-    for s in src.iter() {
-        let mut sp = s.data() as *const u8;
-        let mut left = s.data_len();
-        while left > 0 {
-            let Some(d) = cur else {
-                return Err(Error::with_context(
-                    ErrorCode::Unexpected,
-                    "destination ran out of room",
-                ));
-            };
-            let n = left.min(d.tailroom());
-            if n == 0 {
-                cur = dsts.next();
-                continue;
-            }
-            // SAFETY: [sp, sp+n) lies in the source's data and [dst tail, +n) in the
-            // destination's tailroom, both inside started mmaps kept alive by the job's
-            // buffers; they do not overlap (checked); the caller holds both mmaps' io locks.
-            unsafe { std::ptr::copy_nonoverlapping(sp, d.data().add(d.data_len()), n) };
-            d.grow_data_len(n)?;
-            // SAFETY: n <= left, so sp stays inside the source's data.
-            sp = unsafe { sp.add(n) };
-            left -= n;
+/// Copies that share their work with the engine's other threads: at least this much...
+const PAR_MIN_BYTES: usize = 4 << 20;
+/// ...in pieces of at least this much.
+const PAR_PIECE: usize = 1 << 20;
+
+/// Appends `src`'s data (`total` bytes) to `dst`'s tailrooms (checked to fit), under the
+/// io locks; a large copy is split across the engine threads.
+fn gather(src: &BufDesc, dst: &BufDesc, total: usize, env: &ExecEnv<'_>) -> Result<()> {
+    let threads = env.threads();
+    if threads > 1 && total >= PAR_MIN_BYTES {
+        let pieces = (total / PAR_PIECE).clamp(1, 4 * threads);
+        let per = total.div_ceil(pieces);
+        env.parallel(pieces, &|i| {
+            let start = i * per;
+            copy_span(src, dst, start, per.min(total.saturating_sub(start)));
+        });
+    } else {
+        copy_span(src, dst, 0, total);
+    }
+    // The destination elements' data grow in order, each up to its tailroom.
+    let mut left = total;
+    for d in dst.iter() {
+        if left == 0 {
+            break;
         }
+        let n = left.min(d.tailroom());
+        d.grow_data_len(n)?;
+        left -= n;
     }
     Ok(())
+}
+
+/// Copies bytes `[start, start + len)` of `src`'s data stream to the same positions of
+/// `dst`'s tailroom stream (the destination's data lengths are not changed).
+fn copy_span(src: &BufDesc, dst: &BufDesc, start: usize, len: usize) {
+    if len == 0 {
+        return;
+    }
+    // (pointer, bytes) pieces of each stream from `start` on.
+    let mut srcs = src
+        .iter()
+        .map(|s| (s.data() as *const u8, s.data_len()))
+        .filter(|p| p.1 > 0);
+    let mut dsts = dst
+        .iter()
+        // SAFETY: the tailroom starts at data + data_len, inside the buffer.
+        .map(|d| (unsafe { d.data().add(d.data_len()) }, d.tailroom()))
+        .filter(|p| p.1 > 0);
+    let skip = |it: &mut dyn Iterator<Item = (*mut u8, usize)>, mut off: usize| {
+        for (p, n) in it {
+            if off < n {
+                // SAFETY: off < n keeps the pointer inside this piece.
+                return Some((unsafe { p.add(off) }, n - off));
+            }
+            off -= n;
+        }
+        None
+    };
+    let mut s_it = srcs.by_ref().map(|(p, n)| (p as *mut u8, n));
+    let mut cur_s = skip(&mut s_it, start);
+    let mut cur_d = skip(&mut dsts, start);
+    let mut left = len;
+    while left > 0 {
+        let (Some((sp, sn)), Some((dp, dn))) = (cur_s, cur_d) else {
+            return;
+        };
+        let n = left.min(sn).min(dn);
+        // SAFETY: [sp, sp+n) lies in the source's data and [dp, dp+n) in the destination's
+        // tailroom, both inside started mmaps kept alive by the job's buffers; they do not
+        // overlap (checked); the caller holds the job's byte ranges, and the pieces of one
+        // job write disjoint destination bytes.
+        unsafe { std::ptr::copy_nonoverlapping(sp as *const u8, dp, n) };
+        left -= n;
+        cur_s = if n < sn {
+            // SAFETY: n < sn keeps the pointer inside its piece.
+            Some((unsafe { sp.add(n) }, sn - n))
+        } else {
+            s_it.next()
+        };
+        cur_d = if n < dn {
+            // SAFETY: n < dn keeps the pointer inside its piece.
+            Some((unsafe { dp.add(n) }, dn - n))
+        } else {
+            dsts.next()
+        };
+    }
 }

@@ -664,3 +664,58 @@ fn parallel_jobs_in_one_mmap_with_a_concurrent_reader() {
         dma.as_ctx().workq_rm(&mut wq).unwrap();
     }
 }
+
+/// A large scatter-gather copy is shared by the engine threads (and runs whole inline).
+#[test]
+fn large_scatter_gather_copy_on_both_engines() {
+    for dev in engines() {
+        let mut mmap = Mmap::new();
+        mmap.set_memory(vec![0u8; 32 << 20]).unwrap();
+        mmap.set_permissions(AccessFlags::LOCAL_READ_WRITE).unwrap();
+        mmap.dev_add(&dev).unwrap();
+        mmap.start().unwrap();
+        let mut inv = BufInventory::new(16).unwrap();
+        inv.start().unwrap();
+        let sizes = [(3 << 20) + 64, 2 << 20, (1 << 20) - 64, 5 << 20, 17];
+        let mut off = 0;
+        let mut want = Vec::new();
+        let mut src: Option<Buf> = None;
+        for (i, n) in sizes.into_iter().enumerate() {
+            let bytes: Vec<u8> = (0..n).map(|j| (j * 31 + i * 7) as u8).collect();
+            let mut b = inv.buf_at(&mmap, off, n).unwrap();
+            b.write_data(&bytes).unwrap();
+            want.extend_from_slice(&bytes);
+            off += n;
+            match &mut src {
+                None => src = Some(b),
+                Some(h) => h.chain(b).map_err(|(e, _)| e).unwrap(),
+            }
+        }
+        let total = want.len();
+        // Destination: two elements, the first with some data already in it.
+        let base = 12 << 20;
+        let mut d1 = inv.buf_at(&mmap, base, (4 << 20) + 100).unwrap();
+        d1.write_data(b"kept").unwrap();
+        let d2 = inv.buf_at(&mmap, base + (5 << 20), total).unwrap();
+        d1.chain(d2).map_err(|(e, _)| e).unwrap();
+        let dma = Dma::new();
+        started(dma.as_ctx(), &dev);
+        let mut wq = WorkQ::new(4).unwrap();
+        dma.as_ctx().workq_add(&mut wq).unwrap();
+        wq.submit_job(dma.as_ctx(), MemcpyJob::new(src.unwrap(), d1, 9))
+            .map_err(|(e, _)| e)
+            .unwrap();
+        let mut c = wait(&mut wq).unwrap();
+        let dst = c.take_buf(MemcpyJob::DST).unwrap();
+        let got = dst.list_data_to_vec();
+        assert_eq!(&got[..4], b"kept");
+        assert!(
+            got[4..] == want[..],
+            "copy differs ({} engine threads)",
+            dev.as_devinfo().engine_threads()
+        );
+        assert_eq!(dst.list_data_len(), 4 + total);
+        drop((c, dst));
+        dma.as_ctx().workq_rm(&mut wq).unwrap();
+    }
+}

@@ -30,7 +30,7 @@
 //! ```
 
 use doca_core::device::Capability;
-use doca_core::exec::{CtxOps, Job, JobRecord};
+use doca_core::exec::{CtxOps, ExecEnv, Job, JobRecord};
 use doca_core::memory::with_io_locked;
 use doca_core::types::action;
 use doca_core::{
@@ -446,7 +446,8 @@ impl CtxOps for ShaOps {
         Ok(())
     }
 
-    fn execute(&self, job: &mut JobRecord, dev: &Dev) -> Result<()> {
+    fn execute(&self, job: &mut JobRecord, env: &ExecEnv<'_>) -> Result<()> {
+        let dev = env.dev();
         let (_, partial) = ShaAlgo::from_job_type(job.job_type)
             .ok_or_else(|| Error::new(ErrorCode::InvalidValue))?;
         let cell = if partial {

@@ -1,6 +1,6 @@
 //! `doca_ctx`: the life cycle every library context shares.
 
-use super::engine::Engine;
+use super::engine::{Engine, ExecEnv};
 use super::job::JobRecord;
 use crate::device::{Capability, Dev};
 use crate::error::{Error, ErrorCode, Result};
@@ -20,8 +20,9 @@ pub trait CtxOps: Send + Sync + 'static {
     /// Checks a job at submit time: a malformed job is refused with `InvalidValue`. Once
     /// it passes, the job is accepted (so a library may take an ordering ticket here).
     fn validate(&self, job: &mut JobRecord, dev: &Dev) -> Result<()>;
-    /// Runs a job. Failures are reported in the completion event.
-    fn execute(&self, job: &mut JobRecord, dev: &Dev) -> Result<()>;
+    /// Runs a job on `env`'s device (large jobs may share work through
+    /// [`ExecEnv::parallel`]). Failures are reported in the completion event.
+    fn execute(&self, job: &mut JobRecord, env: &ExecEnv<'_>) -> Result<()>;
     /// Whether the context can run with event-driven work queues.
     fn event_driven_supported(&self) -> bool {
         true

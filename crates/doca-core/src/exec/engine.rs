@@ -1,11 +1,13 @@
 //! The asynchronous engine: a device configured with engine threads runs its contexts'
-//! jobs on them (like a DPU's accelerators) and posts completions to the work queues.
+//! jobs on them (like a DPU's accelerators) and posts completions to the work queues. A
+//! large job may share its work with idle engine threads ([`ExecEnv::parallel`]).
 
 use super::ctx::CtxShared;
 use super::job::JobRecord;
 use super::workq::{WqShared, complete};
 use crate::device::Dev;
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 
 pub(crate) struct Task {
@@ -15,9 +17,47 @@ pub(crate) struct Task {
     pub(crate) record: JobRecord,
 }
 
+/// Pieces of one job's work, shared with idle engine threads.
+struct Help {
+    f: *const (dyn Fn(usize) + Sync),
+    n: usize,
+    next: AtomicUsize,
+    done: AtomicUsize,
+    /// Helpers that took this from the queue (counted under the queue lock) and that
+    /// have since let go of it.
+    entered: AtomicUsize,
+    left: AtomicUsize,
+}
+
+impl Help {
+    /// Runs pieces until none is left.
+    fn work(&self) {
+        loop {
+            let i = self.next.fetch_add(1, Ordering::AcqRel);
+            if i >= self.n {
+                return;
+            }
+            // SAFETY: the owner of `f` waits until every claimed piece is done (`done`
+            // reaches n) before `f` goes; a piece below n is claimed only once.
+            unsafe { (*self.f)(i) };
+            self.done.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+}
+
+enum Item {
+    Job(Task),
+    Help(*const Help),
+}
+
+// SAFETY: a `Help` pointer is only followed while its owner waits for the helper to let
+// go (see `Inner::parallel`); `Help` holds atomics and a `Sync` closure.
+unsafe impl Send for Item {}
+
 struct Queue {
-    tasks: VecDeque<Task>,
-    /// Sum of the depths of the work queues attached to contexts of this engine.
+    items: VecDeque<Item>,
+    /// Sum of the depths of the work queues attached to contexts of this engine, plus
+    /// room for help items.
     reserved: usize,
     shutdown: bool,
 }
@@ -25,13 +65,13 @@ struct Queue {
 pub(crate) struct Inner {
     q: Mutex<Queue>,
     cv: Condvar,
+    threads: usize,
 }
 
 /// One device's engine threads. Dropping the last handle stops them once their queue
 /// is empty.
 pub(crate) struct Engine {
     inner: Arc<Inner>,
-    threads: usize,
     dev_id: usize,
 }
 
@@ -58,13 +98,16 @@ impl Engine {
         {
             return Some(e);
         }
+        // Every thread may share one job at a time with all the others.
+        let help_room = n * n;
         let inner = Arc::new(Inner {
             q: Mutex::new(Queue {
-                tasks: VecDeque::new(),
-                reserved: 0,
+                items: VecDeque::with_capacity(help_room),
+                reserved: help_room,
                 shutdown: false,
             }),
             cv: Condvar::new(),
+            threads: n,
         });
         for i in 0..n {
             let inner = Arc::clone(&inner);
@@ -81,7 +124,6 @@ impl Engine {
         }
         let e = Arc::new(Engine {
             inner,
-            threads: n,
             dev_id: dev.id(),
         });
         all.push((e.dev_id, Arc::downgrade(&e)));
@@ -89,7 +131,7 @@ impl Engine {
     }
 
     pub(crate) fn threads(&self) -> usize {
-        self.threads
+        self.inner.threads
     }
 
     /// Makes room for `n` more queued tasks (done when a work queue attaches, so that
@@ -97,12 +139,12 @@ impl Engine {
     pub(crate) fn reserve(&self, n: usize) {
         let mut q = lock(&self.inner.q);
         q.reserved += n;
-        let want = q.reserved.saturating_sub(q.tasks.len());
-        q.tasks.reserve(want);
+        let want = q.reserved.saturating_sub(q.items.len());
+        q.items.reserve(want);
     }
 
     pub(crate) fn push(&self, t: Task) {
-        lock(&self.inner.q).tasks.push_back(t);
+        lock(&self.inner.q).items.push_back(Item::Job(t));
         self.inner.cv.notify_one();
     }
 }
@@ -114,13 +156,107 @@ impl Drop for Engine {
     }
 }
 
+impl Inner {
+    /// Runs `f(0..n)`, sharing the pieces with idle engine threads; returns when all
+    /// are done. Allocates nothing (help items use reserved queue room; without room,
+    /// the caller runs every piece).
+    fn parallel(&self, n: usize, f: &(dyn Fn(usize) + Sync)) {
+        let f: *const (dyn Fn(usize) + Sync) = f;
+        // SAFETY: only the lifetime is erased; `f` outlives every use (see `Help::work`
+        // and the wait for helpers below).
+        let f: *const (dyn Fn(usize) + Sync + 'static) = unsafe { std::mem::transmute(f) };
+        let help = Help {
+            f,
+            n,
+            next: AtomicUsize::new(0),
+            done: AtomicUsize::new(0),
+            entered: AtomicUsize::new(0),
+            left: AtomicUsize::new(0),
+        };
+        let me: *const Help = &help;
+        let helpers = self.threads.saturating_sub(1).min(n.saturating_sub(1));
+        if helpers > 0 {
+            let mut q = lock(&self.q);
+            for _ in 0..helpers {
+                if q.items.len() == q.items.capacity() {
+                    break;
+                }
+                q.items.push_back(Item::Help(me));
+            }
+            drop(q);
+            self.cv.notify_all();
+        }
+        help.work();
+        while help.done.load(Ordering::Acquire) < n {
+            std::thread::yield_now();
+        }
+        // Help items nobody took are withdrawn; those taken are waited out.
+        let entered = {
+            let mut q = lock(&self.q);
+            q.items
+                .retain(|it| !matches!(it, Item::Help(p) if std::ptr::eq(*p, me)));
+            help.entered.load(Ordering::Acquire)
+        };
+        while help.left.load(Ordering::Acquire) < entered {
+            std::thread::yield_now();
+        }
+    }
+}
+
+/// What a job executes with: its device, and the engine threads it may share its work
+/// with.
+pub struct ExecEnv<'a> {
+    dev: &'a Dev,
+    engine: Option<&'a Inner>,
+}
+
+impl std::fmt::Debug for ExecEnv<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExecEnv")
+            .field("threads", &self.threads())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> ExecEnv<'a> {
+    pub(crate) fn new(dev: &'a Dev, engine: Option<&'a Inner>) -> ExecEnv<'a> {
+        ExecEnv { dev, engine }
+    }
+
+    /// The context's device.
+    pub fn dev(&self) -> &Dev {
+        self.dev
+    }
+
+    /// Threads that may work on this job at once (1 for the inline engine).
+    pub fn threads(&self) -> usize {
+        self.engine.map_or(1, |e| e.threads)
+    }
+
+    /// Runs `f(i)` for every `i` in `0..n` and returns when all are done: on the engine
+    /// threads that are idle (and this one) with engine threads, else in order on this
+    /// thread. No thread is created.
+    pub fn parallel(&self, n: usize, f: &(dyn Fn(usize) + Sync)) {
+        match self.engine {
+            Some(e) if n > 1 && e.threads > 1 => e.parallel(n, f),
+            _ => (0..n).for_each(f),
+        }
+    }
+}
+
 fn worker(inner: &Inner) {
     loop {
-        let task = {
+        let item = {
             let mut q = lock(&inner.q);
             loop {
-                if let Some(t) = q.tasks.pop_front() {
-                    break t;
+                match q.items.pop_front() {
+                    Some(Item::Help(p)) => {
+                        // SAFETY: the owner waits for every helper counted here to leave.
+                        unsafe { &*p }.entered.fetch_add(1, Ordering::AcqRel);
+                        break Item::Help(p);
+                    }
+                    Some(it) => break it,
+                    None => {}
                 }
                 if q.shutdown {
                     return;
@@ -128,13 +264,95 @@ fn worker(inner: &Inner) {
                 q = inner.cv.wait(q).unwrap_or_else(|e| e.into_inner());
             }
         };
-        let Task {
-            ctx,
-            wq,
-            dev,
-            mut record,
-        } = task;
-        let r = ctx.ops.execute(&mut record, &dev);
-        complete(&wq, record, r);
+        match item {
+            Item::Help(p) => {
+                // SAFETY: as above: alive until `left` counts this helper.
+                let h = unsafe { &*p };
+                h.work();
+                h.left.fetch_add(1, Ordering::AcqRel);
+            }
+            Item::Job(Task {
+                ctx,
+                wq,
+                dev,
+                mut record,
+            }) => {
+                let r = ctx
+                    .ops
+                    .execute(&mut record, &ExecEnv::new(&dev, Some(inner)));
+                complete(&wq, record, r);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU32;
+
+    fn engine(threads: usize) -> (Arc<Inner>, Vec<std::thread::JoinHandle<()>>) {
+        let inner = Arc::new(Inner {
+            q: Mutex::new(Queue {
+                items: VecDeque::with_capacity(threads * threads),
+                reserved: threads * threads,
+                shutdown: false,
+            }),
+            cv: Condvar::new(),
+            threads,
+        });
+        let hs = (0..threads)
+            .map(|_| {
+                let i = Arc::clone(&inner);
+                std::thread::spawn(move || worker(&i))
+            })
+            .collect();
+        (inner, hs)
+    }
+
+    fn stop(inner: &Inner, hs: Vec<std::thread::JoinHandle<()>>) {
+        lock(&inner.q).shutdown = true;
+        inner.cv.notify_all();
+        for h in hs {
+            h.join().unwrap();
+        }
+        assert!(lock(&inner.q).items.is_empty(), "no help item left behind");
+    }
+
+    #[test]
+    fn parallel_runs_every_piece_once_from_several_callers() {
+        let (inner, hs) = engine(3);
+        std::thread::scope(|s| {
+            for _ in 0..3 {
+                s.spawn(|| {
+                    for round in 0..200 {
+                        let n = 1 + round % 17;
+                        let hits: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(0)).collect();
+                        inner.parallel(n, &|i| {
+                            hits[i].fetch_add(1, Ordering::Relaxed);
+                        });
+                        assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1));
+                    }
+                });
+            }
+        });
+        stop(&inner, hs);
+    }
+
+    #[test]
+    fn pieces_run_on_engine_threads() {
+        let (inner, hs) = engine(2);
+        let names = Mutex::new(std::collections::HashSet::new());
+        // Pieces that wait for each other can only finish if two threads run them.
+        let arrived = AtomicU32::new(0);
+        inner.parallel(2, &|_| {
+            arrived.fetch_add(1, Ordering::AcqRel);
+            while arrived.load(Ordering::Acquire) < 2 {
+                std::thread::yield_now();
+            }
+            lock(&names).insert(std::thread::current().id());
+        });
+        assert_eq!(lock(&names).len(), 2);
+        stop(&inner, hs);
     }
 }

@@ -13,5 +13,6 @@ mod job;
 mod workq;
 
 pub use ctx::{Ctx, CtxOps};
+pub use engine::ExecEnv;
 pub use job::{Completion, Event, Job, JobRecord, MAX_JOB_BUFS, RetrieveError};
 pub use workq::{MAX_DEPTH, WorkQ};

@@ -217,7 +217,9 @@ impl WorkQ {
                 });
             }
             None => {
-                let r = shared.ops.execute(&mut record, &a.dev);
+                let r = shared
+                    .ops
+                    .execute(&mut record, &super::engine::ExecEnv::new(&a.dev, None));
                 self.local.push_back(completion(record, r));
                 if self.shared.armed.swap(false, Ordering::AcqRel) {
                     signal(&self.shared);

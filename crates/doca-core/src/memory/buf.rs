@@ -30,6 +30,11 @@ pub struct BufDesc {
     pub(crate) prev: AtomicPtr<BufDesc>,
 }
 
+// SAFETY: every mutable field is an atomic; `pool` and `index` never change after the
+// slab is made and point at a `Sync` pool; bytes behind the addresses are reached only
+// under the mmap's range lock (or by code that owns them exclusively).
+unsafe impl Sync for BufDesc {}
+
 impl fmt::Debug for BufDesc {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BufDesc")
