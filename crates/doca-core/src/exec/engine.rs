@@ -109,18 +109,35 @@ impl Engine {
             cv: Condvar::new(),
             threads: n,
         });
+        // The threads are running (their start-up done) before the engine is handed out,
+        // so that nothing of theirs allocates once jobs flow.
+        let ready = Arc::new((Mutex::new(0usize), Condvar::new()));
+        let mut spawned = 0;
         for i in 0..n {
             let inner = Arc::clone(&inner);
-            let spawned = std::thread::Builder::new()
+            let ready_t = Arc::clone(&ready);
+            let r = std::thread::Builder::new()
                 .name(format!("doca-engine-{i}"))
-                .spawn(move || worker(&inner));
-            if spawned.is_err() {
-                // Fewer threads than configured still make progress; none means inline.
-                if i == 0 {
-                    return None;
-                }
+                .spawn(move || {
+                    *lock(&ready_t.0) += 1;
+                    ready_t.1.notify_all();
+                    worker(&inner)
+                });
+            if r.is_err() {
                 break;
             }
+            spawned += 1;
+        }
+        let mut up = lock(&ready.0);
+        while *up < spawned {
+            up = ready.1.wait(up).unwrap_or_else(|e| e.into_inner());
+        }
+        drop(up);
+        if spawned < n {
+            // A thread could not be made: stop those that were, and run jobs inline.
+            lock(&inner.q).shutdown = true;
+            inner.cv.notify_all();
+            return None;
         }
         let e = Arc::new(Engine {
             inner,
