@@ -61,6 +61,8 @@ pub fn open_device(pci: Option<&str>, cap: Capability) -> Result<Dev> {
     }
 }
 
+pub mod ecfile;
+
 /// Prints `error: ...` for a tool and gives the exit code (1).
 pub fn report(tool: &str, e: &Error) -> ExitCode {
     eprintln!("{tool}: error: {e}");
@@ -115,6 +117,11 @@ impl AtomicFile {
     /// The open temporary file.
     pub fn file(&mut self) -> &mut File {
         self.file.as_mut().expect("open until commit")
+    }
+
+    /// The open temporary file, shared (positional writes need no `&mut`).
+    pub fn file_ref(&self) -> &File {
+        self.file.as_ref().expect("open until commit")
     }
 
     /// The final path.

@@ -1,0 +1,351 @@
+//! `doca-ec` end to end: round trips of files of any size with up to K blocks lost or
+//! damaged, on both engines; the sample's mode; and bad input that loses nothing.
+
+mod common;
+use common::*;
+use std::path::Path;
+
+const BIN: &str = env!("CARGO_BIN_EXE_doca-ec");
+
+fn ec(args: &[&str], dir: &Path) -> Out {
+    run(BIN, args, dir, None, None)
+}
+
+fn ok(o: &Out) {
+    assert_eq!(o.code, 0, "stdout: {}\nstderr: {}", o.stdout, o.stderr);
+}
+
+#[test]
+fn demo_round_trips_its_own_source() {
+    let s = Scratch::new("ec-demo");
+    let o = ec(&["demo"], &s.0);
+    ok(&o);
+    assert!(
+        o.stdout.contains("LOST: data_block_1 (missing)"),
+        "{}",
+        o.stdout
+    );
+    assert!(
+        o.stdout.contains("LOST: data_block_2 (damaged"),
+        "{}",
+        o.stdout
+    );
+    assert!(o.stdout.contains("byte-identical"), "{}", o.stdout);
+}
+
+#[test]
+fn files_of_any_size_round_trip_with_blocks_lost() {
+    let s = Scratch::new("ec-trip");
+    let topo = engine_topology(&s, 2);
+    let sizes = [0usize, 1, 63, 64, 1000, 100_000, (1 << 20) + 17];
+    for (n, size) in sizes.into_iter().enumerate() {
+        let data = bytes(size, n as u32 + 3);
+        s.write("in.bin", &data);
+        for (matrix, m, k) in [("cauchy", 4, 2), ("vandermonde", 3, 3), ("cauchy", 10, 4)] {
+            let topology = if n % 2 == 0 {
+                Some(topo.as_path())
+            } else {
+                None
+            };
+            let dir = format!("blocks-{n}-{matrix}-{m}");
+            let (mm, kk) = (m.to_string(), k.to_string());
+            let o = run(
+                BIN,
+                &[
+                    "encode", "-i", "in.bin", "-o", &dir, "-x", matrix, "-t", &mm, "-r", &kk,
+                    "--stripe", "4K",
+                ],
+                &s.0,
+                None,
+                topology,
+            );
+            ok(&o);
+            // Lose k blocks: data and redundancy, missing and damaged.
+            let d = s.path(&dir);
+            std::fs::remove_file(d.join("data_block_0")).unwrap();
+            let lose_last = format!("rdnc_block_{}", k - 1);
+            std::fs::remove_file(d.join(&lose_last)).unwrap();
+            if k > 2 {
+                let p = d.join(format!("data_block_{}", m - 1));
+                let mut b = std::fs::read(&p).unwrap();
+                let i = b.len() / 2;
+                b[i] ^= 1;
+                std::fs::write(&p, b).unwrap();
+            }
+            let out = format!("out-{n}-{matrix}-{m}");
+            let o = run(
+                BIN,
+                &["recover", "-i", &dir, "-o", &out, "--stripe", "4K"],
+                &s.0,
+                None,
+                topology,
+            );
+            ok(&o);
+            assert!(
+                o.stdout.contains("rebuilt data_block_0 (missing)"),
+                "{}",
+                o.stdout
+            );
+            assert_eq!(
+                std::fs::read(s.path(&out)).unwrap(),
+                data,
+                "size {size}, {matrix} {m}+{k}"
+            );
+            ok(&ec(&["verify", "-i", &dir], &s.0));
+        }
+    }
+    assert!(
+        !s.names().iter().any(|n| n.contains(".tmp-")),
+        "temporaries left: {:?}",
+        s.names()
+    );
+}
+
+#[test]
+fn too_many_losses_say_which_and_write_nothing() {
+    let s = Scratch::new("ec-toomany");
+    s.write("in.bin", &bytes(5000, 1));
+    ok(&ec(
+        &["encode", "-i", "in.bin", "-o", "b", "-t", "4", "-r", "2"],
+        &s.0,
+    ));
+    for f in ["data_block_0", "data_block_2", "rdnc_block_1"] {
+        std::fs::remove_file(s.path("b").join(f)).unwrap();
+    }
+    let o = ec(&["recover", "-i", "b", "-o", "out"], &s.0);
+    assert_eq!(o.code, 1);
+    assert!(
+        o.stderr
+            .contains("DOCA_ERROR_NOT_FOUND: 3 blocks are missing or damaged"),
+        "{}",
+        o.stderr
+    );
+    assert!(
+        o.stderr
+            .contains("data_block_0 (missing), data_block_2 (missing), rdnc_block_1 (missing)"),
+        "{}",
+        o.stderr
+    );
+    assert!(
+        o.stderr.contains("3 intact blocks remain but 4 are needed"),
+        "{}",
+        o.stderr
+    );
+    assert!(!s.path("out").exists());
+    let o = ec(&["verify", "-i", "b"], &s.0);
+    assert_eq!(o.code, 1);
+    assert!(
+        o.stdout.contains("more than the 2 that can be rebuilt"),
+        "{}",
+        o.stdout
+    );
+}
+
+#[test]
+fn wrong_sized_blocks_are_rebuilt() {
+    let s = Scratch::new("ec-size");
+    let data = bytes(70_000, 2);
+    s.write("in.bin", &data);
+    ok(&ec(
+        &["encode", "-i", "in.bin", "-o", "b", "-t", "3", "-r", "1"],
+        &s.0,
+    ));
+    let p = s.path("b").join("data_block_1");
+    let f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+    f.set_len(1000).unwrap();
+    let o = ec(&["recover", "-i", "b", "-o", "out"], &s.0);
+    ok(&o);
+    assert!(
+        o.stdout
+            .contains("data_block_1 (wrong size: 1000 bytes instead of"),
+        "{}",
+        o.stdout
+    );
+    assert_eq!(std::fs::read(s.path("out")).unwrap(), data);
+    ok(&ec(&["verify", "-i", "b"], &s.0));
+}
+
+#[test]
+fn existing_outputs_are_refused_unless_forced() {
+    let s = Scratch::new("ec-force");
+    s.write("in.bin", &bytes(3000, 4));
+    s.write("other.bin", &bytes(9000, 5));
+    ok(&ec(&["encode", "-i", "in.bin", "-o", "b"], &s.0));
+    let before = std::fs::read(s.path("b").join("data_block_0")).unwrap();
+    let o = ec(&["encode", "-i", "other.bin", "-o", "b"], &s.0);
+    assert_eq!(o.code, 1);
+    assert!(
+        o.stderr.contains("DOCA_ERROR_ALREADY_EXIST") && o.stderr.contains("--force"),
+        "{}",
+        o.stderr
+    );
+    assert_eq!(
+        std::fs::read(s.path("b").join("data_block_0")).unwrap(),
+        before
+    );
+    // A wider layout replaced by a narrower one leaves no stale blocks.
+    ok(&ec(
+        &[
+            "encode",
+            "-i",
+            "other.bin",
+            "-o",
+            "b",
+            "-t",
+            "5",
+            "-r",
+            "3",
+            "--force",
+        ],
+        &s.0,
+    ));
+    ok(&ec(
+        &[
+            "encode",
+            "-i",
+            "other.bin",
+            "-o",
+            "b",
+            "-t",
+            "2",
+            "-r",
+            "1",
+            "--force",
+        ],
+        &s.0,
+    ));
+    let mut names: Vec<String> = std::fs::read_dir(s.path("b"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "data_block_0",
+            "data_block_1",
+            "data_info",
+            "ec_manifest",
+            "rdnc_block_0"
+        ]
+    );
+    s.write("out", b"keep me");
+    let o = ec(&["recover", "-i", "b", "-o", "out"], &s.0);
+    assert_eq!(o.code, 1);
+    assert!(o.stderr.contains("already exists"), "{}", o.stderr);
+    assert_eq!(std::fs::read(s.path("out")).unwrap(), b"keep me");
+    ok(&ec(&["recover", "-i", "b", "-o", "out", "--force"], &s.0));
+    assert_eq!(std::fs::read(s.path("out")).unwrap(), bytes(9000, 5));
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let s = Scratch::new("ec-bad");
+    let o = ec(&["encode", "-i", "missing.bin", "-o", "b"], &s.0);
+    assert!(
+        o.code == 1
+            && o.stderr
+                .contains("DOCA_ERROR_NOT_FOUND: cannot open 'missing.bin'"),
+        "{}",
+        o.stderr
+    );
+    let o = ec(&["encode", "-i", ".", "-o", "b"], &s.0);
+    assert!(
+        o.code == 1 && o.stderr.contains("not a regular file"),
+        "{}",
+        o.stderr
+    );
+    s.write("in.bin", b"x");
+    let o = ec(&["encode", "-i", "in.bin", "-o", "b", "-t", "129"], &s.0);
+    assert!(
+        o.code == 1
+            && o.stderr
+                .contains("data block count is 129; it must be 1..=128"),
+        "{}",
+        o.stderr
+    );
+    let o = ec(&["encode", "-i", "in.bin", "-o", "b", "-r", "33"], &s.0);
+    assert!(
+        o.code == 1 && o.stderr.contains("redundancy block count is 33"),
+        "{}",
+        o.stderr
+    );
+    let o = ec(&["recover", "-i", "nothing-here", "-o", "out"], &s.0);
+    assert!(
+        o.code == 1 && o.stderr.contains("holds no erasure coded blocks"),
+        "{}",
+        o.stderr
+    );
+    ok(&ec(&["encode", "-i", "in.bin", "-o", "b"], &s.0));
+    std::fs::write(s.path("b").join("ec_manifest"), "garbage").unwrap();
+    let o = ec(&["recover", "-i", "b", "-o", "out"], &s.0);
+    assert!(
+        o.code == 1 && o.stderr.contains("is not a valid manifest"),
+        "{}",
+        o.stderr
+    );
+    assert!(!s.path("out").exists());
+}
+
+#[test]
+fn the_samples_mode_and_directories_without_a_manifest() {
+    let s = Scratch::new("ec-sample");
+    let data = bytes(50_000, 6);
+    s.write("file.bin", &data);
+    let o = ec(
+        &[
+            "-b", "-i", "file.bin", "-o", "blocks", "-t", "4", "-r", "2", "-d", "0,3",
+        ],
+        &s.0,
+    );
+    ok(&o);
+    assert!(o.stdout.contains("deleted"), "{}", o.stdout);
+    assert!(o.stdout.contains("is identical to"), "{}", o.stdout);
+    assert_eq!(
+        std::fs::read_to_string(s.path("blocks").join("data_info")).unwrap(),
+        "50000 file.bin"
+    );
+    let o = ec(
+        &["-b", "-i", "file.bin", "-o", "b2", "-t", "2", "-d", "2"],
+        &s.0,
+    );
+    assert!(
+        o.code == 1 && o.stderr.contains("delete index 2 is out of range"),
+        "{}",
+        o.stderr
+    );
+
+    // Blocks as DOCA's sample leaves them: no manifest. Counts come from the flags;
+    // missing blocks are found, damage is caught by verify's parity check.
+    std::fs::remove_file(s.path("blocks").join("ec_manifest")).unwrap();
+    std::fs::remove_file(s.path("blocks").join("data_block_1")).unwrap();
+    std::fs::create_dir(s.path("restored")).unwrap();
+    let o = ec(
+        &["-i", "blocks", "-o", "restored", "-t", "4", "-r", "2"],
+        &s.0,
+    );
+    ok(&o);
+    assert_eq!(
+        std::fs::read(s.path("restored").join("file.bin")).unwrap(),
+        data
+    );
+    ok(&ec(&["verify", "-i", "blocks", "-t", "4", "-r", "2"], &s.0));
+    let p = s.path("blocks").join("rdnc_block_1");
+    let mut b = std::fs::read(&p).unwrap();
+    b[7] ^= 0x80;
+    std::fs::write(&p, b).unwrap();
+    let o = ec(&["verify", "-i", "blocks", "-t", "4", "-r", "2"], &s.0);
+    assert_eq!(o.code, 1);
+    assert!(
+        o.stdout
+            .contains("INCONSISTENT: rdnc_block_1 differs from the data's encoding at byte 7"),
+        "{}",
+        o.stdout
+    );
+    let o = ec(&["recover", "-i", "blocks", "-o", "x"], &s.0);
+    assert!(
+        o.code == 1 && o.stderr.contains("give the matrix and block counts"),
+        "{}",
+        o.stderr
+    );
+}
