@@ -6,6 +6,7 @@
 //! and two threads, and prints a markdown table.
 
 mod ec;
+mod ecctx;
 mod exec;
 
 use clap::{Parser, Subcommand};
@@ -23,6 +24,8 @@ enum Cmd {
     Ec(ec::EcArgs),
     /// Work queue round trip, DMA memcpy and SHA-256 through contexts, against plain copies and the sha2 crate.
     Exec(exec::ExecArgs),
+    /// Erasure coding through the DOCA context against ec-codec directly, and the doca-ec tool on a file against cat and a copy.
+    EcCtx(ecctx::EcCtxArgs),
 }
 
 fn main() {
@@ -30,5 +33,6 @@ fn main() {
     match args.cmd {
         Cmd::Ec(a) => ec::run(&a),
         Cmd::Exec(a) => exec::run(&a),
+        Cmd::EcCtx(a) => ecctx::run(&a),
     }
 }

@@ -273,6 +273,8 @@ pub struct Options {
     pub force: bool,
     /// Show a progress bar (only drawn on a terminal).
     pub progress: bool,
+    /// Flush outputs to disk before they take their names.
+    pub sync: bool,
 }
 
 impl Default for Options {
@@ -281,6 +283,7 @@ impl Default for Options {
             stripe: 0,
             force: false,
             progress: true,
+            sync: true,
         }
     }
 }
@@ -535,10 +538,10 @@ pub fn encode(
         &dir.join(MANIFEST),
     )?;
     for o in outs {
-        o.commit()?;
+        o.commit_with(opts.sync)?;
     }
-    info.commit()?;
-    manifest.commit()?;
+    info.commit_with(opts.sync)?;
+    manifest.commit_with(opts.sync)?;
     // Blocks of an earlier, wider layout would confuse a later recover.
     for name in old {
         let keep =
@@ -780,9 +783,9 @@ pub fn recover(
         .set_len(layout.size)
         .map_err(|e| io_error(format!("cannot write '{}'", output.display()), &e))?;
     for r in rebuilt {
-        r.commit()?;
+        r.commit_with(opts.sync)?;
     }
-    out.commit()?;
+    out.commit_with(opts.sync)?;
     Ok(RecoverReport {
         rebuilt: lost.into_iter().map(|(_, s)| s).collect(),
         layout,

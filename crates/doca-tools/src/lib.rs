@@ -130,10 +130,16 @@ impl AtomicFile {
     }
 
     /// Flushes to disk and renames into place.
-    pub fn commit(mut self) -> Result<()> {
+    pub fn commit(self) -> Result<()> {
+        self.commit_with(true)
+    }
+
+    /// Renames into place; with `sync`, after flushing the data to disk (so that the
+    /// name never points at data a crash could lose).
+    pub fn commit_with(mut self, sync: bool) -> Result<()> {
         let mut f = self.file.take().expect("open until commit");
         f.flush()
-            .and_then(|_| f.sync_all())
+            .and_then(|_| if sync { f.sync_all() } else { Ok(()) })
             .map_err(|e| io_error(format!("cannot write '{}'", self.tmp.display()), &e))?;
         drop(f);
         std::fs::rename(&self.tmp, &self.path).map_err(|e| {

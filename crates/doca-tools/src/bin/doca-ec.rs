@@ -46,6 +46,10 @@ struct Common {
     /// Replace existing outputs.
     #[arg(short, long)]
     force: bool,
+    /// Do not flush outputs to disk before renaming them into place (faster; a crash
+    /// may then lose data that appears complete).
+    #[arg(long)]
+    no_sync: bool,
     /// Print nothing but errors (no progress bar either).
     #[arg(short, long)]
     quiet: bool,
@@ -63,6 +67,7 @@ impl Common {
             stripe: self.stripe,
             force: self.force,
             progress: !self.quiet() && std::io::stderr().is_terminal(),
+            sync: !self.no_sync,
         }
     }
     fn device(&self) -> Result<Dev> {

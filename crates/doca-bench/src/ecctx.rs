@@ -1,0 +1,279 @@
+//! The full DOCA EC path (context, work queue, jobs) against calling `ec-codec`
+//! directly, and the `doca-ec` tool's end-to-end file throughput against `cat` and a
+//! plain file copy of the same file.
+
+use crate::ec::{Runner, measure_all};
+use clap::Args;
+use doca_core::{AccessFlags, Buf, BufInventory, Mmap, WorkQ, devinfo_list};
+use doca_ec::{Ec, EcJob, MatrixType};
+use doca_tools::ecfile::{self, Options};
+use ec_codec::{CodingMatrix, Decoder, Encoder};
+use std::io::Read;
+use std::time::{Duration, Instant};
+
+#[derive(Args, Debug)]
+pub struct EcCtxArgs {
+    /// Samples per measurement (the median is reported).
+    #[arg(long, default_value_t = 7)]
+    reps: usize,
+    /// Target duration of one sample, in milliseconds.
+    #[arg(long, default_value_t = 60)]
+    sample_ms: u64,
+    /// Size of the file for the tool's end-to-end run, in MiB.
+    #[arg(long, default_value_t = 1024)]
+    file_mib: usize,
+    /// Directory for that file and its blocks (default: the system's temporary directory).
+    #[arg(long)]
+    dir: Option<std::path::PathBuf>,
+    /// A short run to check that everything works.
+    #[arg(long)]
+    quick: bool,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Encode and recover of 10 + 4 through the context vs the codec.
+fn context_vs_codec(block: usize, reps: usize, sample: Duration) {
+    let (m, k) = (10usize, 4usize);
+    let dev = devinfo_list().expect("devices")[0].open().expect("open");
+    let mut mmap = Mmap::new();
+    let data: Vec<u8> = (0..m * block).map(|i| (i * 131 % 251) as u8).collect();
+    // Page-aligned memory for the context, like the codec's vectors below.
+    let mut memory = memmap2::MmapMut::map_anon((2 * m + 2 * k) * block).expect("anonymous memory");
+    memory[..m * block].copy_from_slice(&data);
+    mmap.set_memory(memory).expect("memory");
+    mmap.set_permissions(AccessFlags::LOCAL_READ_WRITE)
+        .expect("permissions");
+    mmap.dev_add(&dev).expect("dev_add");
+    mmap.start().expect("start");
+    let mut inv = BufInventory::new(8).expect("inventory");
+    inv.start().expect("start");
+    let ec = Ec::new();
+    ec.as_ctx().dev_add(&dev).expect("dev_add");
+    ec.as_ctx().start().expect("start");
+    let mut wq = WorkQ::new(4).expect("workq");
+    ec.as_ctx().workq_add(&mut wq).expect("workq_add");
+    let coding = ec.matrix_create(MatrixType::Cauchy, m, k).expect("matrix");
+    let lost: Vec<u32> = (0..k as u32).collect();
+    let rec = ec
+        .recover_matrix_create(&coding, &lost)
+        .expect("recover matrix");
+    // Encode: data blocks in [0, m), parity in [m, m + k) (in blocks). Recover (data
+    // blocks 0..k lost): the survivors, data k..m then the parity, in [m + k, 2m + k),
+    // the rebuilt blocks after them.
+    let mut enc_bufs = Some((
+        inv.buf_with_data_at(&mmap, 0, m * block).expect("src"),
+        inv.buf_at(&mmap, m * block, k * block).expect("dst"),
+    ));
+    let run = |wq: &mut WorkQ,
+               bufs: &mut Option<(Buf, Buf)>,
+               job: fn(&doca_ec::Matrix, Buf, Buf, u64) -> EcJob,
+               mx: &doca_ec::Matrix| {
+        let (src, mut dst) = bufs.take().expect("buffers");
+        dst.reset_data_len();
+        wq.submit_job(ec.as_ctx(), job(mx, src, dst, 0))
+            .map_err(|(e, _)| e)
+            .expect("submit");
+        let mut c = wq.wait(Some(Duration::from_secs(30))).expect("job");
+        *bufs = Some((
+            c.take_buf(EcJob::SRC).expect("src"),
+            c.take_buf(EcJob::DST).expect("dst"),
+        ));
+    };
+    run(&mut wq, &mut enc_bufs, EcJob::create, &coding);
+    let parity = enc_bufs.as_ref().expect("buffers").1.data_to_vec();
+    let mut survivors = data[k * block..].to_vec();
+    survivors.extend_from_slice(&parity);
+    let base = (m + k) * block;
+    let mut src = inv.buf_at(&mmap, base, m * block).expect("src");
+    src.write_data(&survivors).expect("write");
+    let mut rec_bufs = Some((
+        src,
+        inv.buf_at(&mmap, base + m * block, k * block).expect("dst"),
+    ));
+
+    let data = aligned(&data);
+    let survivors = aligned(&survivors);
+    let cm = CodingMatrix::cauchy(m, k).expect("matrix");
+    let enc = Encoder::new(&cm).expect("encoder");
+    let dec = Decoder::new(&cm, &(0..k).collect::<Vec<_>>()).expect("decoder");
+    let mut out = memmap2::MmapMut::map_anon(k * block).expect("anonymous memory");
+    let bytes = m * block;
+    let mut r = Vec::new();
+    {
+        let mut runners: Vec<Runner<'_>> = vec![
+            Box::new(|| run(&mut wq, &mut enc_bufs, EcJob::create, &coding)),
+            Box::new(|| {
+                enc.matrix()
+                    .apply_contiguous(std::hint::black_box(&data), &mut out, 1)
+                    .expect("encode");
+            }),
+        ];
+        r.extend(measure_all(bytes, reps, sample, &mut runners));
+    }
+    {
+        let mut runners: Vec<Runner<'_>> = vec![
+            Box::new(|| run(&mut wq, &mut rec_bufs, EcJob::recover, &rec)),
+            Box::new(|| {
+                dec.matrix()
+                    .apply_contiguous(std::hint::black_box(&survivors), &mut out, 1)
+                    .expect("recover");
+            }),
+        ];
+        r.extend(measure_all(bytes, reps, sample, &mut runners));
+    }
+    let rebuilt = rec_bufs.as_ref().expect("buffers").1.data_to_vec();
+    assert_eq!(
+        rebuilt[..],
+        data[..k * block],
+        "recover through the context is wrong"
+    );
+    let kib = block >> 10;
+    println!(
+        "| 10+4, {kib} KiB blocks, encode | {:.2} | {:.2} | {:.3}x |",
+        r[0],
+        r[1],
+        r[0] / r[1]
+    );
+    println!(
+        "| 10+4, {kib} KiB blocks, recover 4 lost | {:.2} | {:.2} | {:.3}x |",
+        r[2],
+        r[3],
+        r[2] / r[3]
+    );
+    drop((enc_bufs, rec_bufs));
+    ec.as_ctx().workq_rm(&mut wq).expect("workq_rm");
+}
+
+/// A page-aligned copy.
+fn aligned(b: &[u8]) -> memmap2::MmapMut {
+    let mut m = memmap2::MmapMut::map_anon(b.len()).expect("anonymous memory");
+    m.copy_from_slice(b);
+    m
+}
+
+fn timed(f: impl FnOnce()) -> f64 {
+    let t = Instant::now();
+    f();
+    t.elapsed().as_secs_f64()
+}
+
+/// The tool's encode and recover of a whole file vs reading it (`cat`) and copying it.
+fn tool_end_to_end(a: &EcCtxArgs, reps: usize) {
+    let mib = if a.quick { 16 } else { a.file_mib.max(1) };
+    let size = mib << 20;
+    let root = a
+        .dir
+        .clone()
+        .unwrap_or_else(std::env::temp_dir)
+        .join(format!("doca-bench-ec-{}", std::process::id()));
+    std::fs::create_dir_all(&root).expect("bench directory");
+    let input = root.join("input.bin");
+    {
+        let mut chunk = vec![0u8; 1 << 20];
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut f = std::fs::File::create(&input).expect("input");
+        for _ in 0..mib {
+            for b in chunk.iter_mut() {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                *b = x as u8;
+            }
+            std::io::Write::write_all(&mut f, &chunk).expect("write input");
+        }
+    }
+    let dev = devinfo_list().expect("devices")[0].open().expect("open");
+    // Like the file copy it is compared with, without flushing to disk.
+    let opts = Options {
+        stripe: 0,
+        force: true,
+        progress: false,
+        sync: false,
+    };
+    let blocks = root.join("blocks");
+    let out = root.join("output.bin");
+    let copy = root.join("copy.bin");
+    let (mut cat, mut cp, mut enc, mut rec) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..reps {
+        cat.push(timed(|| {
+            let mut f = std::fs::File::open(&input).expect("open");
+            let mut buf = vec![0u8; 1 << 20];
+            while f.read(&mut buf).expect("read") > 0 {}
+        }));
+        cp.push(timed(|| {
+            let _ = std::fs::remove_file(&copy);
+            std::fs::copy(&input, &copy).expect("copy");
+        }));
+        let _ = std::fs::remove_dir_all(&blocks);
+        enc.push(timed(|| {
+            ecfile::encode(&dev, &input, &blocks, MatrixType::Cauchy, 10, 4, &opts)
+                .expect("encode");
+        }));
+        for f in [
+            "data_block_0",
+            "data_block_5",
+            "rdnc_block_1",
+            "rdnc_block_3",
+        ] {
+            std::fs::remove_file(blocks.join(f)).expect("delete a block");
+        }
+        let _ = std::fs::remove_file(&out);
+        rec.push(timed(|| {
+            ecfile::recover(&dev, &blocks, &out, None, &opts).expect("recover");
+        }));
+    }
+    let same = {
+        let mut a = std::fs::File::open(&input).expect("open");
+        let mut b = std::fs::File::open(&out).expect("open");
+        let (mut x, mut y) = (vec![0u8; 1 << 20], vec![0u8; 1 << 20]);
+        loop {
+            let n = a.read(&mut x).expect("read");
+            let m = b.read(&mut y).expect("read");
+            if n != m || x[..n] != y[..m] {
+                break false;
+            }
+            if n == 0 {
+                break true;
+            }
+        }
+    };
+    let _ = std::fs::remove_dir_all(&root);
+    assert!(same, "the recovered file differs from the input");
+    let gbs = |v: Vec<f64>| size as f64 / median(v) / 1e9;
+    let (cat, cp, enc, rec) = (gbs(cat), gbs(cp), gbs(enc), gbs(rec));
+    println!(
+        "\n| doca-ec tool, {mib} MiB file, 10+4 | GB/s of file | vs cat (read) | vs file copy |"
+    );
+    println!("|---|---|---|---|");
+    println!("| cat (read the file) | {cat:.2} | 1.00x | |");
+    println!("| file copy (read + write the file) | {cp:.2} | | 1.00x |");
+    println!(
+        "| encode (read file, write 14 blocks: 1.4x the file) | {enc:.2} | {:.2}x | {:.2}x |",
+        enc / cat,
+        enc / cp
+    );
+    println!(
+        "| recover 4 lost + write the file (verify checksums first) | {rec:.2} | {:.2}x | {:.2}x |",
+        rec / cat,
+        rec / cp
+    );
+}
+
+pub fn run(a: &EcCtxArgs) {
+    let (reps, sample) = if a.quick {
+        (3, Duration::from_millis(5))
+    } else {
+        (a.reps.max(1), Duration::from_millis(a.sample_ms))
+    };
+    println!("median of {reps} samples; samples of each pair taken in turn\n");
+    println!("| shape | DOCA context GB/s | ec-codec GB/s | ratio |");
+    println!("|---|---|---|---|");
+    for block in [64 << 10, 1 << 20] {
+        context_vs_codec(block, reps, sample);
+    }
+    tool_end_to_end(a, if a.quick { 1 } else { 3 });
+}
