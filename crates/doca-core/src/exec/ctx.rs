@@ -2,11 +2,12 @@
 
 use super::engine::{Engine, ExecEnv};
 use super::job::JobRecord;
+use super::workq::WqShared;
 use crate::device::{Capability, Dev};
 use crate::error::{Error, ErrorCode, Result};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 /// What a library plugs into a context: its capability, its job types, and how to
 /// validate and run a job.
@@ -27,11 +28,19 @@ pub trait CtxOps: Send + Sync + 'static {
     fn event_driven_supported(&self) -> bool {
         true
     }
+    /// Called by `Ctx::start` before the context counts as started; an error refuses
+    /// the start.
+    fn on_start(&self) -> Result<()> {
+        Ok(())
+    }
+    /// Called by `Ctx::stop` once the context is stopped.
+    fn on_stop(&self) {}
 }
 
 pub(crate) struct CtxState {
     pub(crate) dev: Option<Dev>,
-    pub(crate) workqs: Vec<usize>,
+    /// Attached work queues: identity and shared half (for wake-ups).
+    pub(crate) workqs: Vec<(usize, Weak<WqShared>)>,
     pub(crate) engine: Option<Arc<Engine>>,
 }
 
@@ -44,6 +53,16 @@ pub(crate) struct CtxShared {
 impl CtxShared {
     pub(crate) fn state(&self) -> MutexGuard<'_, CtxState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Tells the attached work queues that jobs waiting on a condition may proceed.
+    pub(crate) fn wake_workqs(&self) {
+        let st = self.state();
+        for (_, w) in &st.workqs {
+            if let Some(wq) = w.upgrade() {
+                super::workq::poke(&wq);
+            }
+        }
     }
 }
 
@@ -171,6 +190,7 @@ impl Ctx {
         let Some(dev) = st.dev.clone() else {
             return Err(bad_state("context has no device; add one before start"));
         };
+        self.shared.ops.on_start()?;
         st.engine = Engine::for_device(&dev);
         self.shared.started.store(true, Ordering::Release);
         Ok(())
@@ -193,6 +213,7 @@ impl Ctx {
         }
         st.engine = None;
         self.shared.started.store(false, Ordering::Release);
+        self.shared.ops.on_stop();
         Ok(())
     }
 

@@ -12,6 +12,7 @@ mod engine;
 mod job;
 mod workq;
 
+pub(crate) use ctx::CtxShared;
 pub use ctx::{Ctx, CtxOps};
 pub use engine::ExecEnv;
 pub use job::{Completion, Event, Job, JobRecord, MAX_JOB_BUFS, RetrieveError};

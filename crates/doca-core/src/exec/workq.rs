@@ -27,6 +27,31 @@ pub(crate) struct WqShared {
     cv: Condvar,
     armed: AtomicBool,
     efd: OnceLock<OwnedFd>,
+    /// Jobs waiting on a condition (retried by the owner in `progress_retrieve`).
+    pending: std::sync::atomic::AtomicU32,
+}
+
+/// A condition some pending job waits on may have changed: wake the owner's armed event
+/// handle or sleeping `wait`.
+pub(crate) fn poke(wq: &WqShared) {
+    if wq.pending.load(Ordering::Acquire) == 0 {
+        return;
+    }
+    let wake = {
+        let _q = lock(&wq.cq);
+        wq.sleeping.load(Ordering::Relaxed)
+    };
+    if wake {
+        wq.cv.notify_one();
+    }
+    if wq.armed.swap(false, Ordering::AcqRel) {
+        signal(wq);
+    }
+}
+
+/// Whether a job's result means "not done yet: run it again later".
+fn is_pending(r: &Result<()>) -> bool {
+    matches!(r, Err(e) if e.code() == ErrorCode::InProgress)
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -85,6 +110,8 @@ pub struct WorkQ {
     shared: Arc<WqShared>,
     /// Completions of jobs run inline.
     local: VecDeque<Completion>,
+    /// Jobs whose condition does not hold yet, retried in `progress_retrieve`.
+    pending: VecDeque<JobRecord>,
     inflight: u32,
     /// Jobs handed to engine threads and not yet retrieved.
     engine_inflight: u32,
@@ -121,8 +148,10 @@ impl WorkQ {
                 cv: Condvar::new(),
                 armed: AtomicBool::new(false),
                 efd: OnceLock::new(),
+                pending: std::sync::atomic::AtomicU32::new(0),
             }),
             local: VecDeque::new(),
+            pending: VecDeque::new(),
             inflight: 0,
             engine_inflight: 0,
             attached: Vec::new(),
@@ -220,6 +249,11 @@ impl WorkQ {
                 let r = shared
                     .ops
                     .execute(&mut record, &super::engine::ExecEnv::new(&a.dev, None));
+                if is_pending(&r) {
+                    self.pending.push_back(record);
+                    self.shared.pending.fetch_add(1, Ordering::AcqRel);
+                    return Ok(());
+                }
                 self.local.push_back(completion(record, r));
                 if self.shared.armed.swap(false, Ordering::AcqRel) {
                     signal(&self.shared);
@@ -243,16 +277,30 @@ impl WorkQ {
     /// with the failed job's completion. Completion order is not guaranteed.
     #[inline]
     pub fn progress_retrieve(&mut self) -> std::result::Result<Completion, RetrieveError> {
-        let c = match self.local.pop_front() {
-            Some(c) => c,
-            None if self.engine_inflight > 0 => {
-                let Some(c) = lock(&self.shared.cq).pop_front() else {
-                    return Err(RetrieveError::Again);
-                };
-                self.engine_inflight -= 1;
-                c
+        if !self.pending.is_empty() {
+            self.retry_pending();
+        }
+        let c = loop {
+            match self.local.pop_front() {
+                Some(c) => break c,
+                None if self.engine_inflight > 0 => {
+                    let Some(c) = lock(&self.shared.cq).pop_front() else {
+                        return Err(RetrieveError::Again);
+                    };
+                    self.engine_inflight -= 1;
+                    if c.error
+                        .as_ref()
+                        .is_some_and(|e| e.code() == ErrorCode::InProgress)
+                    {
+                        // Not done on the engine: the owner retries it from now on.
+                        self.pending.push_back(c.record);
+                        self.shared.pending.fetch_add(1, Ordering::AcqRel);
+                        continue;
+                    }
+                    break c;
+                }
+                None => return Err(RetrieveError::Again),
             }
-            None => return Err(RetrieveError::Again),
         };
         self.inflight -= 1;
         let ctx = c.record.params_ctx;
@@ -267,6 +315,35 @@ impl WorkQ {
             Err(RetrieveError::IoFailed(c))
         } else {
             Ok(c)
+        }
+    }
+
+    /// Runs every pending job once more; those done become completions.
+    fn retry_pending(&mut self) {
+        for _ in 0..self.pending.len() {
+            let Some(mut record) = self.pending.pop_front() else {
+                break;
+            };
+            let a = self
+                .attached
+                .iter()
+                .find(|a| Arc::as_ptr(&a.ctx) as *const () as usize == record.params_ctx);
+            let r = match a {
+                Some(a) => a
+                    .ctx
+                    .ops
+                    .execute(&mut record, &super::engine::ExecEnv::new(&a.dev, None)),
+                None => Err(Error::with_context(
+                    ErrorCode::Unexpected,
+                    "the job's context is no longer attached",
+                )),
+            };
+            if is_pending(&r) {
+                self.pending.push_back(record);
+            } else {
+                self.shared.pending.fetch_sub(1, Ordering::AcqRel);
+                self.local.push_back(completion(record, r));
+            }
         }
     }
 
@@ -311,6 +388,15 @@ impl WorkQ {
                 // The queue's lock is released before sleeping: engine threads need it.
                 let empty = lock(&self.shared.cq).is_empty();
                 if empty && let Some(fd) = self.shared.efd.get() {
+                    // Conditions changed behind the library's back (shared memory) are
+                    // seen within a millisecond.
+                    let left = if self.pending.is_empty() {
+                        left
+                    } else {
+                        Some(left.map_or(Duration::from_millis(1), |l| {
+                            l.min(Duration::from_millis(1))
+                        }))
+                    };
                     let ts = left.map(|l| rustix::time::Timespec {
                         tv_sec: l.as_secs() as i64,
                         tv_nsec: l.subsec_nanos() as i64,
@@ -330,9 +416,14 @@ impl WorkQ {
                 let q = lock(&self.shared.cq);
                 if q.is_empty() {
                     self.shared.sleeping.store(true, Ordering::Relaxed);
-                    let nap = left.map_or(Duration::from_millis(100), |l| {
-                        l.min(Duration::from_millis(100))
-                    });
+                    // Pending jobs are woken by a poke; a short nap also covers
+                    // conditions changed behind the library's back (shared memory).
+                    let cap = if self.pending.is_empty() {
+                        Duration::from_millis(100)
+                    } else {
+                        Duration::from_millis(1)
+                    };
+                    let nap = left.map_or(cap, |l| l.min(cap));
                     let (q, _) = self
                         .shared
                         .cv
@@ -394,6 +485,11 @@ impl WorkQ {
             ));
         }
         self.shared.armed.store(true, Ordering::Release);
+        // A pending job whose condition came true before arming completes now (later
+        // changes poke the armed handle).
+        if !self.pending.is_empty() {
+            self.retry_pending();
+        }
         let waiting = !self.local.is_empty() || !lock(&self.shared.cq).is_empty();
         if waiting && self.shared.armed.swap(false, Ordering::AcqRel) {
             signal(&self.shared);
@@ -424,7 +520,7 @@ impl Drop for WorkQ {
     fn drop(&mut self) {
         let id = self.id();
         for a in &self.attached {
-            a.ctx.state().workqs.retain(|w| *w != id);
+            a.ctx.state().workqs.retain(|w| w.0 != id);
         }
     }
 }
@@ -471,7 +567,9 @@ impl Ctx {
                 wq.local.reserve(want);
             }
         }
-        st.workqs.push(wq.id());
+        st.workqs.push((wq.id(), Arc::downgrade(&wq.shared)));
+        let want = depth.saturating_sub(wq.pending.len());
+        wq.pending.reserve(want);
         wq.attached.push(Attached {
             ctx: Arc::clone(&self.shared),
             dev,
@@ -505,7 +603,7 @@ impl Ctx {
         }
         wq.attached.remove(i);
         let id = wq.id();
-        self.shared.state().workqs.retain(|w| *w != id);
+        self.shared.state().workqs.retain(|w| w.0 != id);
         Ok(())
     }
 }
