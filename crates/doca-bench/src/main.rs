@@ -8,6 +8,7 @@
 mod ec;
 mod ecctx;
 mod exec;
+mod syncev;
 
 use clap::{Parser, Subcommand};
 
@@ -26,6 +27,8 @@ enum Cmd {
     Exec(exec::ExecArgs),
     /// Erasure coding through the DOCA context against ec-codec directly, and the doca-ec tool on a file against cat and a copy.
     EcCtx(ecctx::EcCtxArgs),
+    /// Sync event ping-pong between two threads against a raw AtomicU64 ping-pong.
+    SyncEvent(syncev::SyncEventArgs),
 }
 
 fn main() {
@@ -34,5 +37,6 @@ fn main() {
         Cmd::Ec(a) => ec::run(&a),
         Cmd::Exec(a) => exec::run(&a),
         Cmd::EcCtx(a) => ecctx::run(&a),
+        Cmd::SyncEvent(a) => syncev::run(&a),
     }
 }
