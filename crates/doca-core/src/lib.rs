@@ -3,7 +3,7 @@
 //! The objects of NVIDIA DOCA Core (API generation 2.2) for machines without a BlueField:
 //! [`Error`] codes, software [`device`]s described by a topology, and the [`memory`]
 //! subsystem (mmaps, buffers, inventories, pools), the [`exec`]ution model (contexts,
-//! work queues, jobs) and [`sync_event`]s.
+//! work queues, jobs), [`sync_event`]s and [`graph`]s.
 //!
 //! ```
 //! use doca_core::{devinfo_list, AccessFlags, BufInventory, Mmap};
@@ -27,6 +27,7 @@
 pub mod device;
 pub mod error;
 pub mod exec;
+pub mod graph;
 pub mod memory;
 pub mod sync_event;
 pub mod types;
@@ -36,6 +37,7 @@ pub use device::{
 };
 pub use error::{Error, ErrorCode, Result};
 pub use exec::{Completion, Ctx, CtxOps, Event, JobRecord, RetrieveError, WorkQ};
+pub use graph::{Graph, GraphInstance, GraphNode, NodeState};
 pub use memory::{Buf, BufArray, BufDesc, BufInventory, BufPool, MemoryRegion, Mmap};
 pub use sync_event::{SyncEvent, SyncEventJob};
 pub use types::{AccessFlags, Data, PciFuncType};

@@ -30,6 +30,8 @@ pub struct JobRecord {
     pub aux: Option<Arc<dyn Any + Send + Sync>>,
     /// The submitting context's identity (set by the work queue).
     pub(crate) params_ctx: usize,
+    /// For a job of a graph node: which run and node (0: not a graph node's job).
+    pub(crate) graph_tag: u32,
 }
 
 // SAFETY: the record's buffers are either owned references (Send handles) or raw
@@ -62,6 +64,7 @@ impl JobRecord {
             params: [0; 4],
             aux: None,
             params_ctx: 0,
+            graph_tag: 0,
         }
     }
 
@@ -153,6 +156,8 @@ pub struct Completion {
     pub error: Option<Error>,
     /// The job record, with the buffers it owned.
     pub record: JobRecord,
+    /// For a graph completion (`JOB_GRAPH`): the instance, with its nodes' results.
+    pub graph_instance: Option<crate::graph::GraphInstance>,
 }
 
 impl Completion {

@@ -68,6 +68,7 @@ fn completion(record: JobRecord, r: Result<()>) -> Completion {
         event,
         error: r.err(),
         record,
+        graph_instance: None,
     }
 }
 
@@ -112,6 +113,8 @@ pub struct WorkQ {
     local: VecDeque<Completion>,
     /// Jobs whose condition does not hold yet, retried in `progress_retrieve`.
     pending: VecDeque<JobRecord>,
+    /// Graph instances in flight (slot index + 1 tags their nodes' jobs).
+    runs: Vec<Option<GraphRun>>,
     inflight: u32,
     /// Jobs handed to engine threads and not yet retrieved.
     engine_inflight: u32,
@@ -152,6 +155,7 @@ impl WorkQ {
             }),
             local: VecDeque::new(),
             pending: VecDeque::new(),
+            runs: Vec::new(),
             inflight: 0,
             engine_inflight: 0,
             attached: Vec::new(),
@@ -281,8 +285,8 @@ impl WorkQ {
             self.retry_pending();
         }
         let c = loop {
-            match self.local.pop_front() {
-                Some(c) => break c,
+            let c = match self.local.pop_front() {
+                Some(c) => c,
                 None if self.engine_inflight > 0 => {
                     let Some(c) = lock(&self.shared.cq).pop_front() else {
                         return Err(RetrieveError::Again);
@@ -297,24 +301,39 @@ impl WorkQ {
                         self.shared.pending.fetch_add(1, Ordering::AcqRel);
                         continue;
                     }
-                    break c;
+                    c
                 }
                 None => return Err(RetrieveError::Again),
+            };
+            if c.record.graph_tag != 0 {
+                // A graph node's job: it moves its instance on, and makes no event.
+                self.ctx_job_done(c.record.params_ctx);
+                self.graph_node_done(c);
+                continue;
             }
+            break c;
         };
         self.inflight -= 1;
-        let ctx = c.record.params_ctx;
+        self.ctx_job_done(c.record.params_ctx);
+        if c.error.is_some() {
+            Err(RetrieveError::IoFailed(c))
+        } else {
+            Ok(c)
+        }
+    }
+
+    /// Counts a retrieved job off its context's attachment.
+    #[inline]
+    fn ctx_job_done(&mut self, ctx: usize) {
+        if ctx == 0 {
+            return;
+        }
         if let Some(a) = self
             .attached
             .iter_mut()
             .find(|a| Arc::as_ptr(&a.ctx) as *const () as usize == ctx)
         {
             a.inflight -= 1;
-        }
-        if c.error.is_some() {
-            Err(RetrieveError::IoFailed(c))
-        } else {
-            Ok(c)
         }
     }
 
@@ -605,5 +624,317 @@ impl Ctx {
         let id = wq.id();
         self.shared.state().workqs.retain(|w| w.0 != id);
         Ok(())
+    }
+}
+
+/// A graph instance in flight on a work queue.
+struct GraphRun {
+    inst: crate::graph::GraphInstance,
+    user_data: crate::types::Data,
+}
+
+fn graph_tag(run: usize, node: usize) -> u32 {
+    (((run + 1) as u32) << 16) | node as u32
+}
+
+impl WorkQ {
+    /// `doca_workq_graph_submit`: runs `instance` (its graph started and added to this
+    /// work queue, every context node given a job). One completion of type
+    /// [`JOB_GRAPH`](crate::graph::JOB_GRAPH) with `user_data` reports it, with the
+    /// instance. Refusals give the instance back: `NotFound` when the graph is not on
+    /// this work queue, `InvalidValue` for a node without data, `NoMemory` when the
+    /// instance's jobs do not fit the depth.
+    pub fn graph_submit(
+        &mut self,
+        instance: crate::graph::GraphInstance,
+        user_data: u64,
+    ) -> std::result::Result<(), (Error, crate::graph::GraphInstance)> {
+        use crate::graph::FlatKind;
+        let mut inst = instance;
+        if !inst.graph().has_workq(self.id()) {
+            return Err((
+                Error::with_context(
+                    ErrorCode::NotFound,
+                    "the graph is not attached to this work queue (graph workq_add)",
+                ),
+                inst,
+            ));
+        }
+        let plan = Arc::clone(&inst.inner.plan);
+        let mut jobs = 0u32;
+        for (i, f) in plan.flat.iter().enumerate() {
+            if let FlatKind::Ctx { ctx, .. } = &f.kind {
+                jobs += 1;
+                if inst.inner.slots[i].record.is_none() {
+                    return Err((
+                        Error::with_context(
+                            ErrorCode::InvalidValue,
+                            format!("graph context node {i} has no job (set_ctx_node_data)"),
+                        ),
+                        inst,
+                    ));
+                }
+                if !self.has_ctx(ctx) {
+                    return Err((
+                        Error::with_context(
+                            ErrorCode::NotFound,
+                            format!(
+                                "the graph's {} context is not attached to this work queue",
+                                ctx.ops().name()
+                            ),
+                        ),
+                        inst,
+                    ));
+                }
+            }
+        }
+        if self.inflight + 1 + jobs > self.shared.depth {
+            return Err((
+                Error::with_context(
+                    ErrorCode::NoMemory,
+                    "the work queue has no room for the instance and its jobs: retrieve completions first",
+                ),
+                inst,
+            ));
+        }
+        if self.runs.len() >= (u16::MAX - 1) as usize && !self.runs.iter().any(Option::is_none) {
+            return Err((
+                Error::with_context(ErrorCode::NoMemory, "too many graph instances in flight"),
+                inst,
+            ));
+        }
+        for (slot, f) in inst.inner.slots.iter_mut().zip(&plan.flat) {
+            slot.state = None;
+            slot.result = 0;
+            slot.event = None;
+            slot.remaining = f.parents;
+        }
+        inst.inner.outstanding = 0;
+        inst.inner.error = None;
+        let run = match self.runs.iter().position(Option::is_none) {
+            Some(r) => r,
+            None => {
+                if self.runs.capacity() == self.runs.len() {
+                    self.runs.reserve(self.shared.depth as usize);
+                }
+                self.runs.push(None);
+                self.runs.len() - 1
+            }
+        };
+        self.runs[run] = Some(GraphRun {
+            inst,
+            user_data: crate::types::Data(user_data),
+        });
+        self.inflight += 1;
+        // Counted as running while the roots start (a root finishing at once must not
+        // complete the instance early).
+        if let Some(g) = self.runs[run].as_mut() {
+            g.inst.inner.outstanding += 1;
+        }
+        for &r in &plan.roots {
+            self.start_node(run, r);
+        }
+        if let Some(g) = self.runs[run].as_mut() {
+            g.inst.inner.outstanding -= 1;
+        }
+        self.maybe_complete(run);
+        Ok(())
+    }
+
+    fn start_node(&mut self, run: usize, i: usize) {
+        use crate::graph::{FlatKind, NodeState};
+        let Some(r) = self.runs[run].as_mut() else {
+            return;
+        };
+        let plan = Arc::clone(&r.inst.inner.plan);
+        r.inst.inner.slots[i].state = Some(NodeState::Started);
+        r.inst.inner.outstanding += 1;
+        match &plan.flat[i].kind {
+            FlatKind::User { cb, .. } => {
+                let cookie = r.inst.inner.slots[i].cookie;
+                let result = {
+                    let view = plan.view_of(&r.inst.inner.slots, i);
+                    match view {
+                        Some(v) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            cb(&v, cookie)
+                        }))
+                        .unwrap_or_else(|_| {
+                            Err(Error::with_context(
+                                ErrorCode::Unexpected,
+                                "the user node's callback panicked",
+                            ))
+                        }),
+                        None => Ok(()),
+                    }
+                };
+                self.node_finished(run, i, None, None, result);
+            }
+            FlatKind::Ctx { ctx, .. } => {
+                let Some(mut record) = r.inst.inner.slots[i].record.take() else {
+                    let e = Error::with_context(
+                        ErrorCode::InvalidValue,
+                        "graph context node has no job",
+                    );
+                    self.node_finished(run, i, None, None, Err(e));
+                    return;
+                };
+                record.graph_tag = graph_tag(run, i);
+                let Some(slot) = self
+                    .attached
+                    .iter()
+                    .position(|a| Arc::ptr_eq(&a.ctx, &ctx.shared))
+                else {
+                    let e = Error::with_context(
+                        ErrorCode::NotFound,
+                        "the node's context is not attached to this work queue",
+                    );
+                    self.node_finished(run, i, Some(record), None, Err(e));
+                    return;
+                };
+                let a = &mut self.attached[slot];
+                if let Err(e) = a.ctx.ops.validate(&mut record, &a.dev) {
+                    self.node_finished(run, i, Some(record), None, Err(e));
+                    return;
+                }
+                a.inflight += 1;
+                record.params_ctx = Arc::as_ptr(&a.ctx) as *const () as usize;
+                match &a.engine {
+                    Some(engine) => {
+                        self.engine_inflight += 1;
+                        engine.push(Task {
+                            ctx: Arc::clone(&a.ctx),
+                            wq: Arc::clone(&self.shared),
+                            dev: a.dev.clone(),
+                            record,
+                        });
+                    }
+                    None => {
+                        let res = a
+                            .ctx
+                            .ops
+                            .execute(&mut record, &super::engine::ExecEnv::new(&a.dev, None));
+                        if is_pending(&res) {
+                            self.pending.push_back(record);
+                            self.shared.pending.fetch_add(1, Ordering::AcqRel);
+                        } else {
+                            self.local.push_back(completion(record, res));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A graph node's job came back.
+    fn graph_node_done(&mut self, c: Completion) {
+        let tag = c.record.graph_tag;
+        let (run, i) = (((tag >> 16) - 1) as usize, (tag & 0xffff) as usize);
+        let Completion {
+            event,
+            error,
+            mut record,
+            ..
+        } = c;
+        record.graph_tag = 0;
+        let r = match error {
+            None => Ok(()),
+            Some(e) => Err(e),
+        };
+        self.node_finished(run, i, Some(record), Some(event), r);
+    }
+
+    fn node_finished(
+        &mut self,
+        run: usize,
+        i: usize,
+        record: Option<JobRecord>,
+        event: Option<Event>,
+        r: Result<()>,
+    ) {
+        use crate::graph::NodeState;
+        let Some(g) = self.runs[run].as_mut() else {
+            return;
+        };
+        let plan = Arc::clone(&g.inst.inner.plan);
+        let inner = &mut g.inst.inner;
+        {
+            let slot = &mut inner.slots[i];
+            if record.is_some() {
+                slot.record = record;
+            }
+            slot.event = event;
+            slot.result = r.as_ref().err().map_or(0, |e| e.raw() as u64);
+            slot.state = Some(if r.is_ok() {
+                NodeState::Completed
+            } else {
+                NodeState::Error
+            });
+        }
+        // The node stays counted until its children are started: one of them finishing
+        // at once must not complete the instance early.
+        match r {
+            Ok(()) => {
+                for &child in &plan.flat[i].children {
+                    inner.slots[child].remaining -= 1;
+                }
+                // Children whose parents are all done start now (a user node finishing
+                // at once may start some of them itself: they are started already).
+                for &child in &plan.flat[i].children {
+                    let ready = self.runs[run].as_ref().is_some_and(|g| {
+                        let s = &g.inst.inner.slots[child];
+                        s.remaining == 0 && s.state.is_none()
+                    });
+                    if ready {
+                        self.start_node(run, child);
+                    }
+                }
+            }
+            Err(e) => {
+                // Descendants of a failed node never start.
+                if inner.error.is_none() {
+                    inner.error = Some(e);
+                }
+            }
+        }
+        if let Some(g) = self.runs[run].as_mut() {
+            g.inst.inner.outstanding -= 1;
+        }
+        self.maybe_complete(run);
+    }
+
+    /// Completes the instance once no node is running and none can start.
+    fn maybe_complete(&mut self, run: usize) {
+        let done = self.runs[run]
+            .as_ref()
+            .is_some_and(|g| g.inst.inner.outstanding == 0);
+        if !done {
+            return;
+        }
+        let Some(GraphRun {
+            mut inst,
+            user_data,
+        }) = self.runs[run].take()
+        else {
+            return;
+        };
+        let error = inst.inner.error.take();
+        let event = Event {
+            job_type: crate::graph::JOB_GRAPH,
+            user_data,
+            result: error.as_ref().map_or(0, |e| e.raw() as u64),
+        };
+        self.local.push_back(Completion {
+            event,
+            error: error.clone(),
+            record: JobRecord::new(crate::graph::JOB_GRAPH, user_data),
+            graph_instance: Some(inst),
+        });
+        // Keep the slot list short when its tail is free.
+        while self.runs.last().is_some_and(Option::is_none) {
+            self.runs.pop();
+        }
+        if self.shared.armed.swap(false, Ordering::AcqRel) {
+            signal(&self.shared);
+        }
     }
 }
