@@ -8,6 +8,7 @@
 mod ec;
 mod ecctx;
 mod exec;
+mod graphbench;
 mod syncev;
 
 use clap::{Parser, Subcommand};
@@ -29,6 +30,8 @@ enum Cmd {
     EcCtx(ecctx::EcCtxArgs),
     /// Sync event ping-pong between two threads against a raw AtomicU64 ping-pong.
     SyncEvent(syncev::SyncEventArgs),
+    /// A graph of 3 DMA nodes against submitting the same 3 jobs by hand.
+    Graph(graphbench::GraphArgs),
 }
 
 fn main() {
@@ -38,5 +41,6 @@ fn main() {
         Cmd::Exec(a) => exec::run(&a),
         Cmd::EcCtx(a) => ecctx::run(&a),
         Cmd::SyncEvent(a) => syncev::run(&a),
+        Cmd::Graph(a) => graphbench::run(&a),
     }
 }

@@ -770,15 +770,6 @@ impl WorkQ {
                 self.node_finished(run, i, None, None, result);
             }
             FlatKind::Ctx { ctx, .. } => {
-                let Some(mut record) = r.inst.inner.slots[i].record.take() else {
-                    let e = Error::with_context(
-                        ErrorCode::InvalidValue,
-                        "graph context node has no job",
-                    );
-                    self.node_finished(run, i, None, None, Err(e));
-                    return;
-                };
-                record.graph_tag = graph_tag(run, i);
                 let Some(slot) = self
                     .attached
                     .iter()
@@ -788,18 +779,30 @@ impl WorkQ {
                         ErrorCode::NotFound,
                         "the node's context is not attached to this work queue",
                     );
-                    self.node_finished(run, i, Some(record), None, Err(e));
+                    self.node_finished(run, i, None, None, Err(e));
                     return;
                 };
                 let a = &mut self.attached[slot];
-                if let Err(e) = a.ctx.ops.validate(&mut record, &a.dev) {
-                    self.node_finished(run, i, Some(record), None, Err(e));
+                let Some(record) = r.inst.inner.slots[i].record.as_mut() else {
+                    let e = Error::with_context(
+                        ErrorCode::InvalidValue,
+                        "graph context node has no job",
+                    );
+                    self.node_finished(run, i, None, None, Err(e));
+                    return;
+                };
+                if let Err(e) = a.ctx.ops.validate(record, &a.dev) {
+                    self.node_finished(run, i, None, None, Err(e));
                     return;
                 }
-                a.inflight += 1;
                 record.params_ctx = Arc::as_ptr(&a.ctx) as *const () as usize;
                 match &a.engine {
                     Some(engine) => {
+                        let Some(mut record) = r.inst.inner.slots[i].record.take() else {
+                            return;
+                        };
+                        record.graph_tag = graph_tag(run, i);
+                        a.inflight += 1;
                         self.engine_inflight += 1;
                         engine.push(Task {
                             ctx: Arc::clone(&a.ctx),
@@ -809,16 +812,28 @@ impl WorkQ {
                         });
                     }
                     None => {
+                        // Run in place in the instance: done at once, the instance moves
+                        // on without a completion.
                         let res = a
                             .ctx
                             .ops
-                            .execute(&mut record, &super::engine::ExecEnv::new(&a.dev, None));
+                            .execute(record, &super::engine::ExecEnv::new(&a.dev, None));
                         if is_pending(&res) {
+                            let Some(mut record) = r.inst.inner.slots[i].record.take() else {
+                                return;
+                            };
+                            record.graph_tag = graph_tag(run, i);
+                            a.inflight += 1;
                             self.pending.push_back(record);
                             self.shared.pending.fetch_add(1, Ordering::AcqRel);
-                        } else {
-                            self.local.push_back(completion(record, res));
+                            return;
                         }
+                        let event = Event {
+                            job_type: record.job_type,
+                            user_data: record.user_data,
+                            result: res.as_ref().err().map_or(0, |e| e.raw() as u64),
+                        };
+                        self.node_finished(run, i, None, Some(event), res);
                     }
                 }
             }
