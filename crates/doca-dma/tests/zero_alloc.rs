@@ -100,3 +100,78 @@ fn submit_execute_retrieve_allocate_nothing() {
         sha.as_ctx().workq_rm(&mut wq).unwrap();
     }
 }
+
+fn engine_device(threads: u32) -> doca_core::Dev {
+    let text = format!(
+        "[[host.device]]\npci_addr = \"0000:{:02x}:00.0\"\nengine_threads = {threads}\n",
+        0x68 + threads
+    );
+    let t = doca_core::Topology::from_toml(&text, None).unwrap();
+    doca_core::device::devinfo_list_from(&t)[0].open().unwrap()
+}
+
+/// Sync event jobs (a wait left pending and woken included) and graph instances
+/// allocate nothing once started, on both engines.
+#[test]
+fn sync_event_jobs_and_graphs_allocate_nothing() {
+    use doca_core::sync_event::JOB_UPDATE_ADD;
+    use doca_core::{Graph, SyncEvent, SyncEventJob, WorkQ};
+    use std::time::Duration;
+    for threads in [0, 2] {
+        let dev = engine_device(threads);
+        let se = SyncEvent::new();
+        se.publisher_add_location_cpu(&dev).unwrap();
+        se.subscriber_add_location_cpu(&dev).unwrap();
+        se.as_ctx().start().unwrap();
+        let mut wq = WorkQ::new(16).unwrap();
+        se.as_ctx().workq_add(&mut wq).unwrap();
+        let g = Graph::new();
+        let a = g.ctx_node_create(JOB_UPDATE_ADD, se.as_ctx()).unwrap();
+        let b = g.user_node_create(|_, _| Ok(())).unwrap();
+        let c = g.ctx_node_create(JOB_UPDATE_ADD, se.as_ctx()).unwrap();
+        g.add_dependency(a, b).unwrap();
+        g.add_dependency(b, c).unwrap();
+        g.start().unwrap();
+        g.workq_add(&wq).unwrap();
+        let mut inst = Some(g.instance_create().unwrap());
+        let mut round = |wq: &mut WorkQ, k: u64| {
+            // A wait that cannot complete yet, then the add that lets it.
+            wq.submit_job(se.as_ctx(), SyncEventJob::update_set(k, 0))
+                .map_err(|(e, _)| e)
+                .unwrap();
+            wq.submit_job(se.as_ctx(), SyncEventJob::wait_gt(0, 0xff, 1))
+                .map_err(|(e, _)| e)
+                .unwrap();
+            wq.submit_job(se.as_ctx(), SyncEventJob::update_add(1, 2))
+                .map_err(|(e, _)| e)
+                .unwrap();
+            for _ in 0..3 {
+                drop(wq.wait(Some(Duration::from_secs(10))).unwrap());
+            }
+            let mut i = inst.take().unwrap();
+            i.set_ctx_node_data(a, SyncEventJob::update_add(1, 3))
+                .unwrap();
+            i.set_ctx_node_data(c, SyncEventJob::update_add(1, 4))
+                .unwrap();
+            wq.graph_submit(i, 5).map_err(|(e, _)| e).unwrap();
+            let mut done = wq.wait(Some(Duration::from_secs(10))).unwrap();
+            inst = done.graph_instance.take();
+        };
+        round(&mut wq, 0);
+        COUNT.store(0, Ordering::SeqCst);
+        ON.store(true, Ordering::SeqCst);
+        for _ in 0..50 {
+            round(&mut wq, 0);
+        }
+        ON.store(false, Ordering::SeqCst);
+        assert_eq!(
+            COUNT.load(Ordering::SeqCst),
+            0,
+            "allocations with {threads} engine threads"
+        );
+        drop(inst);
+        g.workq_rm(&wq).unwrap();
+        se.as_ctx().workq_rm(&mut wq).unwrap();
+        se.as_ctx().stop().unwrap();
+    }
+}
