@@ -746,7 +746,11 @@ impl WorkQ {
         let Some(r) = self.runs[run].as_mut() else {
             return;
         };
-        let plan = Arc::clone(&r.inst.inner.plan);
+        let plan: *const crate::graph::Plan = Arc::as_ptr(&r.inst.inner.plan);
+        // SAFETY: the instance holding this Arc stays in `self.runs`, or moves into
+        // `self.local` as a completion, for the whole call: the user can drop it only after
+        // retrieving it, which needs `&mut self`; plans are never changed once made.
+        let plan = unsafe { &*plan };
         r.inst.inner.slots[i].state = Some(NodeState::Started);
         r.inst.inner.outstanding += 1;
         match &plan.flat[i].kind {
@@ -870,7 +874,9 @@ impl WorkQ {
         let Some(g) = self.runs[run].as_mut() else {
             return;
         };
-        let plan = Arc::clone(&g.inst.inner.plan);
+        let plan: *const crate::graph::Plan = Arc::as_ptr(&g.inst.inner.plan);
+        // SAFETY: as in `start_node`: the instance outlives this call.
+        let plan = unsafe { &*plan };
         let inner = &mut g.inst.inner;
         {
             let slot = &mut inner.slots[i];
