@@ -129,7 +129,11 @@ fn chain_runs_in_order_and_makes_one_event() {
                 .unwrap();
             let c = e.run(&g, inst, 77 + round).unwrap();
             assert_eq!(
-                (c.event.job_type, c.event.user_data.u64(), c.event.result),
+                (
+                    c.event().job_type,
+                    c.event().user_data.u64(),
+                    c.event().result
+                ),
                 (JOB_GRAPH, 77 + round, 0)
             );
             inst = c.graph_instance.unwrap();
@@ -309,13 +313,16 @@ fn a_failed_node_stops_its_descendants_only() {
             Err(RetrieveError::IoFailed(c)) => c,
             other => panic!("expected a failed instance, got {other:?}"),
         };
-        assert_eq!((c.event.job_type, c.event.user_data.u64()), (JOB_GRAPH, 9));
+        assert_eq!(
+            (c.event().job_type, c.event().user_data.u64()),
+            (JOB_GRAPH, 9)
+        );
         // The status is the first failure in time: either failing node's.
         assert!(
-            c.event.result == ErrorCode::NotPermitted as u64
-                || c.event.result == ErrorCode::InvalidValue as u64,
+            c.event().result == ErrorCode::NotPermitted as u64
+                || c.event().result == ErrorCode::InvalidValue as u64,
             "{}",
-            c.event.result
+            c.event().result
         );
         let inst = c.graph_instance.unwrap();
         assert_eq!(inst.failed_nodes(), vec![bad, failing_user]);
@@ -350,7 +357,7 @@ fn graphs_and_single_jobs_share_a_work_queue() {
     let mut seen = Vec::new();
     for _ in 0..2 {
         let c = e.wq.wait(Some(Duration::from_secs(10))).unwrap();
-        seen.push((c.event.job_type, c.event.user_data.u64()));
+        seen.push((c.event().job_type, c.event().user_data.u64()));
     }
     seen.sort();
     assert_eq!(
@@ -466,7 +473,7 @@ fn cycles_and_misuse_are_refused() {
     g.workq_rm(&small).unwrap();
     e.se.as_ctx().workq_rm(&mut small).unwrap();
     let c = e.run(&g, back, 3).unwrap();
-    assert_eq!(c.event.user_data.u64(), 3);
+    assert_eq!(c.event().user_data.u64(), 3);
     assert_eq!(g.stop().unwrap_err().code(), ErrorCode::InUse);
     let g = match g.destroy() {
         Err((g, err)) => {

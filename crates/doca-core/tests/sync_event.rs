@@ -231,13 +231,13 @@ fn asynchronous_jobs_on_both_engines() {
         wq.submit_job(ctx, SyncEventJob::update_set(7, 1))
             .map_err(|(e, _)| e)
             .unwrap();
-        assert_eq!(done(&mut wq).event.job_type, JOB_UPDATE_SET);
+        assert_eq!(done(&mut wq).event().job_type, JOB_UPDATE_SET);
         wq.submit_job(ctx, SyncEventJob::update_add(3, 2))
             .map_err(|(e, _)| e)
             .unwrap();
         let c = done(&mut wq);
         assert_eq!(
-            (c.event.user_data.u64(), SyncEventJob::result_value(&c)),
+            (c.event().user_data.u64(), SyncEventJob::result_value(&c)),
             (2, 7)
         );
         wq.submit_job(ctx, SyncEventJob::get(3))
@@ -267,7 +267,7 @@ fn asynchronous_jobs_on_both_engines() {
             });
             let c = done(&mut wq);
             assert_eq!(
-                (c.event.job_type, c.event.user_data.u64()),
+                (c.event().job_type, c.event().user_data.u64()),
                 (JOB_WAIT_GT, 4)
             );
         });
@@ -286,7 +286,7 @@ fn asynchronous_jobs_on_both_engines() {
             .unwrap();
         match wq.wait(Some(Duration::from_secs(10))) {
             Err(RetrieveError::IoFailed(c)) => {
-                assert_eq!(c.event.result, ErrorCode::InvalidValue as u64);
+                assert_eq!(c.event().result, ErrorCode::InvalidValue as u64);
                 assert!(
                     c.status()
                         .unwrap_err()
@@ -354,7 +354,7 @@ fn an_epoll_loop_wakes_for_a_pending_wait() {
                 assert!(t.elapsed() < Duration::from_secs(10), "no wake-up");
                 wq.event_handle_clear(fd).unwrap();
             };
-            assert_eq!(c.event.user_data.u64(), 11);
+            assert_eq!(c.event().user_data.u64(), 11);
         });
         ctx.workq_rm(&mut wq).unwrap();
         ctx.stop().unwrap();

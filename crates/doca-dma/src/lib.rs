@@ -24,7 +24,7 @@
 //! dma.as_ctx().workq_add(&mut wq)?;
 //! wq.submit_job(dma.as_ctx(), MemcpyJob::new(src, dst, 7)).map_err(|(e, _)| e)?;
 //! let mut done = wq.wait(None)?;
-//! assert_eq!(done.event.user_data.u64(), 7);
+//! assert_eq!(done.event().user_data.u64(), 7);
 //! let dst = done.take_buf(MemcpyJob::DST).unwrap();
 //! assert_eq!(dst.data_to_vec(), b"copied by DMA");
 //! # drop(done); dma.as_ctx().workq_rm(&mut wq)?;

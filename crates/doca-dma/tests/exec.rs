@@ -88,9 +88,9 @@ fn memcpy_and_user_data_echo() {
         let mut seen = Vec::new();
         for _ in 0..10 {
             let mut c = wait(&mut wq).unwrap();
-            assert_eq!(c.event.job_type, JOB_MEMCPY);
-            assert_eq!(c.event.result, 0);
-            let i = c.event.user_data.u64() - 1000;
+            assert_eq!(c.event().job_type, JOB_MEMCPY);
+            assert_eq!(c.event().result, 0);
+            let i = c.event().user_data.u64() - 1000;
             let dst = c.take_buf(MemcpyJob::DST).unwrap();
             assert_eq!(dst.data_to_vec(), format!(">payload {i}").as_bytes());
             seen.push(i);
@@ -186,13 +186,13 @@ fn failed_jobs_report_their_error() {
                 Err(RetrieveError::IoFailed(mut c)) => {
                     let (_, code) = want
                         .iter()
-                        .find(|(u, _)| *u == c.event.user_data.u64())
+                        .find(|(u, _)| *u == c.event().user_data.u64())
                         .unwrap();
                     assert_eq!(
-                        c.event.result,
+                        c.event().result,
                         *code as u64,
                         "job {}",
-                        c.event.user_data.u64()
+                        c.event().user_data.u64()
                     );
                     assert_eq!(c.status().unwrap_err().code(), *code);
                     assert!(c.error.as_ref().unwrap().context_str().is_some());
@@ -323,12 +323,12 @@ fn one_workq_many_contexts_and_one_context_many_workqs() {
         .map_err(|(e, _)| e)
         .unwrap();
         let mut types = vec![
-            wait(&mut wq1).unwrap().event.job_type,
-            wait(&mut wq1).unwrap().event.job_type,
+            wait(&mut wq1).unwrap().event().job_type,
+            wait(&mut wq1).unwrap().event().job_type,
         ];
         types.sort();
         assert_eq!(types, [JOB_MEMCPY, doca_sha::JOB_SHA256]);
-        assert_eq!(wait(&mut wq2).unwrap().event.user_data.u64(), 3);
+        assert_eq!(wait(&mut wq2).unwrap().event().user_data.u64(), 3);
         assert_eq!(dma.as_ctx().num_workqs(), 2);
         drop(wq1);
         drop(wq2);
@@ -375,7 +375,7 @@ fn sha_digests_match_the_crates() {
         .unwrap();
         match wait(&mut wq) {
             Err(RetrieveError::IoFailed(c)) => {
-                assert_eq!(c.event.result, ErrorCode::InvalidValue as u64)
+                assert_eq!(c.event().result, ErrorCode::InvalidValue as u64)
             }
             other => panic!("{other:?}"),
         }
@@ -433,7 +433,7 @@ fn partial_sessions_equal_one_shot_hashing() {
             for _ in 0..chunks.len() {
                 let mut c = wait(&mut wq).unwrap();
                 let d = c.take_buf(ShaJob::RESP).unwrap().data_to_vec();
-                if c.event.user_data.u64() as usize + 1 == chunks.len() {
+                if c.event().user_data.u64() as usize + 1 == chunks.len() {
                     digest = Some(d);
                 } else {
                     assert!(d.is_empty());
@@ -462,7 +462,7 @@ fn partial_sessions_equal_one_shot_hashing() {
             .unwrap();
         match wait(&mut wq) {
             Err(RetrieveError::IoFailed(c)) => {
-                assert_eq!(c.event.result, ErrorCode::InvalidValue as u64)
+                assert_eq!(c.event().result, ErrorCode::InvalidValue as u64)
             }
             other => panic!("{other:?}"),
         }
@@ -575,7 +575,7 @@ fn event_driven_with_epoll() {
             loop {
                 match wq.progress_retrieve() {
                     Ok(mut c) => {
-                        let i = c.event.user_data.u64() as u8;
+                        let i = c.event().user_data.u64() as u8;
                         assert_eq!(
                             c.take_buf(MemcpyJob::DST).unwrap().data_to_vec(),
                             vec![i; 1000]
@@ -654,7 +654,7 @@ fn parallel_jobs_in_one_mmap_with_a_concurrent_reader() {
                 }
                 for _ in 0..N {
                     let mut c = wait(&mut wq).unwrap();
-                    let i = c.event.user_data.u64() as usize % N;
+                    let i = c.event().user_data.u64() as usize % N;
                     let dst = c.take_buf(MemcpyJob::DST).unwrap();
                     assert_eq!(dst.data_to_vec(), fill(round, i));
                 }

@@ -84,7 +84,7 @@ fn submit_execute_retrieve_allocate_nothing() {
                     .unwrap();
                 for _ in 0..9 {
                     let c = wq.wait(Some(Duration::from_secs(10))).unwrap();
-                    assert_eq!(c.event.result, 0);
+                    assert_eq!(c.event().result, 0);
                 }
             }
         };

@@ -305,8 +305,8 @@ fn events_carry_job_type_and_user_data() {
         let mut got = Vec::new();
         for _ in 0..4 {
             let c = e.wait().unwrap();
-            assert_eq!(c.event.result, 0);
-            got.push((c.event.job_type, c.event.user_data.u64()));
+            assert_eq!(c.event().result, 0);
+            got.push((c.event().job_type, c.event().user_data.u64()));
         }
         got.sort();
         want.sort();
@@ -458,8 +458,8 @@ fn a_read_only_destination_fails_the_job() {
         e.submit(EcJob::create(&coding, s, t, 77)).unwrap();
         match e.wait() {
             Err(RetrieveError::IoFailed(c)) => {
-                assert_eq!(c.event.user_data.u64(), 77);
-                assert_eq!(c.event.result, ErrorCode::NotPermitted as u64);
+                assert_eq!(c.event().user_data.u64(), 77);
+                assert_eq!(c.event().result, ErrorCode::NotPermitted as u64);
                 assert!(c.status().unwrap_err().to_string().contains("write access"));
             }
             other => panic!("expected a failed job, got {other:?}"),

@@ -91,7 +91,7 @@ fn ec_jobs_allocate_nothing() {
                 let mut back = [None, None];
                 for _ in 0..2 {
                     let mut c = wq.wait(Some(Duration::from_secs(30))).unwrap();
-                    let i = c.event.user_data.u64() as usize;
+                    let i = c.event().user_data.u64() as usize;
                     back[i] = Some((
                         c.take_buf(EcJob::SRC).unwrap(),
                         c.take_buf(EcJob::DST).unwrap(),

@@ -9,9 +9,9 @@ use std::ptr::{self, NonNull};
 use std::sync::Arc;
 
 /// Most buffers one job refers to.
-pub const MAX_JOB_BUFS: usize = 4;
+pub const MAX_JOB_BUFS: usize = 2;
 
-/// A job record: type, flags, user data, up to four buffers and four parameters, and an
+/// A job record: type, flags, user data, up to two buffers and three parameters, and an
 /// optional library object (matrix, session...) kept alive while the job is in flight.
 /// Every library's jobs fit it, so work queues hold fixed slots.
 pub struct JobRecord {
@@ -25,7 +25,7 @@ pub struct JobRecord {
     /// Bit i set: the record owns one reference of `bufs[i]`.
     owned: u8,
     /// Library parameters.
-    pub params: [u64; 4],
+    pub params: [u64; 3],
     /// Library object kept alive while in flight.
     pub aux: Option<Arc<dyn Any + Send + Sync>>,
     /// The submitting context's identity (set by the work queue).
@@ -61,7 +61,7 @@ impl JobRecord {
             user_data,
             bufs: [ptr::null_mut(); MAX_JOB_BUFS],
             owned: 0,
-            params: [0; 4],
+            params: [0; 3],
             aux: None,
             params_ctx: 0,
             graph_tag: 0,
@@ -150,8 +150,6 @@ impl Event {
 /// [`take_buf`](Completion::take_buf)).
 #[derive(Debug)]
 pub struct Completion {
-    /// The event.
-    pub event: Event,
     /// The failure, with its context, when the job failed.
     pub error: Option<Error>,
     /// The job record, with the buffers it owned.
@@ -161,6 +159,16 @@ pub struct Completion {
 }
 
 impl Completion {
+    /// The completion event (`struct doca_event`): job type, user data and result.
+    #[inline]
+    pub fn event(&self) -> Event {
+        Event {
+            job_type: self.record.job_type,
+            user_data: self.record.user_data,
+            result: self.error.as_ref().map_or(0, |e| e.raw() as u64),
+        }
+    }
+
     #[inline]
     /// Takes back the owned buffer in slot `i`.
     pub fn take_buf(&mut self, i: usize) -> Option<Buf> {

@@ -59,13 +59,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 fn completion(record: JobRecord, r: Result<()>) -> Completion {
-    let event = Event {
-        job_type: record.job_type,
-        user_data: record.user_data,
-        result: r.as_ref().err().map_or(0, |e| e.raw() as u64),
-    };
     Completion {
-        event,
         error: r.err(),
         record,
         graph_instance: None,
@@ -848,11 +842,9 @@ impl WorkQ {
     fn graph_node_done(&mut self, c: Completion) {
         let tag = c.record.graph_tag;
         let (run, i) = (((tag >> 16) - 1) as usize, (tag & 0xffff) as usize);
+        let event = c.event();
         let Completion {
-            event,
-            error,
-            mut record,
-            ..
+            error, mut record, ..
         } = c;
         record.graph_tag = 0;
         let r = match error {
@@ -939,14 +931,8 @@ impl WorkQ {
             return;
         };
         let error = inst.inner.error.take();
-        let event = Event {
-            job_type: crate::graph::JOB_GRAPH,
-            user_data,
-            result: error.as_ref().map_or(0, |e| e.raw() as u64),
-        };
         self.local.push_back(Completion {
-            event,
-            error: error.clone(),
+            error,
             record: JobRecord::new(crate::graph::JOB_GRAPH, user_data),
             graph_instance: Some(inst),
         });

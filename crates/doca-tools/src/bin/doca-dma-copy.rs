@@ -128,7 +128,7 @@ impl Copier {
             .wq
             .wait(Some(Duration::from_secs(60)))
             .map_err(Error::from)?;
-        let slot = c.event.user_data.u64() as usize;
+        let slot = c.event().user_data.u64() as usize;
         let (Some(dst), Some(src)) = (c.take_buf(MemcpyJob::DST), c.take_buf(MemcpyJob::SRC))
         else {
             return Err(Error::with_context(
