@@ -38,6 +38,13 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
+/// The counter is global: tests of this file take turns.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn device(threads: u32) -> Dev {
     let text = format!(
         "[[host.device]]\npci_addr = \"0000:{:02x}:00.0\"\nengine_threads = {threads}\n",
@@ -49,6 +56,7 @@ fn device(threads: u32) -> Dev {
 
 #[test]
 fn submit_execute_retrieve_allocate_nothing() {
+    let _turn = serial();
     for threads in [0, 2] {
         let dev = device(threads);
         let mut mmap = Mmap::new();
@@ -114,6 +122,7 @@ fn engine_device(threads: u32) -> doca_core::Dev {
 /// allocate nothing once started, on both engines.
 #[test]
 fn sync_event_jobs_and_graphs_allocate_nothing() {
+    let _turn = serial();
     use doca_core::sync_event::JOB_UPDATE_ADD;
     use doca_core::{Graph, SyncEvent, SyncEventJob, WorkQ};
     use std::time::Duration;
