@@ -356,6 +356,16 @@ impl Graph {
             }
             ranges.push((base, flat.len() - base));
         }
+        if flat.len() > u16::MAX as usize {
+            return Err(Error::with_context(
+                ErrorCode::NoMemory,
+                format!(
+                    "the graph expands to {} nodes with its sub-graphs; at most {}",
+                    flat.len(),
+                    u16::MAX
+                ),
+            ));
+        }
         if !flat.iter().any(|f| matches!(f.kind, FlatKind::Ctx { .. })) {
             return Err(invalid(
                 "a graph needs at least one context node (directly or in a sub-graph)",

@@ -73,6 +73,7 @@ pub(crate) struct Inner {
 pub(crate) struct Engine {
     inner: Arc<Inner>,
     dev_id: usize,
+    threads: Mutex<Vec<std::thread::JoinHandle<()>>>,
 }
 
 static ENGINES: Mutex<Vec<(usize, Weak<Engine>)>> = Mutex::new(Vec::new());
@@ -112,7 +113,7 @@ impl Engine {
         // The threads are running (their start-up done) before the engine is handed out,
         // so that nothing of theirs allocates once jobs flow.
         let ready = Arc::new((Mutex::new(0usize), Condvar::new()));
-        let mut spawned = 0;
+        let mut handles = Vec::with_capacity(n);
         for i in 0..n {
             let inner = Arc::clone(&inner);
             let ready_t = Arc::clone(&ready);
@@ -123,11 +124,12 @@ impl Engine {
                     ready_t.1.notify_all();
                     worker(&inner)
                 });
-            if r.is_err() {
-                break;
+            match r {
+                Ok(h) => handles.push(h),
+                Err(_) => break,
             }
-            spawned += 1;
         }
+        let spawned = handles.len();
         let mut up = lock(&ready.0);
         while *up < spawned {
             up = ready.1.wait(up).unwrap_or_else(|e| e.into_inner());
@@ -137,11 +139,15 @@ impl Engine {
             // A thread could not be made: stop those that were, and run jobs inline.
             lock(&inner.q).shutdown = true;
             inner.cv.notify_all();
+            for h in handles {
+                let _ = h.join();
+            }
             return None;
         }
         let e = Arc::new(Engine {
             inner,
             dev_id: dev.id(),
+            threads: Mutex::new(handles),
         });
         all.push((e.dev_id, Arc::downgrade(&e)));
         Some(e)
@@ -167,9 +173,18 @@ impl Engine {
 }
 
 impl Drop for Engine {
+    /// Stops the threads once their queue is empty, and waits for them (unless dropped
+    /// on one of them), so that no engine thread outlives its engine.
     fn drop(&mut self) {
         lock(&self.inner.q).shutdown = true;
         self.inner.cv.notify_all();
+        let me = std::thread::current().id();
+        let handles = std::mem::take(&mut *lock(&self.threads));
+        for h in handles {
+            if h.thread().id() != me {
+                let _ = h.join();
+            }
+        }
     }
 }
 

@@ -112,6 +112,8 @@ pub struct WorkQ {
     inflight: u32,
     /// Jobs handed to engine threads and not yet retrieved.
     engine_inflight: u32,
+    /// Context-node jobs of the graph instances in flight (room kept for them).
+    graph_jobs: u32,
     attached: Vec<Attached>,
     event_driven: bool,
     _not_sync: PhantomData<std::cell::Cell<()>>,
@@ -152,6 +154,7 @@ impl WorkQ {
             runs: Vec::new(),
             inflight: 0,
             engine_inflight: 0,
+            graph_jobs: 0,
             attached: Vec::new(),
             event_driven: false,
             _not_sync: PhantomData,
@@ -625,6 +628,8 @@ impl Ctx {
 struct GraphRun {
     inst: crate::graph::GraphInstance,
     user_data: crate::types::Data,
+    /// Its context nodes.
+    jobs: u32,
 }
 
 fn graph_tag(run: usize, node: usize) -> u32 {
@@ -682,7 +687,7 @@ impl WorkQ {
                 }
             }
         }
-        if self.inflight + 1 + jobs > self.shared.depth {
+        if self.inflight + self.graph_jobs + 1 + jobs > self.shared.depth {
             return Err((
                 Error::with_context(
                     ErrorCode::NoMemory,
@@ -718,8 +723,10 @@ impl WorkQ {
         self.runs[run] = Some(GraphRun {
             inst,
             user_data: crate::types::Data(user_data),
+            jobs,
         });
         self.inflight += 1;
+        self.graph_jobs += jobs;
         // Counted as running while the roots start (a root finishing at once must not
         // complete the instance early).
         if let Some(g) = self.runs[run].as_mut() {
@@ -926,10 +933,12 @@ impl WorkQ {
         let Some(GraphRun {
             mut inst,
             user_data,
+            jobs,
         }) = self.runs[run].take()
         else {
             return;
         };
+        self.graph_jobs -= jobs;
         let error = inst.inner.error.take();
         self.local.push_back(Completion {
             error,
