@@ -220,12 +220,14 @@ fn copy(src: &BufDesc, dst: &BufDesc, env: &ExecEnv<'_>) -> Result<()> {
             }
         }
     }
-    with_io_locked(&[src], &[dst], || gather(src, dst, total, env)).unwrap_or_else(|| {
-        Err(Error::with_context(
+    let mut out = Ok(());
+    if with_io_locked(&[src], &[dst], || out = gather(src, dst, total, env)).is_none() {
+        return Err(Error::with_context(
             ErrorCode::InvalidValue,
             "job spans more than 16 mmaps",
-        ))
-    })
+        ));
+    }
+    out
 }
 
 /// Copies that share their work with the engine's other threads: at least this much...

@@ -206,43 +206,90 @@ pub fn with_io_locked<R>(
     f: impl FnOnce() -> R,
 ) -> Option<R> {
     // Most jobs stay inside one mmap: take its ranges without the general bookkeeping.
-    let first = reads
-        .first()
-        .or(writes.first())
-        .map(|h| h.mmap_shared() as *const MmapShared);
-    if let Some(first) = first {
-        let mut one = MmapRanges {
-            mmap: first,
-            read: None,
-            write: None,
+    let mut ranges = [Range::EMPTY; 2];
+    if let Some((lock, n)) = single_ranges(reads, writes, &mut ranges) {
+        lock.acquire(&ranges[..n]);
+        let _held = Release {
+            lock,
+            ranges: &ranges[..n],
         };
-        let mut single = true;
-        'scan: for (lists, write) in [(reads, false), (writes, true)] {
-            for head in lists {
-                for e in head.iter() {
-                    if !std::ptr::eq(e.mmap_shared(), first) {
-                        single = false;
-                        break 'scan;
-                    }
-                    let start = e.head() as usize;
-                    let r = if write { &mut one.write } else { &mut one.read };
-                    widen(r, start, start + e.len());
-                }
+        return Some(f());
+    }
+    with_io_locked_general(reads, writes, f)
+}
+
+/// Releases ranges of one mmap when dropped (also when the work unwinds).
+struct Release<'a> {
+    lock: &'a RangeLock,
+    ranges: &'a [Range],
+}
+
+impl Drop for Release<'_> {
+    fn drop(&mut self) {
+        self.lock.release(self.ranges);
+    }
+}
+
+/// When all the job's elements are in one mmap: its range lock, with the bounding read
+/// and write ranges written to `out` (how many comes back).
+#[inline]
+fn single_ranges<'a>(
+    reads: &[&'a BufDesc],
+    writes: &[&'a BufDesc],
+    out: &mut [Range; 2],
+) -> Option<(&'a RangeLock, usize)> {
+    let first = reads.first().or(writes.first())?.mmap_shared() as *const MmapShared;
+    // Bounding ranges, kept in registers: [lo, hi) per direction, empty when lo >= hi.
+    let (mut rlo, mut rhi, mut wlo, mut whi) = (usize::MAX, 0usize, usize::MAX, 0usize);
+    for head in reads {
+        for e in head.iter() {
+            if !std::ptr::eq(e.mmap_shared(), first) {
+                return None;
             }
-        }
-        if single {
-            // SAFETY: the mmap is kept alive by the buffers borrowed for this call.
-            let shared: &MmapShared = unsafe { &*first };
-            let (ranges, n) = one.ranges();
-            shared.io.acquire(&ranges[..n]);
-            let _held = Held {
-                lock: &shared.io,
-                ranges,
-                n,
-            };
-            return Some(f());
+            let start = e.head() as usize;
+            rlo = rlo.min(start);
+            rhi = rhi.max(start + e.len());
         }
     }
+    for head in writes {
+        for e in head.iter() {
+            if !std::ptr::eq(e.mmap_shared(), first) {
+                return None;
+            }
+            let start = e.head() as usize;
+            wlo = wlo.min(start);
+            whi = whi.max(start + e.len());
+        }
+    }
+    let mut n = 0;
+    if rlo < rhi {
+        out[0] = Range {
+            start: rlo,
+            end: rhi,
+            write: false,
+        };
+        n = 1;
+    }
+    if wlo < whi {
+        out[n] = Range {
+            start: wlo,
+            end: whi,
+            write: true,
+        };
+        n += 1;
+    }
+    // SAFETY: the mmap is kept alive by the buffers borrowed for 'a.
+    let shared: &'a MmapShared = unsafe { &*first };
+    Some((&shared.io, n))
+}
+
+/// Jobs spanning several mmaps: ranges per mmap, taken in address order.
+#[inline(never)]
+fn with_io_locked_general<R>(
+    reads: &[&BufDesc],
+    writes: &[&BufDesc],
+    f: impl FnOnce() -> R,
+) -> Option<R> {
     let mut held = JobHeld {
         mmaps: [MmapRanges {
             mmap: std::ptr::null(),
