@@ -56,7 +56,8 @@ pub fn run(a: &GraphArgs) {
             .collect()
     };
     let mut by_hand = pairs(0);
-    let mut in_graph = Some(pairs(6));
+    // Kept in one vector (no allocation per round, as by hand).
+    let mut in_graph = pairs(6);
 
     let g = Graph::new();
     let nodes: Vec<_> = (0..3)
@@ -87,8 +88,7 @@ pub fn run(a: &GraphArgs) {
         Box::new(|| {
             let mut wq = wq.borrow_mut();
             let mut i = inst.take().expect("instance");
-            let ps = in_graph.take().expect("buffers");
-            for (node, (src, mut dst)) in nodes.iter().zip(ps) {
+            for (node, (src, mut dst)) in nodes.iter().zip(in_graph.drain(..)) {
                 dst.reset_data_len();
                 i.set_ctx_node_data(*node, MemcpyJob::new(src, dst, 0))
                     .expect("node data");
@@ -98,20 +98,11 @@ pub fn run(a: &GraphArgs) {
                 .expect("graph submit");
             let mut c = wq.wait(Some(Duration::from_secs(10))).expect("graph");
             let mut i = c.graph_instance.take().expect("instance back");
-            let ps = nodes
-                .iter()
-                .map(|node| {
-                    (
-                        i.take_node_buf(*node, MemcpyJob::SRC)
-                            .expect("node")
-                            .expect("src"),
-                        i.take_node_buf(*node, MemcpyJob::DST)
-                            .expect("node")
-                            .expect("dst"),
-                    )
-                })
-                .collect();
-            in_graph = Some(ps);
+            for node in &nodes {
+                let src = i.take_node_buf(*node, MemcpyJob::SRC).expect("node");
+                let dst = i.take_node_buf(*node, MemcpyJob::DST).expect("node");
+                in_graph.push((src.expect("src"), dst.expect("dst")));
+            }
             inst = Some(i);
         }),
     ];

@@ -528,7 +528,16 @@ impl fmt::Debug for GraphInstance {
     }
 }
 
+/// Node kinds, for checking what a per-node call is given.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Ctx,
+    User,
+    Sub,
+}
+
 impl GraphInstance {
+    #[inline]
     fn range(&self, n: GraphNode) -> Result<(usize, usize)> {
         let p = &self.inner.plan;
         if n.graph != p.graph || n.index() >= p.ranges.len() {
@@ -537,18 +546,23 @@ impl GraphInstance {
         Ok(p.ranges[n.index()])
     }
 
-    fn single(&self, n: GraphNode, what: &str) -> Result<usize> {
+    #[inline]
+    fn single(&self, n: GraphNode, what: Kind) -> Result<usize> {
         let (start, _) = self.range(n)?;
-        let ok = match (
+        let is = match (
             &self.inner.plan.subs[n.index()],
             &self.inner.plan.flat[start].kind,
         ) {
-            (Some(_), _) => what == "sub-graph",
-            (None, FlatKind::Ctx { .. }) => what == "context",
-            (None, FlatKind::User { .. }) => what == "user",
+            (Some(_), _) => Kind::Sub,
+            (None, FlatKind::Ctx { .. }) => Kind::Ctx,
+            (None, FlatKind::User { .. }) => Kind::User,
         };
-        if !ok {
-            return Err(invalid(format!("the node is not a {what} node")));
+        if is != what {
+            return Err(invalid(match what {
+                Kind::Ctx => "the node is not a context node",
+                Kind::User => "the node is not a user node",
+                Kind::Sub => "the node is not a sub-graph node",
+            }));
         }
         Ok(start)
     }
@@ -556,7 +570,7 @@ impl GraphInstance {
     /// `doca_graph_instance_set_ctx_node_data`: the job the node runs (its type must be
     /// the node's). The job's buffers come back with the instance.
     pub fn set_ctx_node_data(&mut self, node: GraphNode, job: impl Job) -> Result<()> {
-        let i = self.single(node, "context")?;
+        let i = self.single(node, Kind::Ctx)?;
         let rec = job.into_record();
         if let FlatKind::Ctx { job_type, .. } = &self.inner.plan.flat[i].kind
             && rec.job_type != *job_type
@@ -572,7 +586,7 @@ impl GraphInstance {
 
     /// `doca_graph_instance_set_user_node_data`: the cookie the node's callback gets.
     pub fn set_user_node_data(&mut self, node: GraphNode, cookie: u64) -> Result<()> {
-        let i = self.single(node, "user")?;
+        let i = self.single(node, Kind::User)?;
         self.inner.slots[i].cookie = Data(cookie);
         Ok(())
     }
@@ -585,10 +599,7 @@ impl GraphInstance {
         node: GraphNode,
         sub: GraphInstance,
     ) -> std::result::Result<(), (Error, GraphInstance)> {
-        let (start, len) = match self
-            .single(node, "sub-graph")
-            .and_then(|_| self.range(node))
-        {
+        let (start, len) = match self.single(node, Kind::Sub).and_then(|_| self.range(node)) {
             Ok(r) => r,
             Err(e) => return Err((e, sub)),
         };
@@ -612,7 +623,7 @@ impl GraphInstance {
 
     /// The sub-graph instance of a sub-graph node, with its nodes' data and results.
     pub fn take_sub_graph_instance(&mut self, node: GraphNode) -> Result<GraphInstance> {
-        self.single(node, "sub-graph")?;
+        self.single(node, Kind::Sub)?;
         let (start, len) = self.range(node)?;
         let plan = self.inner.plan.subs[node.index()]
             .clone()
@@ -671,19 +682,19 @@ impl GraphInstance {
 
     /// A context node's job completion event, once it ran.
     pub fn node_event(&self, node: GraphNode) -> Result<Option<Event>> {
-        let i = self.single(node, "context")?;
+        let i = self.single(node, Kind::Ctx)?;
         Ok(self.inner.slots[i].event)
     }
 
     /// A context node's job record (its buffers, and library results in its params).
     pub fn node_record(&self, node: GraphNode) -> Result<Option<&JobRecord>> {
-        let i = self.single(node, "context")?;
+        let i = self.single(node, Kind::Ctx)?;
         Ok(self.inner.slots[i].record.as_ref())
     }
 
     /// Takes back an owned buffer of a context node's job.
     pub fn take_node_buf(&mut self, node: GraphNode, slot: usize) -> Result<Option<Buf>> {
-        let i = self.single(node, "context")?;
+        let i = self.single(node, Kind::Ctx)?;
         Ok(self.inner.slots[i]
             .record
             .as_mut()
