@@ -540,8 +540,7 @@ impl CtxOps for SyncEventOps {
         (JOB_WAIT_GT..=JOB_UPDATE_ADD).contains(&job_type)
     }
 
-    fn validate(&self, job: &mut JobRecord, dev: &Dev) -> Result<()> {
-        dev.as_devinfo().job_supported(job.job_type)?;
+    fn validate(&self, job: &mut JobRecord, _dev: &Dev) -> Result<()> {
         if job.job_type == JOB_WAIT_GT && job.params[0] > MAX_ASYNC_WAIT_VALUE {
             return Err(Error::with_context(
                 ErrorCode::InvalidValue,

@@ -18,8 +18,9 @@ pub trait CtxOps: Send + Sync + 'static {
     fn capability(&self) -> Capability;
     /// Whether `job_type` belongs to this library.
     fn handles(&self, job_type: u32) -> bool;
-    /// Checks a job at submit time: a malformed job is refused with `InvalidValue`. Once
-    /// it passes, the job is accepted (so a library may take an ordering ticket here).
+    /// Checks a job at submit time (the work queue has already checked that the device
+    /// supports the job type): a malformed job is refused with `InvalidValue`. Once it
+    /// passes, the job is accepted (so a library may take an ordering ticket here).
     fn validate(&self, job: &mut JobRecord, dev: &Dev) -> Result<()>;
     /// Runs a job on `env`'s device (large jobs may share work through
     /// [`ExecEnv::parallel`]). Failures are reported in the completion event.

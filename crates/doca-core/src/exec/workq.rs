@@ -97,6 +97,8 @@ struct Attached {
     dev: Dev,
     engine: Option<Arc<Engine>>,
     inflight: u32,
+    /// The last job type found supported by the device (0: none yet).
+    supported: u32,
 }
 
 /// A work queue (`struct doca_workq`): up to `depth` jobs in flight, of any contexts
@@ -230,6 +232,12 @@ impl WorkQ {
             ));
         }
         let a = &mut self.attached[slot];
+        if a.supported != record.job_type {
+            if let Err(e) = a.dev.as_devinfo().job_supported(record.job_type) {
+                return Err((e, record));
+            }
+            a.supported = record.job_type;
+        }
         if let Err(e) = shared.ops.validate(&mut record, &a.dev) {
             return Err((e, record));
         }
@@ -591,6 +599,7 @@ impl Ctx {
             dev,
             engine: st.engine.clone(),
             inflight: 0,
+            supported: 0,
         });
         Ok(())
     }
@@ -796,7 +805,12 @@ impl WorkQ {
                     self.node_finished(run, i, None, None, Err(e));
                     return;
                 };
-                if let Err(e) = a.ctx.ops.validate(record, &a.dev) {
+                if let Err(e) = a
+                    .dev
+                    .as_devinfo()
+                    .job_supported(record.job_type)
+                    .and_then(|_| a.ctx.ops.validate(record, &a.dev))
+                {
                     self.node_finished(run, i, None, None, Err(e));
                     return;
                 }
