@@ -27,11 +27,8 @@ pub struct ExecArgs {
 }
 
 fn device(threads: u32) -> Dev {
-    let text = format!(
-        "[[host.device]]\npci_addr = \"0000:{:02x}:00.0\"\nengine_threads = {threads}\n",
-        0xa0 + threads
-    );
-    let t = Topology::from_toml(&text, None).expect("topology");
+    let pci = format!("{:02x}:00.0", 0xa0 + threads);
+    let t = Topology::single_device(&pci, threads).expect("topology");
     device::devinfo_list_from(&t)[0].open().expect("open")
 }
 

@@ -258,3 +258,16 @@ fn rep_filter_values() {
         ErrorCode::InvalidValue
     );
 }
+
+#[test]
+fn single_device_builder() {
+    use doca_core::Topology;
+    let t = Topology::single_device("3b:00.1", 2).unwrap();
+    let list = doca_core::device::devinfo_list_from(&t);
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0].pci_addr_str(), "0000:3b:00.1");
+    assert_eq!(list[0].engine_threads(), 2);
+    assert!(list[0].has_capability(doca_core::Capability::Ec));
+    let e = Topology::single_device("nonsense", 0).unwrap_err();
+    assert_eq!(e.code(), doca_core::ErrorCode::InvalidValue);
+}

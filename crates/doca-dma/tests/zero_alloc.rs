@@ -46,12 +46,9 @@ fn nothing_allocates_after_start() {
     sync_event_jobs_and_graphs_allocate_nothing();
 }
 
+/// A device running jobs on `threads` engine threads (each test file on its own bus).
 fn device(threads: u32) -> Dev {
-    let text = format!(
-        "[[host.device]]\npci_addr = \"0000:{:02x}:00.0\"\nengine_threads = {threads}\n",
-        0x60 + threads
-    );
-    let t = Topology::from_toml(&text, None).unwrap();
+    let t = Topology::single_device(&format!("{:02x}:00.0", 0x60 + threads), threads).unwrap();
     device::devinfo_list_from(&t)[0].open().unwrap()
 }
 

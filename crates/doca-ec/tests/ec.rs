@@ -11,12 +11,9 @@ use doca_core::{
 use doca_ec::{Ec, EcJob, JOB_CREATE, JOB_GALOIS_MUL, JOB_RECOVER, JOB_UPDATE, Matrix, MatrixType};
 use std::time::Duration;
 
+/// A device running jobs on `threads` engine threads (each test file on its own bus).
 fn device(threads: u32) -> Dev {
-    let text = format!(
-        "[[host.device]]\npci_addr = \"0000:{:02x}:00.0\"\nengine_threads = {threads}\n",
-        0x70 + threads
-    );
-    let t = Topology::from_toml(&text, None).unwrap();
+    let t = Topology::single_device(&format!("{:02x}:00.0", 0x70 + threads), threads).unwrap();
     device::devinfo_list_from(&t)[0].open().unwrap()
 }
 

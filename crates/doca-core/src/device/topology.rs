@@ -238,6 +238,17 @@ impl Topology {
         }
     }
 
+    /// One host-role device that supports everything, at `pci_addr` ("XX:XX.X" or
+    /// "XXXX:XX:XX.X"), running jobs on `engine_threads` threads (0: in the caller) —
+    /// the builder form of a one-device topology file.
+    pub fn single_device(pci_addr: &str, engine_threads: u32) -> Result<Topology, Error> {
+        let mut t = Topology::default_topology();
+        let d = Arc::make_mut(&mut t.devices[0]);
+        d.pci_addr = PciAddr::parse(pci_addr)?;
+        d.engine_threads = engine_threads;
+        Ok(t)
+    }
+
     /// Parses a topology file's text. `role_override` (from `DOCA_SW_ROLE`) wins over the
     /// file's `role`.
     pub fn from_toml(text: &str, role_override: Option<&str>) -> Result<Topology, Error> {
