@@ -290,7 +290,7 @@ impl Default for Options {
 
 fn stripe_len(layout: &Layout, asked: usize) -> usize {
     let want = if asked == 0 {
-        ((32usize << 20) / layout.count()).clamp(64 << 10, 4 << 20)
+        ((16usize << 20) / layout.count()).clamp(64 << 10, 4 << 20)
     } else {
         asked
     };
@@ -487,42 +487,86 @@ pub fn encode(
     let stripe = stripe_len(&layout, opts.stripe);
     let mut coder = StripeCoder::new(dev, data, rdnc, stripe)?;
     let coding = coder.ec.matrix_create(kind, data, rdnc)?;
-    let mut sums: Vec<Xxh3> = (0..n).map(|_| Xxh3::new()).collect();
-    let (dsums, psums) = sums.split_at_mut(data);
     let pb = progress(layout.block * data as u64, "encode", opts.progress);
-    let mut off = 0u64;
-    while off < layout.block {
-        let len = stripe.min((layout.block - off) as usize);
-        coder.run(
-            &coding,
-            JOB_CREATE,
-            len,
-            |ins| {
-                for (i, chunk) in ins.chunks_mut(len).enumerate() {
-                    let at = i as u64 * layout.block + off;
-                    // Bytes of block i past the end of the file are zeros.
-                    let end = layout.size.saturating_sub(at).min(len as u64) as usize;
-                    read_padded(&file, at, &mut chunk[..end], input)?;
-                    chunk[end..].fill(0);
-                    dsums[i].update(chunk);
-                    write_at(outs[i].file_ref(), off, chunk, outs[i].path())?;
-                }
-                Ok(())
-            },
-            |parity| {
-                for (r, chunk) in parity.chunks(len).enumerate() {
-                    let i = data + r;
-                    psums[r].update(chunk);
-                    write_at(outs[i].file_ref(), off, chunk, outs[i].path())?;
-                }
-                Ok(())
-            },
-        )?;
-        off += len as u64;
-        pb.inc((len * data) as u64);
+    // A writer thread hashes and writes each stripe (data and redundancy blocks, back to
+    // back) while the next one is read and coded. Two stripe buffers circulate.
+    let (to_writer, stripes) = std::sync::mpsc::sync_channel::<(u64, usize, Vec<u8>)>(1);
+    let (give_back, free) = std::sync::mpsc::sync_channel::<Vec<u8>>(2);
+    for _ in 0..2 {
+        let mut b = Vec::new();
+        b.try_reserve_exact(n * stripe).map_err(|_| {
+            Error::with_context(
+                ErrorCode::NoMemory,
+                "cannot allocate the stripe buffers; give a smaller --stripe",
+            )
+        })?;
+        b.resize(n * stripe, 0);
+        let _ = give_back.send(b);
     }
+    let outs_ref = &outs;
+    let (main_result, sums) = std::thread::scope(|s| {
+        let writer = s.spawn(move || -> Result<Vec<u64>> {
+            let mut sums: Vec<Xxh3> = (0..n).map(|_| Xxh3::new()).collect();
+            for (off, len, bytes) in stripes {
+                for (i, chunk) in bytes[..n * len].chunks(len).enumerate() {
+                    sums[i].update(chunk);
+                    write_at(outs_ref[i].file_ref(), off, chunk, outs_ref[i].path())?;
+                }
+                // The main thread may have stopped; the buffer is then simply dropped.
+                let _ = give_back.send(bytes);
+            }
+            Ok(sums.iter().map(Xxh3::digest).collect())
+        });
+        let mut off = 0u64;
+        let r = (|| -> Result<()> {
+            while off < layout.block {
+                let len = stripe.min((layout.block - off) as usize);
+                // No buffer back: the writer stopped (its error is reported below).
+                let Ok(mut buf) = free.recv() else {
+                    return Ok(());
+                };
+                let (head, tail) = buf[..n * len].split_at_mut(data * len);
+                coder.run(
+                    &coding,
+                    JOB_CREATE,
+                    len,
+                    |ins| {
+                        for (i, chunk) in ins.chunks_mut(len).enumerate() {
+                            let at = i as u64 * layout.block + off;
+                            // Bytes of block i past the end of the file are zeros.
+                            let end = layout.size.saturating_sub(at).min(len as u64) as usize;
+                            read_padded(&file, at, &mut chunk[..end], input)?;
+                            chunk[end..].fill(0);
+                        }
+                        head.copy_from_slice(ins);
+                        Ok(())
+                    },
+                    |parity| {
+                        tail.copy_from_slice(parity);
+                        Ok(())
+                    },
+                )?;
+                if to_writer.send((off, len, buf)).is_err() {
+                    return Ok(());
+                }
+                off += len as u64;
+                pb.inc((len * data) as u64);
+            }
+            Ok(())
+        })();
+        drop(to_writer);
+        let sums = writer.join().unwrap_or_else(|_| {
+            Err(Error::with_context(
+                ErrorCode::Unexpected,
+                "the block writer thread panicked",
+            ))
+        });
+        (r, sums)
+    });
     pb.finish_and_clear();
-    layout.sums = Some(sums.iter().map(Xxh3::digest).collect());
+    main_result?;
+    let sums = sums?;
+    layout.sums = Some(sums);
     let mut info = AtomicFile::create(&dir.join(DATA_INFO), true)?;
     write_at(
         info.file(),

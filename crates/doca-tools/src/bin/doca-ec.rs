@@ -40,7 +40,7 @@ struct Common {
     /// erasure coding).
     #[arg(short, long)]
     pci_addr: Option<String>,
-    /// Bytes of each block per stripe (default: about 32 MiB per stripe in all).
+    /// Bytes of each block per stripe (default: about 16 MiB per stripe in all).
     #[arg(long, value_parser = parse_size, default_value = "0")]
     stripe: usize,
     /// Replace existing outputs.
