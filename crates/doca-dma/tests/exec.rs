@@ -506,6 +506,17 @@ fn partial_sessions_equal_one_shot_hashing() {
     }
 }
 
+/// The events an epoll set reports within `timeout`.
+fn epoll_wait(ep: &rustix::fd::OwnedFd, timeout: Duration) -> Vec<rustix::event::epoll::Event> {
+    let mut events = Vec::with_capacity(4);
+    let ts = rustix::time::Timespec {
+        tv_sec: timeout.as_secs() as i64,
+        tv_nsec: timeout.subsec_nanos() as i64,
+    };
+    rustix::event::epoll::wait(ep, rustix::buffer::spare_capacity(&mut events), Some(&ts)).unwrap();
+    events
+}
+
 #[test]
 fn event_driven_with_epoll() {
     use rustix::event::epoll;
@@ -552,18 +563,8 @@ fn event_driven_with_epoll() {
             }
             // 5. Arm; 6. wait on epoll.
             wq.event_handle_arm().unwrap();
-            let mut events: Vec<epoll::Event> = Vec::with_capacity(4);
-            let timeout = rustix::time::Timespec {
-                tv_sec: 10,
-                tv_nsec: 0,
-            };
-            let n = epoll::wait(
-                &ep,
-                rustix::buffer::spare_capacity(&mut events),
-                Some(&timeout),
-            )
-            .unwrap();
-            assert!(n > 0, "epoll timed out");
+            let events = epoll_wait(&ep, Duration::from_secs(10));
+            assert!(!events.is_empty(), "epoll timed out");
             assert_eq!(events[0].data.u64(), 7);
             // 7. Clear the handle.
             wq.event_handle_clear(fd).unwrap();
@@ -589,18 +590,7 @@ fn event_driven_with_epoll() {
         }
         // With nothing pending, an armed handle stays quiet.
         wq.event_handle_arm().unwrap();
-        let mut events: Vec<epoll::Event> = Vec::with_capacity(4);
-        let zero = rustix::time::Timespec {
-            tv_sec: 0,
-            tv_nsec: 20_000_000,
-        };
-        let n = epoll::wait(
-            &ep,
-            rustix::buffer::spare_capacity(&mut events),
-            Some(&zero),
-        )
-        .unwrap();
-        assert_eq!(n, 0);
+        assert!(epoll_wait(&ep, Duration::from_millis(20)).is_empty());
         dma.as_ctx().workq_rm(&mut wq).unwrap();
         dma.as_ctx().stop().unwrap();
     }

@@ -5,45 +5,10 @@ use doca_core::device::{self, Topology};
 use doca_core::{AccessFlags, BufInventory, Dev, Mmap, WorkQ};
 use doca_dma::{Dma, MemcpyJob};
 use doca_sha::{Sha, ShaAlgo, ShaJob};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-struct Counting;
-static ON: AtomicBool = AtomicBool::new(false);
-static COUNT: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards to the system allocator; the bookkeeping is two atomics.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if ON.load(Ordering::Relaxed) && !on_harness_thread() {
-            COUNT.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if ON.load(Ordering::Relaxed) && !on_harness_thread() {
-            COUNT.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
-
-/// The test harness's main thread (its thread id is the process id) runs beside the
-/// test and may allocate at any time; the counter counts every other thread (the test
-/// and the engine threads).
-fn on_harness_thread() -> bool {
-    rustix::thread::gettid().as_raw_nonzero().get() as u32 == std::process::id()
-}
+static GLOBAL: doca_testkit::Counting = doca_testkit::Counting;
 
 /// The counter is global (engine threads count too), so one test runs the scenarios in
 /// turn: a second test, or the harness reporting one, would allocate meanwhile.
@@ -100,11 +65,11 @@ fn submit_execute_retrieve_allocate_nothing() {
             }
         };
         run(&mut wq, 20);
-        COUNT.store(0, Ordering::SeqCst);
-        ON.store(true, Ordering::SeqCst);
+        doca_testkit::reset();
+        doca_testkit::set_counting(true);
         run(&mut wq, 200);
-        ON.store(false, Ordering::SeqCst);
-        let n = COUNT.load(Ordering::SeqCst);
+        doca_testkit::set_counting(false);
+        let n = doca_testkit::count();
         assert_eq!(n, 0, "{n} allocations with {threads} engine threads");
         assert_eq!(inv.num_free_elements(), 64);
         dma.as_ctx().workq_rm(&mut wq).unwrap();
@@ -168,14 +133,14 @@ fn sync_event_jobs_and_graphs_allocate_nothing() {
             inst = done.graph_instance.take();
         };
         round(&mut wq, 0);
-        COUNT.store(0, Ordering::SeqCst);
-        ON.store(true, Ordering::SeqCst);
+        doca_testkit::reset();
+        doca_testkit::set_counting(true);
         for _ in 0..50 {
             round(&mut wq, 0);
         }
-        ON.store(false, Ordering::SeqCst);
+        doca_testkit::set_counting(false);
         assert_eq!(
-            COUNT.load(Ordering::SeqCst),
+            doca_testkit::count(),
             0,
             "allocations with {threads} engine threads"
         );

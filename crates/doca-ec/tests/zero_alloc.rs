@@ -4,45 +4,10 @@
 use doca_core::device::{self, Topology};
 use doca_core::{AccessFlags, Buf, BufInventory, Dev, Mmap, WorkQ};
 use doca_ec::{Ec, EcJob, MatrixType};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-struct Counting;
-static ON: AtomicBool = AtomicBool::new(false);
-static COUNT: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards to the system allocator; the bookkeeping is two atomics.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if ON.load(Ordering::Relaxed) && !on_harness_thread() {
-            COUNT.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if ON.load(Ordering::Relaxed) && !on_harness_thread() {
-            COUNT.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
-
-/// The test harness's main thread (its thread id is the process id) runs beside the
-/// test and may allocate at any time; the counter counts every other thread (the test
-/// and the engine threads).
-fn on_harness_thread() -> bool {
-    rustix::thread::gettid().as_raw_nonzero().get() as u32 == std::process::id()
-}
+static GLOBAL: doca_testkit::Counting = doca_testkit::Counting;
 
 /// A device running jobs on `threads` engine threads (each test file on its own bus).
 fn device(threads: u32) -> Dev {
@@ -82,7 +47,7 @@ fn ec_jobs_allocate_nothing() {
                 ),
             ];
             let mut round = |count: bool| {
-                ON.store(count, Ordering::SeqCst);
+                doca_testkit::set_counting(count);
                 for (i, (src, mut dst)) in bufs.drain(..).enumerate() {
                     dst.reset_data_len();
                     let job = if i == 0 {
@@ -101,16 +66,16 @@ fn ec_jobs_allocate_nothing() {
                         c.take_buf(EcJob::DST).unwrap(),
                     ));
                 }
-                ON.store(false, Ordering::SeqCst);
+                doca_testkit::set_counting(false);
                 bufs.extend(back.into_iter().map(Option::unwrap));
             };
             round(false);
-            COUNT.store(0, Ordering::SeqCst);
+            doca_testkit::reset();
             for _ in 0..20 {
                 round(true);
             }
             assert_eq!(
-                COUNT.load(Ordering::SeqCst),
+                doca_testkit::count(),
                 0,
                 "allocations with {threads} engine threads, {m}+{k} x {block}"
             );
