@@ -119,6 +119,27 @@ impl MemcpyJob {
     }
 }
 
+impl MemcpyJob {
+    /// The record of a memcpy job whose buffers stay the caller's (the C face: the
+    /// submitter keeps its references and leaves the buffers alone while in flight).
+    ///
+    /// # Safety
+    /// `src` and `dst` must be live descriptors until the job completes.
+    pub unsafe fn record_borrowed(
+        src: *mut doca_core::BufDesc,
+        dst: *mut doca_core::BufDesc,
+        user_data: Data,
+    ) -> JobRecord {
+        let mut r = JobRecord::new(JOB_MEMCPY, user_data);
+        // SAFETY: the caller keeps both descriptors live while the job is in flight.
+        unsafe {
+            r.set_buf_raw(MemcpyJob::DST, dst);
+            r.set_buf_raw(MemcpyJob::SRC, src);
+        }
+        r
+    }
+}
+
 impl Job for MemcpyJob {
     fn into_record(self) -> JobRecord {
         let mut r = JobRecord::new(JOB_MEMCPY, self.user_data);

@@ -442,6 +442,30 @@ impl EcJob {
     }
 }
 
+impl EcJob {
+    /// The record of a job of any EC type whose buffers stay the caller's (the C face);
+    /// the record keeps the matrix alive.
+    ///
+    /// # Safety
+    /// `src` and `dst` must be live descriptors until the job completes.
+    pub unsafe fn record_borrowed(
+        job_type: u32,
+        matrix: &Matrix,
+        src: *mut doca_core::BufDesc,
+        dst: *mut doca_core::BufDesc,
+        user_data: Data,
+    ) -> JobRecord {
+        let mut r = JobRecord::new(job_type, user_data);
+        // SAFETY: the caller keeps both descriptors live while the job is in flight.
+        unsafe {
+            r.set_buf_raw(EcJob::SRC, src);
+            r.set_buf_raw(EcJob::DST, dst);
+        }
+        r.aux = Some(matrix.inner.clone() as Arc<dyn Any + Send + Sync>);
+        r
+    }
+}
+
 impl Job for EcJob {
     fn into_record(self) -> JobRecord {
         let mut r = JobRecord::new(self.job_type, self.user_data);

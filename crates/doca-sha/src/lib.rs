@@ -300,6 +300,28 @@ impl ShaJob {
     }
 }
 
+impl ShaJob {
+    /// The record of a one-shot job (`job_type` one of `JOB_SHA1/256/512`) whose buffers
+    /// stay the caller's (the C face).
+    ///
+    /// # Safety
+    /// `req` and `resp` must be live descriptors until the job completes.
+    pub unsafe fn record_borrowed(
+        job_type: u32,
+        req: *mut BufDesc,
+        resp: *mut BufDesc,
+        user_data: Data,
+    ) -> JobRecord {
+        let mut r = JobRecord::new(job_type, user_data);
+        // SAFETY: the caller keeps both descriptors live while the job is in flight.
+        unsafe {
+            r.set_buf_raw(ShaJob::REQ, req);
+            r.set_buf_raw(ShaJob::RESP, resp);
+        }
+        r
+    }
+}
+
 impl Job for ShaJob {
     fn into_record(self) -> JobRecord {
         let mut r = JobRecord::new(self.algo.job_type(), self.user_data);
@@ -325,6 +347,28 @@ pub struct ShaPartialJob {
     pub final_segment: bool,
     /// Echoed in the completion.
     pub user_data: Data,
+}
+
+impl ShaPartialJob {
+    /// The record of a partial job (`job_type` one of `JOB_SHA*_PARTIAL`) whose buffers
+    /// stay the caller's (the C face); the record keeps the session alive.
+    ///
+    /// # Safety
+    /// `req` and `resp` must be live descriptors until the job completes.
+    pub unsafe fn record_borrowed(
+        job_type: u32,
+        session: &PartialSession,
+        req: *mut BufDesc,
+        resp: *mut BufDesc,
+        final_segment: bool,
+        user_data: Data,
+    ) -> JobRecord {
+        // SAFETY: forwarded from the caller.
+        let mut r = unsafe { ShaJob::record_borrowed(job_type, req, resp, user_data) };
+        r.params[0] = if final_segment { FLAG_PARTIAL_FINAL } else { 0 };
+        r.aux = Some(session.state.clone());
+        r
+    }
 }
 
 impl Job for ShaPartialJob {

@@ -178,6 +178,11 @@ impl WorkQ {
         Arc::as_ptr(&self.shared) as usize
     }
 
+    /// Contexts attached (`doca_workq_destroy` is refused while there are any).
+    pub fn num_contexts(&self) -> usize {
+        self.attached.len()
+    }
+
     /// Whether `ctx` is attached.
     pub fn has_ctx(&self, ctx: &Ctx) -> bool {
         self.attached

@@ -1,0 +1,16 @@
+//! Compiles the C half of the library: the variadic logging entry points (C-variadic
+//! functions cannot be defined in stable Rust), which format the message and hand it to
+//! the Rust logger.
+
+fn main() {
+    println!("cargo:rerun-if-changed=csrc/log_variadic.c");
+    println!("cargo:rerun-if-changed=include");
+    cc::Build::new()
+        .file("csrc/log_variadic.c")
+        .include("include")
+        .define("DOCA_ALLOW_EXPERIMENTAL_API", None)
+        .warnings(true)
+        .extra_warnings(true)
+        .flag_if_supported("-Werror")
+        .compile("doca_capi_shim");
+}

@@ -1,0 +1,464 @@
+//! `doca_dev.h`.
+
+use crate::{
+    Result, cstr, doca_error_t, ffi, handle, handle_mut, into_handle, invalid, out_ptr, put,
+};
+use doca_core::{Dev, DevInfo, DevInfoRep, DevRep, PciFuncType, RepFilter};
+use std::ffi::{c_char, c_int};
+
+/// `struct doca_devinfo`.
+#[derive(Debug)]
+pub struct doca_devinfo {
+    pub(crate) info: DevInfo,
+}
+
+/// `struct doca_dev`: the open device and its own information.
+#[derive(Debug)]
+pub struct doca_dev {
+    pub(crate) dev: Dev,
+    info: doca_devinfo,
+}
+
+/// `struct doca_devinfo_rep`.
+#[derive(Debug)]
+pub struct doca_devinfo_rep {
+    info: DevInfoRep,
+}
+
+/// `struct doca_dev_rep`.
+#[derive(Debug)]
+pub struct doca_dev_rep {
+    _rep: DevRep,
+    info: doca_devinfo_rep,
+}
+
+/// A NULL-terminated array of boxed handles, for C.
+fn list_into_c<T>(items: Vec<T>) -> *mut *mut T {
+    let mut v: Vec<*mut T> = items.into_iter().map(into_handle).collect();
+    v.push(std::ptr::null_mut());
+    Box::into_raw(v.into_boxed_slice()) as *mut *mut T
+}
+
+/// Frees an array made by [`list_into_c`].
+///
+/// # Safety
+/// `list` came from `list_into_c::<T>` and is freed once.
+unsafe fn list_free<T>(list: *mut *mut T) {
+    let mut n = 0;
+    // SAFETY: the array ends with NULL (list_into_c).
+    while !unsafe { *list.add(n) }.is_null() {
+        n += 1;
+    }
+    // SAFETY: the array was a boxed slice of n + 1 pointers, each a boxed T.
+    unsafe {
+        let b = Box::from_raw(std::ptr::slice_from_raw_parts_mut(list, n + 1));
+        for p in &b[..n] {
+            drop(Box::from_raw(*p));
+        }
+    }
+}
+
+/// `doca_devinfo_list_create`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_devinfo_list_create(
+    dev_list: *mut *mut *mut doca_devinfo,
+    nb_devs: *mut u32,
+) -> doca_error_t {
+    ffi(|| {
+        let out = out_ptr(dev_list, "dev_list")?;
+        let n_out = out_ptr(nb_devs, "nb_devs")?;
+        let infos = doca_core::devinfo_list()?;
+        let n = infos.len() as u32;
+        let list = list_into_c(
+            infos
+                .into_iter()
+                .map(|info| doca_devinfo { info })
+                .collect(),
+        );
+        // SAFETY: both outputs were checked non-NULL; the caller gives writable memory.
+        unsafe {
+            put(out, list);
+            put(n_out, n);
+        }
+        Ok(())
+    })
+}
+
+/// `doca_devinfo_list_destroy`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_devinfo_list_destroy(
+    dev_list: *mut *mut doca_devinfo,
+) -> doca_error_t {
+    ffi(|| {
+        if dev_list.is_null() {
+            return Err(invalid("dev_list is NULL"));
+        }
+        // SAFETY: a list from doca_devinfo_list_create, destroyed once (the C contract).
+        unsafe { list_free(dev_list) };
+        Ok(())
+    })
+}
+
+/// `doca_devinfo_rep_list_create`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_devinfo_rep_list_create(
+    dev: *mut doca_dev,
+    filter: c_int,
+    dev_list_rep: *mut *mut *mut doca_devinfo_rep,
+    nb_devs_rep: *mut u32,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: dev is NULL or an open device handle.
+        let dev = unsafe { handle(dev, "dev") }?;
+        let out = out_ptr(dev_list_rep, "dev_list_rep")?;
+        let n_out = out_ptr(nb_devs_rep, "nb_devs_rep")?;
+        let reps = dev.dev.rep_list(RepFilter::from_raw(filter)?)?;
+        let n = reps.len() as u32;
+        let list = list_into_c(
+            reps.into_iter()
+                .map(|info| doca_devinfo_rep { info })
+                .collect(),
+        );
+        // SAFETY: outputs checked non-NULL.
+        unsafe {
+            put(out, list);
+            put(n_out, n);
+        }
+        Ok(())
+    })
+}
+
+/// `doca_devinfo_rep_list_destroy`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_devinfo_rep_list_destroy(
+    dev_list_rep: *mut *mut doca_devinfo_rep,
+) -> doca_error_t {
+    ffi(|| {
+        if dev_list_rep.is_null() {
+            return Err(invalid("dev_list_rep is NULL"));
+        }
+        // SAFETY: a list from doca_devinfo_rep_list_create, destroyed once.
+        unsafe { list_free(dev_list_rep) };
+        Ok(())
+    })
+}
+
+/// `doca_dev_open`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_dev_open(
+    devinfo: *mut doca_devinfo,
+    dev: *mut *mut doca_dev,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: devinfo is NULL or a live handle.
+        let info = unsafe { handle(devinfo, "devinfo") }?;
+        let out = out_ptr(dev, "dev")?;
+        let d = info.info.open()?;
+        let h = into_handle(doca_dev {
+            info: doca_devinfo {
+                info: d.as_devinfo().clone(),
+            },
+            dev: d,
+        });
+        // SAFETY: checked non-NULL.
+        unsafe { put(out, h) };
+        Ok(())
+    })
+}
+
+/// `doca_dev_close`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_dev_close(dev: *mut doca_dev) -> doca_error_t {
+    ffi(|| {
+        if dev.is_null() {
+            return Err(invalid("dev is NULL"));
+        }
+        // SAFETY: an open device handle, closed once; contexts and mmaps hold their own
+        // references to the device.
+        drop(unsafe { Box::from_raw(dev) });
+        Ok(())
+    })
+}
+
+/// `doca_dev_rep_open`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_dev_rep_open(
+    devinfo: *mut doca_devinfo_rep,
+    dev_rep: *mut *mut doca_dev_rep,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle.
+        let info = unsafe { handle(devinfo, "devinfo") }?;
+        let out = out_ptr(dev_rep, "dev_rep")?;
+        let rep = info.info.open()?;
+        let h = into_handle(doca_dev_rep {
+            info: doca_devinfo_rep {
+                info: rep.as_devinfo().clone(),
+            },
+            _rep: rep,
+        });
+        // SAFETY: checked non-NULL.
+        unsafe { put(out, h) };
+        Ok(())
+    })
+}
+
+/// `doca_dev_rep_close`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_dev_rep_close(dev: *mut doca_dev_rep) -> doca_error_t {
+    ffi(|| {
+        if dev.is_null() {
+            return Err(invalid("dev is NULL"));
+        }
+        // SAFETY: an open representor handle, closed once.
+        drop(unsafe { Box::from_raw(dev) });
+        Ok(())
+    })
+}
+
+/// `doca_dev_as_devinfo`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_dev_as_devinfo(dev: *const doca_dev) -> *mut doca_devinfo {
+    crate::ffi_value(std::ptr::null_mut(), || {
+        // SAFETY: NULL or an open device handle.
+        let d = unsafe { handle(dev, "dev") }?;
+        Ok(&d.info as *const doca_devinfo as *mut doca_devinfo)
+    })
+}
+
+/// `doca_dev_rep_as_devinfo`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_dev_rep_as_devinfo(
+    dev_rep: *mut doca_dev_rep,
+) -> *mut doca_devinfo_rep {
+    crate::ffi_value(std::ptr::null_mut(), || {
+        // SAFETY: NULL or an open representor handle.
+        let d = unsafe { handle_mut(dev_rep, "dev_rep") }?;
+        Ok(&mut d.info as *mut doca_devinfo_rep)
+    })
+}
+
+/// Fills a C buffer of `size` bytes through a Rust writer, only on success.
+///
+/// # Safety
+/// `out` is NULL or writable for `size` bytes.
+unsafe fn fill(
+    out: *mut u8,
+    size: usize,
+    what: &str,
+    f: impl FnOnce(&mut [u8]) -> Result<()>,
+) -> Result<()> {
+    let out = out_ptr(out, what)?;
+    // Every property fits in 256 bytes; a larger buffer is filled up to that.
+    let n = size.min(1024);
+    let mut tmp = vec![0u8; n];
+    f(&mut tmp)?;
+    // SAFETY: the caller's contract: out holds size >= n bytes.
+    unsafe { std::ptr::copy_nonoverlapping(tmp.as_ptr(), out, n) };
+    Ok(())
+}
+
+macro_rules! devinfo_fill {
+    ($(#[$doc:meta])* $name:ident, $ty:ty, $method:ident) => {
+        $(#[$doc])*
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(devinfo: *const doca_devinfo, out: *mut $ty, size: u32) -> doca_error_t {
+            ffi(|| {
+                // SAFETY: NULL or a live handle; out holds size bytes (the C contract).
+                unsafe {
+                    let info = handle(devinfo, "devinfo")?;
+                    fill(out as *mut u8, size as usize, "buffer", |b| info.info.$method(b))
+                }
+            })
+        }
+    };
+}
+
+devinfo_fill!(
+    /// `doca_devinfo_get_ipv4_addr`.
+    doca_devinfo_get_ipv4_addr, u8, ipv4_addr_into);
+devinfo_fill!(
+    /// `doca_devinfo_get_ipv6_addr`.
+    doca_devinfo_get_ipv6_addr, u8, ipv6_addr_into);
+devinfo_fill!(
+    /// `doca_devinfo_get_mac_addr`.
+    doca_devinfo_get_mac_addr, u8, mac_addr_into);
+devinfo_fill!(
+    /// `doca_devinfo_get_iface_name`.
+    doca_devinfo_get_iface_name, c_char, iface_name_into);
+devinfo_fill!(
+    /// `doca_devinfo_get_ibdev_name`.
+    doca_devinfo_get_ibdev_name, c_char, ibdev_name_into);
+
+/// `doca_devinfo_get_pci_addr_str`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_devinfo_get_pci_addr_str(
+    devinfo: *const doca_devinfo,
+    pci_addr_str: *mut c_char,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle; the output holds DOCA_DEVINFO_PCI_ADDR_SIZE bytes.
+        unsafe {
+            let info = handle(devinfo, "devinfo")?;
+            fill(
+                pci_addr_str as *mut u8,
+                doca_core::device::PCI_ADDR_SIZE,
+                "pci_addr_str",
+                |b| info.info.pci_addr_into(b),
+            )
+        }
+    })
+}
+
+/// `doca_devinfo_get_is_pci_addr_equal`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_devinfo_get_is_pci_addr_equal(
+    devinfo: *const doca_devinfo,
+    pci_addr_str: *const c_char,
+    is_equal: *mut u8,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or live handles / NUL-terminated string.
+        let (info, addr) = unsafe {
+            (
+                handle(devinfo, "devinfo")?,
+                cstr(pci_addr_str, "pci_addr_str")?,
+            )
+        };
+        let out = out_ptr(is_equal, "is_equal")?;
+        let eq = info.info.is_pci_addr_equal(addr)?;
+        // SAFETY: checked non-NULL.
+        unsafe { put(out, eq as u8) };
+        Ok(())
+    })
+}
+
+/// `doca_devinfo_get_lid`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_devinfo_get_lid(
+    devinfo: *const doca_devinfo,
+    lid: *mut u16,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle.
+        let info = unsafe { handle(devinfo, "devinfo") }?;
+        let out = out_ptr(lid, "lid")?;
+        // SAFETY: checked non-NULL.
+        unsafe { put(out, info.info.lid()) };
+        Ok(())
+    })
+}
+
+macro_rules! devinfo_flag {
+    ($(#[$doc:meta])* $name:ident, $method:ident) => {
+        $(#[$doc])*
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(devinfo: *const doca_devinfo, out: *mut u8) -> doca_error_t {
+            ffi(|| {
+                // SAFETY: NULL or a live handle.
+                let info = unsafe { handle(devinfo, "devinfo") }?;
+                let out = out_ptr(out, "output")?;
+                // SAFETY: checked non-NULL.
+                unsafe { put(out, info.info.$method() as u8) };
+                Ok(())
+            })
+        }
+    };
+}
+
+devinfo_flag!(
+    /// `doca_devinfo_get_is_hotplug_manager_supported`.
+    doca_devinfo_get_is_hotplug_manager_supported, is_hotplug_manager_supported);
+devinfo_flag!(
+    /// `doca_devinfo_get_is_mmap_export_dpu_supported`.
+    doca_devinfo_get_is_mmap_export_dpu_supported, is_mmap_export_dpu_supported);
+devinfo_flag!(
+    /// `doca_devinfo_get_is_mmap_from_export_dpu_supported`.
+    doca_devinfo_get_is_mmap_from_export_dpu_supported, is_mmap_from_export_dpu_supported);
+devinfo_flag!(
+    /// `doca_devinfo_rep_get_is_list_all_supported`.
+    doca_devinfo_rep_get_is_list_all_supported, is_rep_list_all_supported);
+devinfo_flag!(
+    /// `doca_devinfo_rep_get_is_list_net_supported`.
+    doca_devinfo_rep_get_is_list_net_supported, is_rep_list_net_supported);
+devinfo_flag!(
+    /// `doca_devinfo_rep_get_is_list_emulated_supported`.
+    doca_devinfo_rep_get_is_list_emulated_supported, is_rep_list_emulated_supported);
+
+/// `doca_devinfo_rep_get_vuid`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_devinfo_rep_get_vuid(
+    devinfo_rep: *const doca_devinfo_rep,
+    rep_vuid: *mut c_char,
+    size: u32,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle; the output holds size bytes.
+        unsafe {
+            let info = handle(devinfo_rep, "devinfo_rep")?;
+            fill(rep_vuid as *mut u8, size as usize, "rep_vuid", |b| {
+                info.info.vuid_into(b)
+            })
+        }
+    })
+}
+
+/// `doca_devinfo_rep_get_pci_addr_str`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_devinfo_rep_get_pci_addr_str(
+    devinfo_rep: *const doca_devinfo_rep,
+    pci_addr_str: *mut c_char,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle; the output holds DOCA_DEVINFO_REP_PCI_ADDR_SIZE bytes.
+        unsafe {
+            let info = handle(devinfo_rep, "devinfo_rep")?;
+            fill(
+                pci_addr_str as *mut u8,
+                doca_core::device::PCI_ADDR_SIZE,
+                "pci_addr_str",
+                |b| info.info.pci_addr_into(b),
+            )
+        }
+    })
+}
+
+/// `doca_devinfo_rep_get_pci_func_type`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_devinfo_rep_get_pci_func_type(
+    devinfo_rep: *const doca_devinfo_rep,
+    pci_func_type: *mut crate::doca_pci_func_type,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle.
+        let info = unsafe { handle(devinfo_rep, "devinfo_rep") }?;
+        let out = out_ptr(pci_func_type, "pci_func_type")?;
+        let t: PciFuncType = info.info.pci_func_type();
+        // SAFETY: checked non-NULL.
+        unsafe { put(out, t as crate::doca_pci_func_type) };
+        Ok(())
+    })
+}
+
+/// `doca_devinfo_rep_get_is_pci_addr_equal`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_devinfo_rep_get_is_pci_addr_equal(
+    devinfo_rep: *const doca_devinfo_rep,
+    pci_addr_str: *const c_char,
+    is_equal: *mut u8,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle / NUL-terminated string.
+        let (info, addr) = unsafe {
+            (
+                handle(devinfo_rep, "devinfo_rep")?,
+                cstr(pci_addr_str, "pci_addr_str")?,
+            )
+        };
+        let out = out_ptr(is_equal, "is_equal")?;
+        let eq = info.info.is_pci_addr_equal(addr)?;
+        // SAFETY: checked non-NULL.
+        unsafe { put(out, eq as u8) };
+        Ok(())
+    })
+}

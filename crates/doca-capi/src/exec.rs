@@ -1,0 +1,563 @@
+//! `doca_ctx.h`: contexts, work queues, jobs and events; the job structs of every
+//! library and their translation into the work queue's job record.
+
+use crate::dev::doca_dev;
+use crate::libs::doca_sha_partial_session;
+use crate::mem::{doca_buf, doca_gpu};
+use crate::{
+    Result, doca_data, doca_error_t, err, ffi, handle, handle_mut, into_handle, invalid, out_ptr,
+    put,
+};
+use doca_core::exec::JobRecord;
+use doca_core::sync_event::{JOB_GET, JOB_UPDATE_ADD, JOB_UPDATE_SET, JOB_WAIT_GT};
+use doca_core::{BufDesc, Ctx, ErrorCode, RetrieveError, WorkQ};
+use std::ffi::c_int;
+use std::mem::{offset_of, size_of};
+
+/// Which library a context belongs to: it says which job structs its jobs are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Dma,
+    Sha,
+    Ec,
+    SyncEvent,
+}
+
+/// `struct doca_ctx`: embedded in each library's handle.
+#[derive(Debug)]
+pub struct doca_ctx {
+    pub(crate) ctx: Ctx,
+    pub(crate) kind: Kind,
+}
+
+/// `struct doca_workq`.
+#[derive(Debug)]
+pub struct doca_workq {
+    pub(crate) wq: WorkQ,
+}
+
+/// `struct doca_job`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct doca_job {
+    /// Job type.
+    pub type_: c_int,
+    /// Job flags.
+    pub flags: c_int,
+    /// The context that runs it.
+    pub ctx: *mut doca_ctx,
+    /// Echoed in the event.
+    pub user_data: doca_data,
+}
+
+/// `struct doca_event`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct doca_event {
+    /// Job type.
+    pub type_: c_int,
+    /// The job's user data.
+    pub user_data: doca_data,
+    /// `result.u64`: the job's `doca_error_t`.
+    pub result: doca_data,
+}
+
+/// `struct doca_dma_job_memcpy`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct doca_dma_job_memcpy {
+    /// Base.
+    pub base: doca_job,
+    /// Destination.
+    pub dst_buff: *mut doca_buf,
+    /// Source.
+    pub src_buff: *const doca_buf,
+}
+
+/// `struct doca_sha_job`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct doca_sha_job {
+    /// Base.
+    pub base: doca_job,
+    /// Source.
+    pub req_buf: *mut doca_buf,
+    /// Digest destination.
+    pub resp_buf: *mut doca_buf,
+    /// `enum doca_sha_job_flags`.
+    pub flags: u64,
+}
+
+/// `struct doca_sha_partial_job`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct doca_sha_partial_job {
+    /// The SHA job.
+    pub sha_job: doca_sha_job,
+    /// The session.
+    pub session: *mut doca_sha_partial_session,
+}
+
+/// `struct doca_ec_job` and the create/update/recover jobs (same layout).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct doca_ec_job {
+    /// Base.
+    pub base: doca_job,
+    /// The matrix.
+    pub matrix: *mut crate::libs::doca_matrix,
+    /// Source blocks.
+    pub src_buff: *const doca_buf,
+    /// Destination.
+    pub dst_buff: *mut doca_buf,
+}
+
+/// `struct doca_sync_event_job_wait`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct doca_sync_event_job_wait {
+    /// Base.
+    pub base: doca_job,
+    /// Threshold.
+    pub value: u64,
+    /// Mask.
+    pub mask: u64,
+}
+
+/// `struct doca_sync_event_job_get`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct doca_sync_event_job_get {
+    /// Base.
+    pub base: doca_job,
+    /// Receives the value.
+    pub value: *mut u64,
+}
+
+/// `struct doca_sync_event_job_update_set`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct doca_sync_event_job_update_set {
+    /// Base.
+    pub base: doca_job,
+    /// The new value.
+    pub value: u64,
+}
+
+/// `struct doca_sync_event_job_update_add`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct doca_sync_event_job_update_add {
+    /// Base.
+    pub base: doca_job,
+    /// Added.
+    pub value: u64,
+    /// Receives the value before (may be NULL).
+    pub fetched: *mut u64,
+}
+
+// The layouts of DOCA 2.2 (x86-64), mirrored by _Static_asserts in the C tests.
+const _: () = {
+    assert!(size_of::<doca_job>() == 24);
+    assert!(offset_of!(doca_job, flags) == 4);
+    assert!(offset_of!(doca_job, ctx) == 8);
+    assert!(offset_of!(doca_job, user_data) == 16);
+    assert!(size_of::<doca_event>() == 24);
+    assert!(offset_of!(doca_event, user_data) == 8);
+    assert!(offset_of!(doca_event, result) == 16);
+    assert!(size_of::<doca_dma_job_memcpy>() == 40);
+    assert!(offset_of!(doca_dma_job_memcpy, dst_buff) == 24);
+    assert!(offset_of!(doca_dma_job_memcpy, src_buff) == 32);
+    assert!(size_of::<doca_sha_job>() == 48);
+    assert!(offset_of!(doca_sha_job, req_buf) == 24);
+    assert!(offset_of!(doca_sha_job, resp_buf) == 32);
+    assert!(offset_of!(doca_sha_job, flags) == 40);
+    assert!(size_of::<doca_sha_partial_job>() == 56);
+    assert!(offset_of!(doca_sha_partial_job, session) == 48);
+    assert!(size_of::<doca_ec_job>() == 48);
+    assert!(offset_of!(doca_ec_job, matrix) == 24);
+    assert!(offset_of!(doca_ec_job, src_buff) == 32);
+    assert!(offset_of!(doca_ec_job, dst_buff) == 40);
+    assert!(size_of::<doca_sync_event_job_wait>() == 40);
+    assert!(offset_of!(doca_sync_event_job_wait, mask) == 32);
+    assert!(size_of::<doca_sync_event_job_get>() == 32);
+    assert!(size_of::<doca_sync_event_job_update_set>() == 32);
+    assert!(size_of::<doca_sync_event_job_update_add>() == 40);
+    assert!(offset_of!(doca_sync_event_job_update_add, fetched) == 32);
+    assert!(size_of::<doca_data>() == 8);
+};
+
+fn buf_arg(p: *const doca_buf, what: &str) -> Result<*mut BufDesc> {
+    if p.is_null() {
+        Err(invalid(format!("the job's {what} buffer is NULL")))
+    } else {
+        Ok(p as *mut BufDesc)
+    }
+}
+
+/// The context and job record a C job describes. The record borrows the job's buffers:
+/// the program keeps them untouched until the job's event is retrieved.
+///
+/// # Safety
+/// `job` is NULL or points to the full job struct of its type.
+pub(crate) unsafe fn record_from_c(job: *const doca_job) -> Result<(&'static doca_ctx, JobRecord)> {
+    // SAFETY: the caller's contract.
+    let base = unsafe { handle(job, "job") }?;
+    // SAFETY: a job's ctx is NULL or a live context handle.
+    let ctx: &'static doca_ctx = unsafe { handle(base.ctx, "job->ctx") }?;
+    let t = u32::try_from(base.type_)
+        .map_err(|_| invalid(format!("job type {} is not a DOCA job type", base.type_)))?;
+    if !ctx.ctx.ops().handles(t) {
+        return Err(invalid(format!(
+            "job type {t} does not belong to the job's context (a {} context)",
+            ctx.ctx.ops().name()
+        )));
+    }
+    if base.flags != 0 {
+        return Err(invalid(format!(
+            "job flags {:#x} are not DOCA_JOB_FLAGS_NONE",
+            base.flags
+        )));
+    }
+    let ud = base.user_data;
+    // SAFETY: the job type belongs to the context's library, so the struct is that
+    // library's job struct for this type (the caller's contract); buffers are live
+    // while the job is in flight (the C contract).
+    let rec = unsafe {
+        match ctx.kind {
+            Kind::Dma => {
+                let j = &*(job as *const doca_dma_job_memcpy);
+                ::doca_dma::MemcpyJob::record_borrowed(
+                    buf_arg(j.src_buff, "source")?,
+                    buf_arg(j.dst_buff, "destination")?,
+                    ud,
+                )
+            }
+            Kind::Sha => {
+                let j = &*(job as *const doca_sha_job);
+                let (req, resp) = (
+                    buf_arg(j.req_buf, "request")?,
+                    buf_arg(j.resp_buf, "response")?,
+                );
+                match ::doca_sha::ShaAlgo::from_job_type(t) {
+                    Some((_, true)) => {
+                        let p = &*(job as *const doca_sha_partial_job);
+                        let session = handle(p.session, "partial job's session")?;
+                        let fin = match j.flags {
+                            0 => false,
+                            1 => true,
+                            f => {
+                                return Err(invalid(format!(
+                                    "SHA job flags {f:#x} are not NONE (0) or SHA_PARTIAL_FINAL (1)"
+                                )));
+                            }
+                        };
+                        ::doca_sha::ShaPartialJob::record_borrowed(
+                            t,
+                            &session.session,
+                            req,
+                            resp,
+                            fin,
+                            ud,
+                        )
+                    }
+                    _ => {
+                        if j.flags != 0 {
+                            return Err(invalid("SHA_PARTIAL_FINAL is for partial jobs only"));
+                        }
+                        ::doca_sha::ShaJob::record_borrowed(t, req, resp, ud)
+                    }
+                }
+            }
+            Kind::Ec => {
+                let j = &*(job as *const doca_ec_job);
+                let m = handle(j.matrix, "EC job's matrix")?;
+                ::doca_ec::EcJob::record_borrowed(
+                    t,
+                    m,
+                    buf_arg(j.src_buff, "source")?,
+                    buf_arg(j.dst_buff, "destination")?,
+                    ud,
+                )
+            }
+            Kind::SyncEvent => {
+                let mut r = JobRecord::new(t, ud);
+                match t {
+                    JOB_WAIT_GT => {
+                        let j = &*(job as *const doca_sync_event_job_wait);
+                        r.params[0] = j.value;
+                        r.params[1] = j.mask;
+                    }
+                    JOB_GET => {
+                        let j = &*(job as *const doca_sync_event_job_get);
+                        let p = out_ptr(j.value, "get job's value")?;
+                        r.params[1] = p as usize as u64;
+                    }
+                    JOB_UPDATE_SET => {
+                        let j = &*(job as *const doca_sync_event_job_update_set);
+                        r.params[0] = j.value;
+                    }
+                    _ => {
+                        let j = &*(job as *const doca_sync_event_job_update_add);
+                        r.params[0] = j.value;
+                        r.params[1] = j.fetched as usize as u64;
+                    }
+                }
+                r
+            }
+        }
+    };
+    Ok((ctx, rec))
+}
+
+/// What a finished job writes back to the program's memory beyond its buffers: the
+/// value a sync event get job read, the previous value of an add job.
+///
+/// # Safety
+/// The record came from [`record_from_c`]; its output pointers are still valid.
+pub(crate) unsafe fn write_back(rec: &JobRecord) {
+    if (rec.job_type == JOB_GET || rec.job_type == JOB_UPDATE_ADD) && rec.params[1] != 0 {
+        // SAFETY: the program's output pointer, valid until it retrieves the event.
+        unsafe { *(rec.params[1] as usize as *mut u64) = rec.params[2] };
+    }
+}
+
+/// The C event of a completion.
+pub(crate) fn event_of(c: &doca_core::Completion) -> doca_event {
+    let e = c.event();
+    doca_event {
+        type_: e.job_type as c_int,
+        user_data: e.user_data,
+        result: doca_data::from_u64(e.result),
+    }
+}
+
+/// `doca_workq_create`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_workq_create(
+    depth: u32,
+    workq: *mut *mut doca_workq,
+) -> doca_error_t {
+    ffi(|| {
+        let out = out_ptr(workq, "workq")?;
+        let wq = WorkQ::new(depth)?;
+        // SAFETY: output checked.
+        unsafe { put(out, into_handle(doca_workq { wq })) };
+        Ok(())
+    })
+}
+
+/// `doca_workq_destroy`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_workq_destroy(workq: *mut doca_workq) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle.
+        let w = unsafe { handle(workq, "workq") }?;
+        if w.wq.num_contexts() > 0 {
+            return Err(err(
+                ErrorCode::InUse,
+                format!(
+                    "{} context(s) are still attached; remove them first (doca_ctx_workq_rm)",
+                    w.wq.num_contexts()
+                ),
+            ));
+        }
+        // SAFETY: a live boxed handle, destroyed once.
+        drop(unsafe { Box::from_raw(workq) });
+        Ok(())
+    })
+}
+
+/// `doca_workq_submit`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_workq_submit(
+    workq: *mut doca_workq,
+    job: *const doca_job,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle used by this thread; the job struct matches its type.
+        let (w, (ctx, rec)) = unsafe { (handle_mut(workq, "workq")?, record_from_c(job)?) };
+        w.wq.submit(&ctx.ctx, rec).map_err(|(e, _)| e)
+    })
+}
+
+/// Fills `ev` from a completion (and the program's output pointers).
+///
+/// # Safety
+/// `ev` is writable; the completion's record came from [`record_from_c`] or a graph.
+pub(crate) unsafe fn deliver(ev: *mut doca_event, c: doca_core::Completion) {
+    if c.record.job_type == doca_core::graph::JOB_GRAPH {
+        // SAFETY: forwarded.
+        unsafe { crate::graph::deliver_graph(ev, c) };
+        return;
+    }
+    // SAFETY: forwarded.
+    unsafe {
+        write_back(&c.record);
+        put(ev, event_of(&c));
+    }
+}
+
+/// `doca_workq_progress_retrieve`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_workq_progress_retrieve(
+    workq: *mut doca_workq,
+    ev: *mut doca_event,
+    flags: c_int,
+) -> doca_error_t {
+    let r = ffi(|| {
+        // SAFETY: NULL or a live handle.
+        let w = unsafe { handle_mut(workq, "workq") }?;
+        let ev = out_ptr(ev, "ev")?;
+        if flags != 0 {
+            return Err(invalid(format!(
+                "retrieve flags {flags:#x} are not DOCA_WORKQ_RETRIEVE_FLAGS_NONE"
+            )));
+        }
+        match w.wq.progress_retrieve() {
+            Ok(c) => {
+                // SAFETY: output checked.
+                unsafe { deliver(ev, c) };
+                Ok(())
+            }
+            Err(RetrieveError::Again) => Err(doca_core::Error::new(ErrorCode::Again)),
+            Err(RetrieveError::IoFailed(c)) => {
+                // SAFETY: output checked.
+                unsafe { deliver(ev, c) };
+                Err(doca_core::Error::new(ErrorCode::IoFailed))
+            }
+        }
+    });
+    r
+}
+
+/// `doca_workq_event_handle_arm`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_workq_event_handle_arm(workq: *mut doca_workq) -> doca_error_t {
+    // SAFETY: NULL or a live handle.
+    ffi(|| unsafe { handle_mut(workq, "workq") }?.wq.event_handle_arm())
+}
+
+/// `doca_workq_event_handle_clear`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_workq_event_handle_clear(
+    workq: *mut doca_workq,
+    handle_fd: c_int,
+) -> doca_error_t {
+    // SAFETY: NULL or a live handle.
+    ffi(|| {
+        unsafe { handle_mut(workq, "workq") }?
+            .wq
+            .event_handle_clear(handle_fd)
+    })
+}
+
+/// `doca_ctx_get_max_num_ctx`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_ctx_get_max_num_ctx(max_num_ctx: *mut u32) -> doca_error_t {
+    ffi(|| {
+        let out = out_ptr(max_num_ctx, "max_num_ctx")?;
+        // SAFETY: output checked.
+        unsafe { put(out, u32::MAX) };
+        Ok(())
+    })
+}
+
+crate::mem::getter!(
+    /// `doca_workq_get_depth`.
+    doca_workq_get_depth, workq: *const doca_workq, depth: u32, |w| w.wq.depth());
+crate::mem::getter!(
+    /// `doca_workq_get_event_driven_enable`.
+    doca_workq_get_event_driven_enable, workq: *mut doca_workq, enabled: u8, |w| w.wq.event_driven_enabled() as u8);
+crate::mem::getter!(
+    /// `doca_workq_get_event_handle`.
+    doca_workq_get_event_handle, workq: *mut doca_workq, event_handle: c_int, |w| w.wq.event_handle()?);
+
+/// `doca_workq_set_event_driven_enable`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_workq_set_event_driven_enable(
+    workq: *mut doca_workq,
+    enable: u8,
+) -> doca_error_t {
+    // SAFETY: NULL or a live handle.
+    ffi(|| {
+        unsafe { handle_mut(workq, "workq") }?
+            .wq
+            .set_event_driven_enable(enable != 0)
+    })
+}
+
+/// `doca_workq_set_event_handle`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_workq_set_event_handle(
+    workq: *mut doca_workq,
+    _event_handle: c_int,
+    _completion_key: usize,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle.
+        unsafe { handle_mut(workq, "workq") }?;
+        Err(err(
+            ErrorCode::NotSupported,
+            "external completion ports are a Windows feature; on Linux use doca_workq_get_event_handle",
+        ))
+    })
+}
+
+macro_rules! ctx_call {
+    ($(#[$doc:meta])* $name:ident, |$c:ident $(, $arg:ident : $ty:ty)*| $body:expr) => {
+        $(#[$doc])*
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(ctx: *mut doca_ctx $(, $arg: $ty)*) -> doca_error_t {
+            ffi(|| {
+                // SAFETY: NULL or live handles (contexts are thread-safe).
+                let $c = unsafe { handle(ctx, "ctx") }?;
+                $body
+            })
+        }
+    };
+}
+
+ctx_call!(
+    /// `doca_ctx_dev_add`.
+    doca_ctx_dev_add, |c, dev: *mut doca_dev| {
+    // SAFETY: NULL or a live device handle.
+    c.ctx.dev_add(&unsafe { handle(dev, "dev") }?.dev)
+});
+ctx_call!(
+    /// `doca_ctx_dev_rm`.
+    doca_ctx_dev_rm, |c, dev: *mut doca_dev| {
+    // SAFETY: NULL or a live device handle.
+    c.ctx.dev_rm(&unsafe { handle(dev, "dev") }?.dev)
+});
+ctx_call!(
+    /// `doca_ctx_start`.
+    doca_ctx_start, |c| c.ctx.start());
+ctx_call!(
+    /// `doca_ctx_stop`.
+    doca_ctx_stop, |c| c.ctx.stop());
+ctx_call!(
+    /// `doca_ctx_workq_add`.
+    doca_ctx_workq_add, |c, workq: *mut doca_workq| {
+    // SAFETY: NULL or a live work queue handle used by this thread.
+    c.ctx.workq_add(&mut unsafe { handle_mut(workq, "workq") }?.wq)
+});
+ctx_call!(
+    /// `doca_ctx_workq_rm`.
+    doca_ctx_workq_rm, |c, workq: *mut doca_workq| {
+    // SAFETY: NULL or a live work queue handle used by this thread.
+    c.ctx.workq_rm(&mut unsafe { handle_mut(workq, "workq") }?.wq)
+});
+ctx_call!(
+    /// `doca_ctx_get_event_driven_supported`.
+    doca_ctx_get_event_driven_supported, |c, event_supported: *mut u8| {
+    let o = out_ptr(event_supported, "event_supported")?;
+    // SAFETY: output checked.
+    unsafe { put(o, c.ctx.event_driven_supported() as u8) };
+    Ok(())
+});
+ctx_call!(
+    /// `doca_ctx_set_datapath_on_gpu`.
+    doca_ctx_set_datapath_on_gpu, |_c, _gpu_dev: *mut doca_gpu| {
+    Err(err(ErrorCode::NotSupported, "no GPU exists here; the datapath runs on the CPU"))
+});

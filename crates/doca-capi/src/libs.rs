@@ -1,0 +1,480 @@
+//! `doca_dma.h`, `doca_sha.h`, `doca_erasure_coding.h`: the library contexts.
+
+use crate::dev::doca_devinfo;
+use crate::exec::{Kind, doca_ctx, doca_workq};
+use crate::mem::destroy_in_place;
+use crate::{
+    Result, doca_dma_job_types, doca_ec_job_types, doca_ec_matrix_types, doca_error_t,
+    doca_sha_job_type, ffi, ffi_value, handle, handle_mut, into_handle, invalid, out_ptr, put,
+};
+use ::doca_dma::Dma;
+use ::doca_ec::{Ec, Matrix, MatrixType};
+use ::doca_sha::{PartialSession, Sha};
+use doca_core::Ctx;
+
+/// A library handle: the library object and its context.
+#[derive(Debug)]
+pub struct LibHandle<T> {
+    pub(crate) lib: T,
+    pub(crate) ctx: doca_ctx,
+}
+
+/// `struct doca_dma`.
+pub type doca_dma = LibHandle<Dma>;
+/// `struct doca_sha`.
+pub type doca_sha = LibHandle<Sha>;
+/// `struct doca_ec`.
+pub type doca_ec = LibHandle<Ec>;
+/// `struct doca_matrix`.
+pub type doca_matrix = Matrix;
+
+/// `struct doca_sha_partial_session`.
+#[derive(Debug)]
+pub struct doca_sha_partial_session {
+    pub(crate) session: PartialSession,
+}
+
+fn job_type(t: i32) -> Result<u32> {
+    u32::try_from(t).map_err(|_| invalid(format!("{t} is not a job type")))
+}
+
+/// Creates a library handle.
+pub(crate) fn create<T>(
+    out: *mut *mut LibHandle<T>,
+    lib: T,
+    ctx: &Ctx,
+    kind: Kind,
+) -> doca_error_t {
+    ffi(|| {
+        let out = out_ptr(out, "output")?;
+        let h = into_handle(LibHandle {
+            ctx: doca_ctx {
+                ctx: ctx.clone(),
+                kind,
+            },
+            lib,
+        });
+        // SAFETY: output checked.
+        unsafe { put(out, h) };
+        Ok(())
+    })
+}
+
+/// Destroys a library handle: refused (the handle stays valid) while its context is
+/// started or has a device or work queues.
+pub(crate) fn destroy<T>(p: *mut LibHandle<T>) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle.
+        let h = unsafe { handle(p, "context") }?;
+        h.ctx.ctx.clone().destroy().map_err(|(_, e)| e)?;
+        // SAFETY: a live boxed handle, destroyed once.
+        drop(unsafe { Box::from_raw(p) });
+        Ok(())
+    })
+}
+
+/// The `struct doca_ctx` of a library handle.
+pub(crate) fn as_ctx<T>(p: *mut LibHandle<T>) -> *mut doca_ctx {
+    ffi_value(std::ptr::null_mut(), || {
+        // SAFETY: NULL or a live handle.
+        let h = unsafe { handle_mut(p, "context") }?;
+        Ok(&mut h.ctx as *mut doca_ctx)
+    })
+}
+
+/// Runs a devinfo query.
+pub(crate) fn devinfo_query(
+    devinfo: *const doca_devinfo,
+    f: impl FnOnce(&doca_core::DevInfo) -> Result<()>,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle.
+        let d = unsafe { handle(devinfo, "devinfo") }?;
+        f(&d.info)
+    })
+}
+
+/// Answers a devinfo query with a value.
+pub(crate) fn devinfo_value<T>(
+    devinfo: *const doca_devinfo,
+    out: *mut T,
+    f: impl FnOnce(&doca_core::DevInfo) -> Result<T>,
+) -> doca_error_t {
+    devinfo_query(devinfo, |d| {
+        let o = out_ptr(out, "output")?;
+        let v = f(d)?;
+        // SAFETY: output checked.
+        unsafe { put(o, v) };
+        Ok(())
+    })
+}
+
+// ---- DMA ----
+
+/// `doca_dma_create`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_dma_create(dma: *mut *mut doca_dma) -> doca_error_t {
+    let d = Dma::new();
+    let c = d.as_ctx().clone();
+    create(dma, d, &c, Kind::Dma)
+}
+
+/// `doca_dma_destroy`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_dma_destroy(dma: *mut doca_dma) -> doca_error_t {
+    destroy(dma)
+}
+
+/// `doca_dma_as_ctx`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_dma_as_ctx(dma: *mut doca_dma) -> *mut doca_ctx {
+    as_ctx(dma)
+}
+
+/// `doca_dma_job_get_supported`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_dma_job_get_supported(
+    devinfo: *mut doca_devinfo,
+    job_type_v: doca_dma_job_types,
+) -> doca_error_t {
+    devinfo_query(devinfo, |d| {
+        Dma::job_get_supported(d, job_type(job_type_v)?)
+    })
+}
+
+/// `doca_dma_get_max_list_buf_num_elem`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_dma_get_max_list_buf_num_elem(
+    devinfo: *const doca_devinfo,
+    max_list_num_elem: *mut u32,
+) -> doca_error_t {
+    devinfo_value(devinfo, max_list_num_elem, Dma::max_list_buf_num_elem)
+}
+
+/// `doca_dma_get_max_buf_size`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_dma_get_max_buf_size(
+    devinfo: *const doca_devinfo,
+    buf_size: *mut u64,
+) -> doca_error_t {
+    devinfo_value(devinfo, buf_size, Dma::max_buf_size)
+}
+
+// ---- SHA ----
+
+/// `doca_sha_create`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sha_create(ctx: *mut *mut doca_sha) -> doca_error_t {
+    let s = Sha::new();
+    let c = s.as_ctx().clone();
+    create(ctx, s, &c, Kind::Sha)
+}
+
+/// `doca_sha_destroy`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sha_destroy(ctx: *mut doca_sha) -> doca_error_t {
+    destroy(ctx)
+}
+
+/// `doca_sha_as_ctx`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sha_as_ctx(ctx: *mut doca_sha) -> *mut doca_ctx {
+    as_ctx(ctx)
+}
+
+/// `doca_sha_job_get_supported`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sha_job_get_supported(
+    devinfo: *const doca_devinfo,
+    job_type_v: doca_sha_job_type,
+) -> doca_error_t {
+    devinfo_query(devinfo, |d| {
+        Sha::job_get_supported(d, job_type(job_type_v)?)
+    })
+}
+
+/// `doca_sha_get_max_list_buf_num_elem`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sha_get_max_list_buf_num_elem(
+    devinfo: *const doca_devinfo,
+    max_list_num_elem: *mut u32,
+) -> doca_error_t {
+    devinfo_value(devinfo, max_list_num_elem, Sha::max_list_buf_num_elem)
+}
+
+/// `doca_sha_get_max_src_buffer_size`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sha_get_max_src_buffer_size(
+    devinfo: *const doca_devinfo,
+    max_buffer_size: *mut u64,
+) -> doca_error_t {
+    devinfo_value(devinfo, max_buffer_size, Sha::max_src_buffer_size)
+}
+
+/// `doca_sha_get_min_dst_buffer_size`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sha_get_min_dst_buffer_size(
+    devinfo: *const doca_devinfo,
+    job_type_v: doca_sha_job_type,
+    min_buffer_size: *mut u32,
+) -> doca_error_t {
+    devinfo_value(devinfo, min_buffer_size, |d| {
+        Sha::min_dst_buffer_size(d, job_type(job_type_v)?)
+    })
+}
+
+/// `doca_sha_get_hardware_supported`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sha_get_hardware_supported(
+    devinfo: *const doca_devinfo,
+) -> doca_error_t {
+    devinfo_query(devinfo, Sha::hardware_supported)
+}
+
+/// `doca_sha_partial_session_create`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sha_partial_session_create(
+    ctx: *mut doca_sha,
+    workq: *mut doca_workq,
+    session: *mut *mut doca_sha_partial_session,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or live handles.
+        let (s, w) = unsafe { (handle(ctx, "ctx")?, handle(workq, "workq")?) };
+        let out = out_ptr(session, "session")?;
+        let ps = s.lib.partial_session_create(&w.wq)?;
+        // SAFETY: output checked.
+        unsafe { put(out, into_handle(doca_sha_partial_session { session: ps })) };
+        Ok(())
+    })
+}
+
+/// `doca_sha_partial_session_destroy`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sha_partial_session_destroy(
+    ctx: *mut doca_sha,
+    workq: *mut doca_workq,
+    session: *mut doca_sha_partial_session,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or live handles; the session is destroyed in place or kept.
+        unsafe {
+            let (s, w) = (handle(ctx, "ctx")?, handle(workq, "workq")?);
+            destroy_in_place(session, "session", |h: doca_sha_partial_session| {
+                s.lib
+                    .partial_session_destroy(&w.wq, h.session)
+                    .map_err(|(session, e)| (doca_sha_partial_session { session }, e))
+            })
+        }
+    })
+}
+
+/// `doca_sha_partial_session_copy`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sha_partial_session_copy(
+    ctx: *mut doca_sha,
+    workq: *mut doca_workq,
+    from_session: *const doca_sha_partial_session,
+    to_session: *mut doca_sha_partial_session,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or live handles.
+        let (s, w, from, to) = unsafe {
+            (
+                handle(ctx, "ctx")?,
+                handle(workq, "workq")?,
+                handle(from_session, "from_session")?,
+                handle(to_session, "to_session")?,
+            )
+        };
+        s.lib
+            .partial_session_copy(&w.wq, &from.session, &to.session)
+    })
+}
+
+// ---- erasure coding ----
+
+/// `doca_ec_create`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_ec_create(ec: *mut *mut doca_ec) -> doca_error_t {
+    let e = Ec::new();
+    let c = e.as_ctx().clone();
+    create(ec, e, &c, Kind::Ec)
+}
+
+/// `doca_ec_destroy`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_ec_destroy(ec: *mut doca_ec) -> doca_error_t {
+    destroy(ec)
+}
+
+/// `doca_ec_as_ctx`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_ec_as_ctx(ctx: *mut doca_ec) -> *mut doca_ctx {
+    as_ctx(ctx)
+}
+
+/// `doca_ec_job_get_supported`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_ec_job_get_supported(
+    devinfo: *mut doca_devinfo,
+    job_type_v: doca_ec_job_types,
+) -> doca_error_t {
+    devinfo_query(devinfo, |d| Ec::job_get_supported(d, job_type(job_type_v)?))
+}
+
+/// `doca_ec_get_max_buffer_size`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_ec_get_max_buffer_size(
+    devinfo: *const doca_devinfo,
+    job_type_v: doca_ec_job_types,
+    max_buffer_size: *mut u32,
+) -> doca_error_t {
+    devinfo_value(devinfo, max_buffer_size, |d| {
+        Ec::max_buffer_size(d, job_type(job_type_v)?)
+    })
+}
+
+/// `doca_ec_get_max_list_buf_num_elem`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_ec_get_max_list_buf_num_elem(
+    devinfo: *const doca_devinfo,
+    max_list_num_elem: *mut u32,
+) -> doca_error_t {
+    devinfo_value(devinfo, max_list_num_elem, Ec::max_list_buf_num_elem)
+}
+
+fn new_matrix(out: *mut *mut doca_matrix, f: impl FnOnce() -> Result<Matrix>) -> doca_error_t {
+    ffi(|| {
+        let o = out_ptr(out, "matrix")?;
+        let m = f()?;
+        // SAFETY: output checked.
+        unsafe { put(o, into_handle(m)) };
+        Ok(())
+    })
+}
+
+/// `doca_ec_matrix_create`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_ec_matrix_create(
+    ctx: *mut doca_ec,
+    type_: doca_ec_matrix_types,
+    data_block_count: usize,
+    rdnc_block_count: usize,
+    matrix: *mut *mut doca_matrix,
+) -> doca_error_t {
+    new_matrix(matrix, || {
+        // SAFETY: NULL or a live handle.
+        let e = unsafe { handle(ctx, "ctx") }?;
+        let kind = match type_ {
+            1 => MatrixType::Cauchy,
+            2 => MatrixType::Vandermonde,
+            t => {
+                return Err(invalid(format!(
+                    "matrix type {t} is not DOCA_CODING_MATRIX_CAUCHY (1) or DOCA_CODING_MATRIX_VANDERMONDE (2)"
+                )));
+            }
+        };
+        e.lib
+            .matrix_create(kind, data_block_count, rdnc_block_count)
+    })
+}
+
+/// A C array argument.
+///
+/// # Safety
+/// `p` is NULL or readable for `n` elements.
+unsafe fn slice<'a, T>(p: *const T, n: usize, what: &str) -> Result<&'a [T]> {
+    if p.is_null() {
+        return Err(invalid(format!("{what} is NULL")));
+    }
+    if n > 1 << 20 {
+        return Err(invalid(format!("{what}: {n} elements is too many")));
+    }
+    // SAFETY: the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+}
+
+/// `doca_ec_matrix_from_raw`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_ec_matrix_from_raw(
+    ctx: *mut doca_ec,
+    data: *mut u8,
+    data_block_count: usize,
+    rdnc_block_count: usize,
+    matrix: *mut *mut doca_matrix,
+) -> doca_error_t {
+    new_matrix(matrix, || {
+        // SAFETY: NULL or a live handle; data holds data_block_count * rdnc_block_count bytes.
+        let (e, raw) = unsafe {
+            (
+                handle(ctx, "ctx")?,
+                slice(
+                    data,
+                    data_block_count.saturating_mul(rdnc_block_count),
+                    "data",
+                )?,
+            )
+        };
+        e.lib
+            .matrix_from_raw(raw, data_block_count, rdnc_block_count)
+    })
+}
+
+/// `doca_ec_update_matrix_create`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_ec_update_matrix_create(
+    coding_matrix: *const doca_matrix,
+    ctx: *mut doca_ec,
+    update_indices: *mut u32,
+    n_updates: usize,
+    matrix: *mut *mut doca_matrix,
+) -> doca_error_t {
+    new_matrix(matrix, || {
+        // SAFETY: NULL or live handles; update_indices holds n_updates entries.
+        let (c, e, idx) = unsafe {
+            (
+                handle(coding_matrix, "coding_matrix")?,
+                handle(ctx, "ctx")?,
+                slice(update_indices, n_updates, "update_indices")?,
+            )
+        };
+        e.lib.update_matrix_create(c, idx)
+    })
+}
+
+/// `doca_ec_recover_matrix_create`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_ec_recover_matrix_create(
+    coding_matrix: *const doca_matrix,
+    ctx: *mut doca_ec,
+    missing_indices: *mut u32,
+    n_missing: usize,
+    matrix: *mut *mut doca_matrix,
+) -> doca_error_t {
+    new_matrix(matrix, || {
+        // SAFETY: NULL or live handles; missing_indices holds n_missing entries.
+        let (c, e, idx) = unsafe {
+            (
+                handle(coding_matrix, "coding_matrix")?,
+                handle(ctx, "ctx")?,
+                slice(missing_indices, n_missing, "missing_indices")?,
+            )
+        };
+        e.lib.recover_matrix_create(c, idx)
+    })
+}
+
+/// `doca_ec_matrix_destroy`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_ec_matrix_destroy(matrix: *mut doca_matrix) -> doca_error_t {
+    ffi(|| {
+        if matrix.is_null() {
+            return Err(invalid("matrix is NULL"));
+        }
+        // SAFETY: a live boxed matrix, destroyed once; jobs in flight hold their own
+        // reference to what they use.
+        let m = unsafe { Box::from_raw(matrix) };
+        m.destroy()
+    })
+}

@@ -1,0 +1,744 @@
+//! `doca_mmap.h`, `doca_buf.h`, `doca_buf_inventory.h`, `doca_bufpool.h`,
+//! `doca_buf_array.h`.
+
+use crate::dev::doca_dev;
+use crate::{
+    Result, doca_data, doca_error_t, err, ffi, handle, handle_mut, into_handle, invalid, out_ptr,
+    put,
+};
+use doca_core::{
+    AccessFlags, Buf, BufArray, BufDesc, BufInventory, BufPool, Data, Error, ErrorCode, Mmap,
+};
+use std::ffi::c_void;
+use std::mem::ManuallyDrop;
+use std::ptr::NonNull;
+
+/// `struct doca_mmap`.
+pub type doca_mmap = Mmap;
+/// `struct doca_buf`.
+pub type doca_buf = BufDesc;
+/// `struct doca_buf_inventory`.
+pub type doca_buf_inventory = BufInventory;
+/// `struct doca_bufpool`.
+pub type doca_bufpool = BufPool;
+/// `struct doca_buf_arr`.
+pub type doca_buf_arr = BufArray;
+
+/// `struct doca_gpu` (no GPU exists here).
+#[derive(Debug)]
+pub enum doca_gpu {}
+/// `struct doca_dpa` (no DPA exists here).
+#[derive(Debug)]
+pub enum doca_dpa {}
+/// `struct doca_gpu_buf_arr`.
+#[derive(Debug)]
+pub enum doca_gpu_buf_arr {}
+
+/// `doca_mmap_memrange_free_cb_t`.
+pub type doca_mmap_memrange_free_cb_t =
+    unsafe extern "C" fn(addr: *mut c_void, len: usize, cookie: *mut c_void);
+
+/// Destroys a boxed handle in place: on refusal the object goes back where it was, so
+/// the C pointer stays valid.
+///
+/// # Safety
+/// `p` is a live boxed handle, not used by anyone else during the call.
+pub(crate) unsafe fn destroy_in_place<T>(
+    p: *mut T,
+    what: &str,
+    f: impl FnOnce(T) -> std::result::Result<(), (T, Error)>,
+) -> Result<()> {
+    if p.is_null() {
+        return Err(invalid(format!("{what} is NULL")));
+    }
+    // SAFETY: p is a live boxed T; it is either written back or its box freed.
+    unsafe {
+        let t = std::ptr::read(p);
+        match f(t) {
+            Ok(()) => {
+                drop(Box::from_raw(p as *mut std::mem::MaybeUninit<T>));
+                Ok(())
+            }
+            Err((t, e)) => {
+                std::ptr::write(p, t);
+                Err(e)
+            }
+        }
+    }
+}
+
+/// The user data behind an optional `const union doca_data *`.
+///
+/// # Safety
+/// `p` is NULL or readable.
+unsafe fn user_data(p: *const doca_data) -> Data {
+    // SAFETY: the caller's contract.
+    unsafe { p.as_ref() }.copied().unwrap_or_default()
+}
+
+/// `doca_mmap_create`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_mmap_create(
+    user_data_p: *const doca_data,
+    mmap: *mut *mut doca_mmap,
+) -> doca_error_t {
+    ffi(|| {
+        let out = out_ptr(mmap, "mmap")?;
+        // SAFETY: NULL or readable user data; out checked.
+        unsafe {
+            put(
+                out,
+                into_handle(Mmap::with_user_data(user_data(user_data_p))),
+            )
+        };
+        Ok(())
+    })
+}
+
+/// `doca_mmap_destroy`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_mmap_destroy(mmap: *mut doca_mmap) -> doca_error_t {
+    // SAFETY: a live mmap handle.
+    ffi(|| unsafe { destroy_in_place(mmap, "mmap", Mmap::destroy) })
+}
+
+macro_rules! mmap_call {
+    ($(#[$doc:meta])* $name:ident, |$m:ident $(, $arg:ident : $ty:ty)*| $body:expr) => {
+        $(#[$doc])*
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(mmap: *mut doca_mmap $(, $arg: $ty)*) -> doca_error_t {
+            ffi(|| {
+                // SAFETY: NULL or a live mmap handle used by this thread only.
+                let $m = unsafe { handle_mut(mmap, "mmap") }?;
+                $body
+            })
+        }
+    };
+}
+
+mmap_call!(
+    /// `doca_mmap_start`.
+    doca_mmap_start, |m| m.start());
+mmap_call!(
+    /// `doca_mmap_stop`.
+    doca_mmap_stop, |m| m.stop());
+mmap_call!(
+    /// `doca_mmap_set_max_num_devices`.
+    doca_mmap_set_max_num_devices, |m, max_num_devices: u32| m.set_max_num_devices(max_num_devices));
+mmap_call!(
+    /// `doca_mmap_set_permissions`.
+    doca_mmap_set_permissions, |m, access_mask: u32| m.set_permissions(AccessFlags::from_raw(access_mask)?));
+
+/// `doca_mmap_dev_add`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_mmap_dev_add(
+    mmap: *mut doca_mmap,
+    dev: *mut doca_dev,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or live handles.
+        let (m, d) = unsafe { (handle_mut(mmap, "mmap")?, handle(dev, "dev")?) };
+        m.dev_add(&d.dev)
+    })
+}
+
+/// `doca_mmap_dev_rm`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_mmap_dev_rm(
+    mmap: *mut doca_mmap,
+    dev: *mut doca_dev,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or live handles.
+        let (m, d) = unsafe { (handle_mut(mmap, "mmap")?, handle(dev, "dev")?) };
+        m.dev_rm(&d.dev)
+    })
+}
+
+fn no_export() -> Error {
+    err(
+        ErrorCode::NotSupported,
+        "memory map export to another process is not available in the software DOCA",
+    )
+}
+
+/// `doca_mmap_export_dpu`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_mmap_export_dpu(
+    mmap: *mut doca_mmap,
+    dev: *const doca_dev,
+    export_desc: *mut *const c_void,
+    export_desc_len: *mut usize,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or live handles.
+        unsafe { (handle(mmap, "mmap")?, handle(dev, "dev")?) };
+        out_ptr(export_desc, "export_desc")?;
+        out_ptr(export_desc_len, "export_desc_len")?;
+        Err(no_export())
+    })
+}
+
+/// `doca_mmap_export_rdma`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_mmap_export_rdma(
+    mmap: *mut doca_mmap,
+    dev: *const doca_dev,
+    export_desc: *mut *const c_void,
+    export_desc_len: *mut usize,
+) -> doca_error_t {
+    // SAFETY: the same contract.
+    unsafe { doca_mmap_export_dpu(mmap, dev, export_desc, export_desc_len) }
+}
+
+/// `doca_mmap_create_from_export`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_mmap_create_from_export(
+    _user_data: *const doca_data,
+    export_desc: *const c_void,
+    export_desc_len: usize,
+    dev: *mut doca_dev,
+    mmap: *mut *mut doca_mmap,
+) -> doca_error_t {
+    ffi(|| {
+        if export_desc.is_null() || export_desc_len == 0 {
+            return Err(invalid("export_desc is NULL or empty"));
+        }
+        // SAFETY: NULL or a live handle.
+        unsafe { handle(dev, "dev") }?;
+        out_ptr(mmap, "mmap")?;
+        Err(no_export())
+    })
+}
+
+/// `doca_mmap_set_memrange`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_mmap_set_memrange(
+    mmap: *mut doca_mmap,
+    addr: *mut c_void,
+    len: usize,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle; the range is the caller's memory, valid until
+        // the map is destroyed (the documented contract).
+        unsafe {
+            let m = handle_mut(mmap, "mmap")?;
+            if addr.is_null() {
+                return Err(invalid("addr is NULL"));
+            }
+            m.set_memrange(addr as *mut u8, len)
+        }
+    })
+}
+
+/// `doca_mmap_set_dmabuf_memrange`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_mmap_set_dmabuf_memrange(
+    mmap: *mut doca_mmap,
+    _dmabuf_fd: i32,
+    _offset: usize,
+    _len: usize,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle.
+        unsafe { handle_mut(mmap, "mmap") }?;
+        Err(err(
+            ErrorCode::NotSupported,
+            "dma-buf memory needs a GPU or NIC driver; none exists here",
+        ))
+    })
+}
+
+/// `doca_mmap_get_memrange`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_mmap_get_memrange(
+    mmap: *const doca_mmap,
+    addr: *mut *mut c_void,
+    len: *mut usize,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle.
+        let m = unsafe { handle(mmap, "mmap") }?;
+        let (a, l) = (out_ptr(addr, "addr")?, out_ptr(len, "len")?);
+        let (base, n) = m.memrange()?;
+        // SAFETY: outputs checked.
+        unsafe {
+            put(a, base as *mut c_void);
+            put(l, n);
+        }
+        Ok(())
+    })
+}
+
+struct FreeCb {
+    cb: doca_mmap_memrange_free_cb_t,
+    opaque: *mut c_void,
+}
+
+// SAFETY: the callback and its cookie are the program's; DOCA calls it from whichever
+// thread releases the map, as the C API documents.
+unsafe impl Send for FreeCb {}
+
+/// `doca_mmap_set_free_cb`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_mmap_set_free_cb(
+    mmap: *mut doca_mmap,
+    free_cb: Option<doca_mmap_memrange_free_cb_t>,
+    opaque: *mut c_void,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle.
+        let m = unsafe { handle_mut(mmap, "mmap") }?;
+        let cb = free_cb.ok_or_else(|| invalid("free_cb is NULL"))?;
+        let f = FreeCb { cb, opaque };
+        m.set_free_cb(move |addr, len| {
+            let f = f;
+            // SAFETY: the program's callback with the cookie it gave.
+            unsafe { (f.cb)(addr as *mut c_void, len, f.opaque) }
+        })
+    })
+}
+
+macro_rules! getter {
+    ($(#[$doc:meta])* $name:ident, $h:ident : $hty:ty, $out:ident : $oty:ty, |$x:ident| $val:expr) => {
+        $(#[$doc])*
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name($h: $hty, $out: *mut $oty) -> doca_error_t {
+            ffi(|| {
+                // SAFETY: NULL or a live handle.
+                let p: *const _ = $h;
+                let $x = unsafe { handle(p, stringify!($h)) }?;
+                let o = out_ptr($out, stringify!($out))?;
+                let v: $oty = $val;
+                // SAFETY: output checked.
+                unsafe { put(o, v) };
+                Ok(())
+            })
+        }
+    };
+}
+pub(crate) use getter;
+
+getter!(
+    /// `doca_mmap_get_user_data`.
+    doca_mmap_get_user_data, mmap: *mut doca_mmap, user_data: doca_data, |m| m.user_data());
+getter!(
+    /// `doca_mmap_get_max_num_devices`.
+    doca_mmap_get_max_num_devices, mmap: *mut doca_mmap, max_num_devices: u32, |m| m.max_num_devices());
+getter!(
+    /// `doca_mmap_get_num_bufs`.
+    doca_mmap_get_num_bufs, mmap: *mut doca_mmap, num_bufs: u32, |m| m.num_bufs());
+getter!(
+    /// `doca_mmap_get_exported`.
+    doca_mmap_get_exported, mmap: *mut doca_mmap, exported: u8, |m| m.exported() as u8);
+getter!(
+    /// `doca_mmap_get_from_export`.
+    doca_mmap_get_from_export, mmap: *mut doca_mmap, from_export: u8, |m| m.from_export() as u8);
+
+// ---- buffers ----
+
+/// A borrowed handle view of a C buffer: C holds the reference.
+///
+/// # Safety
+/// `p` is NULL or a live descriptor on which the caller holds a reference.
+unsafe fn buf_view(p: *const doca_buf) -> Result<ManuallyDrop<Buf>> {
+    let nn = NonNull::new(p as *mut BufDesc).ok_or_else(|| invalid("buf is NULL"))?;
+    // SAFETY: the caller holds a reference; ManuallyDrop never releases it.
+    Ok(ManuallyDrop::new(unsafe { Buf::from_raw(nn) }))
+}
+
+/// `doca_buf_refcount_add`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_refcount_add(
+    buf: *mut doca_buf,
+    refcount: *mut u16,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: a live buffer the caller holds.
+        let b = unsafe { buf_view(buf) }?;
+        let before = b.refcount();
+        let extra = b.refcount_add()?;
+        let _ = extra.into_raw();
+        if !refcount.is_null() {
+            // SAFETY: non-NULL output.
+            unsafe { put(refcount, before) };
+        }
+        Ok(())
+    })
+}
+
+/// `doca_buf_refcount_rm`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_refcount_rm(
+    buf: *mut doca_buf,
+    refcount: *mut u16,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: a live buffer; the caller gives up one reference.
+        let b = unsafe { buf_view(buf) }?;
+        let before = b.refcount();
+        ManuallyDrop::into_inner(b).release()?;
+        if !refcount.is_null() {
+            // SAFETY: non-NULL output.
+            unsafe { put(refcount, before) };
+        }
+        Ok(())
+    })
+}
+
+getter!(
+    /// `doca_buf_get_refcount`.
+    doca_buf_get_refcount, buf: *mut doca_buf, refcount: u16, |b| b.refcount());
+getter!(
+    /// `doca_buf_get_len`.
+    doca_buf_get_len, buf: *const doca_buf, len: usize, |b| b.len());
+getter!(
+    /// `doca_buf_get_head`.
+    doca_buf_get_head, buf: *const doca_buf, head: *mut c_void, |b| b.head() as *mut c_void);
+getter!(
+    /// `doca_buf_get_data_len`.
+    doca_buf_get_data_len, buf: *const doca_buf, data_len: usize, |b| b.data_len());
+getter!(
+    /// `doca_buf_get_data`.
+    doca_buf_get_data, buf: *const doca_buf, data: *mut c_void, |b| b.data() as *mut c_void);
+getter!(
+    /// `doca_buf_list_is_last`.
+    doca_buf_list_is_last, buf: *const doca_buf, is_last: bool, |b| b.is_last());
+getter!(
+    /// `doca_buf_list_is_first`.
+    doca_buf_list_is_first, buf: *const doca_buf, is_first: bool, |b| b.is_first());
+getter!(
+    /// `doca_buf_is_in_list`.
+    doca_buf_is_in_list, buf: *const doca_buf, is_in_list: u8, |b| b.is_in_list() as u8);
+getter!(
+    /// `doca_buf_list_num_elements`.
+    doca_buf_list_num_elements, buf: *const doca_buf, num_elements: u32, |b| b.num_elements());
+getter!(
+    /// `doca_buf_list_next`.
+    doca_buf_list_next, buf: *mut doca_buf, next_buf: *mut doca_buf,
+    |b| b.next().map_or(std::ptr::null_mut(), |n| n as *const BufDesc as *mut BufDesc));
+getter!(
+    /// `doca_buf_list_last`.
+    doca_buf_list_last, buf: *mut doca_buf, last_buf: *mut doca_buf, |b| b.last() as *const BufDesc as *mut BufDesc);
+
+/// `doca_buf_set_data`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_set_data(
+    buf: *mut doca_buf,
+    data: *mut c_void,
+    data_len: usize,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: a live buffer the caller holds.
+        let mut b = unsafe { buf_view(buf) }?;
+        b.set_data(data as *mut u8, data_len)
+    })
+}
+
+/// `doca_buf_reset_data_len`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_reset_data_len(buf: *mut doca_buf) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: a live buffer the caller holds.
+        let mut b = unsafe { buf_view(buf) }?;
+        b.reset_data_len();
+        Ok(())
+    })
+}
+
+/// `doca_buf_list_chain`: list2's reference moves into list1.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_list_chain(
+    list1: *mut doca_buf,
+    list2: *mut doca_buf,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: live buffers the caller holds.
+        let (mut l1, l2) = unsafe { (buf_view(list1)?, buf_view(list2)?) };
+        match l1.chain(ManuallyDrop::into_inner(l2)) {
+            Ok(()) => Ok(()),
+            Err((e, back)) => {
+                let _ = back.into_raw();
+                Err(e)
+            }
+        }
+    })
+}
+
+/// `doca_buf_list_unchain`: list2 heads its own list again.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_list_unchain(
+    list1: *mut doca_buf,
+    list2: *mut doca_buf,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: a live buffer the caller holds.
+        let mut l1 = unsafe { buf_view(list1) }?;
+        if list2.is_null() {
+            return Err(invalid("list2 is NULL"));
+        }
+        let tail = l1.unchain(list2)?;
+        let _ = tail.into_raw();
+        Ok(())
+    })
+}
+
+// ---- inventories ----
+
+/// `doca_buf_inventory_create`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_inventory_create(
+    user_data_p: *const doca_data,
+    num_elements: usize,
+    extensions: u32,
+    buf_inventory: *mut *mut doca_buf_inventory,
+) -> doca_error_t {
+    ffi(|| {
+        let out = out_ptr(buf_inventory, "buf_inventory")?;
+        // SAFETY: NULL or readable user data.
+        let inv =
+            BufInventory::create(unsafe { user_data(user_data_p) }, num_elements, extensions)?;
+        // SAFETY: output checked.
+        unsafe { put(out, into_handle(inv)) };
+        Ok(())
+    })
+}
+
+/// `doca_buf_inventory_destroy`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_inventory_destroy(
+    inventory: *mut doca_buf_inventory,
+) -> doca_error_t {
+    // SAFETY: a live inventory handle.
+    ffi(|| unsafe { destroy_in_place(inventory, "inventory", BufInventory::destroy) })
+}
+
+/// `doca_buf_inventory_start`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_inventory_start(
+    inventory: *mut doca_buf_inventory,
+) -> doca_error_t {
+    // SAFETY: NULL or a live handle.
+    ffi(|| unsafe { handle_mut(inventory, "inventory") }?.start())
+}
+
+/// `doca_buf_inventory_stop`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_inventory_stop(
+    inventory: *mut doca_buf_inventory,
+) -> doca_error_t {
+    // SAFETY: NULL or a live handle.
+    ffi(|| unsafe { handle_mut(inventory, "inventory") }?.stop())
+}
+
+/// `doca_buf_inventory_buf_by_args`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_inventory_buf_by_args(
+    inventory: *mut doca_buf_inventory,
+    mmap: *mut doca_mmap,
+    addr: *mut c_void,
+    len: usize,
+    data: *mut c_void,
+    data_len: usize,
+    buf: *mut *mut doca_buf,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or live handles.
+        let (inv, m) = unsafe { (handle(inventory, "inventory")?, handle(mmap, "mmap")?) };
+        let out = out_ptr(buf, "buf")?;
+        let b = inv.buf_by_args(m, addr as *mut u8, len, data as *mut u8, data_len)?;
+        // SAFETY: output checked; the reference passes to the caller.
+        unsafe { put(out, b.into_raw().as_ptr()) };
+        Ok(())
+    })
+}
+
+/// `doca_buf_inventory_buf_dup`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_inventory_buf_dup(
+    inventory: *mut doca_buf_inventory,
+    src_buf: *const doca_buf,
+    dst_buf: *mut *mut doca_buf,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or live handles.
+        let (inv, src) = unsafe { (handle(inventory, "inventory")?, handle(src_buf, "src_buf")?) };
+        let out = out_ptr(dst_buf, "dst_buf")?;
+        let b = inv.buf_dup(src)?;
+        // SAFETY: output checked.
+        unsafe { put(out, b.into_raw().as_ptr()) };
+        Ok(())
+    })
+}
+
+getter!(
+    /// `doca_buf_inventory_get_num_elements`.
+    doca_buf_inventory_get_num_elements, inventory: *mut doca_buf_inventory, num_of_elements: u32, |i| i.num_elements());
+getter!(
+    /// `doca_buf_inventory_get_num_free_elements`.
+    doca_buf_inventory_get_num_free_elements, inventory: *mut doca_buf_inventory, num_of_free_elements: u32, |i| i.num_free_elements());
+getter!(
+    /// `doca_buf_inventory_get_user_data`.
+    doca_buf_inventory_get_user_data, inventory: *mut doca_buf_inventory, user_data: doca_data, |i| i.user_data());
+
+// ---- pools ----
+
+/// `doca_bufpool_create`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_bufpool_create(
+    user_data_p: *const doca_data,
+    num_elements: usize,
+    extensions: u32,
+    element_size: usize,
+    element_alignment: usize,
+    mmap: *const doca_mmap,
+    bufpool: *mut *mut doca_bufpool,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle / readable user data.
+        let (m, ud) = unsafe { (handle(mmap, "mmap")?, user_data(user_data_p)) };
+        let out = out_ptr(bufpool, "bufpool")?;
+        let p = BufPool::create(
+            ud,
+            num_elements,
+            extensions,
+            element_size,
+            element_alignment,
+            m,
+        )?;
+        // SAFETY: output checked.
+        unsafe { put(out, into_handle(p)) };
+        Ok(())
+    })
+}
+
+/// `doca_bufpool_destroy`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_bufpool_destroy(bufpool: *mut doca_bufpool) -> doca_error_t {
+    // SAFETY: a live pool handle.
+    ffi(|| unsafe { destroy_in_place(bufpool, "bufpool", BufPool::destroy) })
+}
+
+/// `doca_bufpool_start`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_bufpool_start(bufpool: *mut doca_bufpool) -> doca_error_t {
+    // SAFETY: NULL or a live handle.
+    ffi(|| unsafe { handle_mut(bufpool, "bufpool") }?.start())
+}
+
+/// `doca_bufpool_stop`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_bufpool_stop(bufpool: *mut doca_bufpool) -> doca_error_t {
+    // SAFETY: NULL or a live handle.
+    ffi(|| unsafe { handle_mut(bufpool, "bufpool") }?.stop())
+}
+
+/// `doca_bufpool_buf_alloc`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_bufpool_buf_alloc(
+    bufpool: *mut doca_bufpool,
+    buf: *mut *mut doca_buf,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle.
+        let p = unsafe { handle(bufpool, "bufpool") }?;
+        let out = out_ptr(buf, "buf")?;
+        let b = p.buf_alloc()?;
+        // SAFETY: output checked.
+        unsafe { put(out, b.into_raw().as_ptr()) };
+        Ok(())
+    })
+}
+
+getter!(
+    /// `doca_bufpool_get_num_elements`.
+    doca_bufpool_get_num_elements, bufpool: *const doca_bufpool, num_of_elements: u32, |p| p.num_elements());
+getter!(
+    /// `doca_bufpool_get_num_free_elements`.
+    doca_bufpool_get_num_free_elements, bufpool: *const doca_bufpool, num_of_free_elements: u32, |p| p.num_free_elements());
+getter!(
+    /// `doca_bufpool_get_user_data`.
+    doca_bufpool_get_user_data, bufpool: *const doca_bufpool, user_data: doca_data, |p| p.user_data());
+
+// ---- buffer arrays ----
+
+/// `doca_buf_arr_create`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_arr_create(
+    mmap: *mut doca_mmap,
+    buf_arr: *mut *mut doca_buf_arr,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle.
+        let m = unsafe { handle(mmap, "mmap") }?;
+        let out = out_ptr(buf_arr, "buf_arr")?;
+        let a = BufArray::create(m)?;
+        // SAFETY: output checked.
+        unsafe { put(out, into_handle(a)) };
+        Ok(())
+    })
+}
+
+/// `doca_buf_arr_set_target_gpu`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_arr_set_target_gpu(
+    buf_arr: *mut doca_buf_arr,
+    _gpu_handler: *mut doca_gpu,
+) -> doca_error_t {
+    // SAFETY: NULL or a live handle.
+    ffi(|| unsafe { handle_mut(buf_arr, "buf_arr") }?.set_target_gpu())
+}
+
+/// `doca_buf_arr_set_params`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_arr_set_params(
+    buf_arr: *mut doca_buf_arr,
+    size: usize,
+    num_elem: u32,
+    start_offset: u32,
+) -> doca_error_t {
+    // SAFETY: NULL or a live handle.
+    ffi(|| unsafe { handle_mut(buf_arr, "buf_arr") }?.set_params(size, num_elem, start_offset))
+}
+
+/// `doca_buf_arr_start`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_arr_start(buf_arr: *mut doca_buf_arr) -> doca_error_t {
+    // SAFETY: NULL or a live handle.
+    ffi(|| unsafe { handle_mut(buf_arr, "buf_arr") }?.start())
+}
+
+/// `doca_buf_arr_stop`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_arr_stop(buf_arr: *mut doca_buf_arr) -> doca_error_t {
+    // SAFETY: NULL or a live handle.
+    ffi(|| unsafe { handle_mut(buf_arr, "buf_arr") }?.stop())
+}
+
+/// `doca_buf_arr_destroy`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_arr_destroy(buf_arr: *mut doca_buf_arr) -> doca_error_t {
+    ffi(|| {
+        if buf_arr.is_null() {
+            return Err(invalid("buf_arr is NULL"));
+        }
+        // SAFETY: a live boxed handle, destroyed once.
+        drop(unsafe { Box::from_raw(buf_arr) });
+        Ok(())
+    })
+}
+
+/// `doca_buf_arr_get_gpu_handle`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_arr_get_gpu_handle(
+    buf_arr: *const doca_buf_arr,
+    gpu_buf_arr: *mut *mut doca_gpu_buf_arr,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle.
+        let a = unsafe { handle(buf_arr, "buf_arr") }?;
+        out_ptr(gpu_buf_arr, "gpu_buf_arr")?;
+        a.gpu_handle()?;
+        Err(err(ErrorCode::NotSupported, "no GPU exists here"))
+    })
+}

@@ -1,0 +1,256 @@
+//! `doca_sync_event.h`.
+
+use crate::dev::{doca_dev, doca_devinfo};
+use crate::exec::{Kind, doca_ctx};
+use crate::libs::{LibHandle, as_ctx, devinfo_query};
+use crate::mem::{destroy_in_place, doca_dpa, doca_gpu};
+use crate::{
+    Result, doca_error_t, doca_sync_event_job_types, err, ffi, handle, invalid, out_ptr, put,
+};
+use doca_core::{ErrorCode, SyncEvent};
+
+/// `struct doca_sync_event`.
+pub type doca_sync_event = LibHandle<SyncEvent>;
+
+/// `doca_dpa_dev_sync_event_t`.
+pub type doca_dpa_dev_sync_event_t = u64;
+/// `doca_gpu_dev_sync_event_t`.
+pub type doca_gpu_dev_sync_event_t = u64;
+
+/// `doca_sync_event_remote_t`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct doca_sync_event_remote_t {
+    /// Opaque handle data.
+    pub data: [u64; 2],
+}
+
+const _: () = assert!(std::mem::size_of::<doca_sync_event_remote_t>() == 16);
+
+fn no_export(what: &str) -> doca_core::Error {
+    err(
+        ErrorCode::NotSupported,
+        format!("exporting a sync event {what} is not available in the software DOCA"),
+    )
+}
+
+fn with_event(
+    event: *mut doca_sync_event,
+    f: impl FnOnce(&SyncEvent) -> Result<()>,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle (sync events are thread-safe).
+        let e = unsafe { handle(event, "event") }?;
+        f(&e.lib)
+    })
+}
+
+/// `doca_sync_event_create`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sync_event_create(event: *mut *mut doca_sync_event) -> doca_error_t {
+    let e = SyncEvent::new();
+    let c = e.as_ctx().clone();
+    crate::libs::create(event, e, &c, Kind::SyncEvent)
+}
+
+/// `doca_sync_event_create_from_export`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sync_event_create_from_export(
+    dev: *mut doca_dev,
+    data: *const u8,
+    sz: usize,
+    event: *mut *mut doca_sync_event,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle.
+        unsafe { handle(dev, "dev") }?;
+        if data.is_null() || sz == 0 {
+            return Err(invalid("export data is NULL or empty"));
+        }
+        out_ptr(event, "event")?;
+        Err(no_export("from another process"))
+    })
+}
+
+/// `doca_sync_event_get_create_from_export_supported`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sync_event_get_create_from_export_supported(
+    devinfo: *const doca_devinfo,
+) -> doca_error_t {
+    devinfo_query(devinfo, |_| Err(no_export("from another process")))
+}
+
+/// `doca_sync_event_destroy`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sync_event_destroy(event: *mut doca_sync_event) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live boxed handle, destroyed in place or kept.
+        unsafe {
+            destroy_in_place(event, "event", |h: doca_sync_event| {
+                let LibHandle { lib, ctx } = h;
+                lib.destroy()
+                    .map_err(|(lib, e)| (LibHandle { lib, ctx }, e))
+            })
+        }
+    })
+}
+
+macro_rules! se_call {
+    ($(#[$doc:meta])* $name:ident, |$e:ident $(, $arg:ident : $ty:ty)*| $body:expr) => {
+        $(#[$doc])*
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(event: *mut doca_sync_event $(, $arg: $ty)*) -> doca_error_t {
+            with_event(event, |$e| $body)
+        }
+    };
+}
+
+se_call!(
+    /// `doca_sync_event_publisher_add_location_cpu`.
+    doca_sync_event_publisher_add_location_cpu, |e, dev: *mut doca_dev| {
+    // SAFETY: NULL or a live device handle.
+    e.publisher_add_location_cpu(&unsafe { handle(dev, "dev") }?.dev)
+});
+se_call!(
+    /// `doca_sync_event_publisher_add_location_dpa`.
+    doca_sync_event_publisher_add_location_dpa, |e, _dpa: *mut doca_dpa| e.publisher_add_location_dpa());
+se_call!(
+    /// `doca_sync_event_publisher_add_location_gpu`.
+    doca_sync_event_publisher_add_location_gpu, |e, _gpu: *mut doca_gpu| e.publisher_add_location_gpu());
+se_call!(
+    /// `doca_sync_event_publisher_add_location_dpu`.
+    doca_sync_event_publisher_add_location_dpu, |e| e.publisher_add_location_dpu());
+se_call!(
+    /// `doca_sync_event_subscriber_add_location_cpu`.
+    doca_sync_event_subscriber_add_location_cpu, |e, dev: *mut doca_dev| {
+    // SAFETY: NULL or a live device handle.
+    e.subscriber_add_location_cpu(&unsafe { handle(dev, "dev") }?.dev)
+});
+se_call!(
+    /// `doca_sync_event_subscriber_add_location_dpa`.
+    doca_sync_event_subscriber_add_location_dpa, |e, _dpa: *mut doca_dpa| e.subscriber_add_location_dpa());
+se_call!(
+    /// `doca_sync_event_subscriber_add_location_gpu`.
+    doca_sync_event_subscriber_add_location_gpu, |e, _gpu: *mut doca_gpu| e.subscriber_add_location_gpu());
+se_call!(
+    /// `doca_sync_event_subscriber_add_location_dpu`.
+    doca_sync_event_subscriber_add_location_dpu, |e| e.subscriber_add_location_dpu());
+se_call!(
+    /// `doca_sync_event_set_addr`.
+    doca_sync_event_set_addr, |e, addr: *mut u64| {
+    // SAFETY: the program's 8-byte aligned counter, valid until destroy (the C contract).
+    unsafe { e.set_addr(addr) }
+});
+se_call!(
+    /// `doca_sync_event_start`.
+    doca_sync_event_start, |e| e.start());
+se_call!(
+    /// `doca_sync_event_stop`.
+    doca_sync_event_stop, |e| e.stop());
+se_call!(
+    /// `doca_sync_event_get`.
+    doca_sync_event_get, |e, value: *mut u64| {
+    let o = out_ptr(value, "value")?;
+    let v = e.get()?;
+    // SAFETY: output checked.
+    unsafe { put(o, v) };
+    Ok(())
+});
+se_call!(
+    /// `doca_sync_event_update_add`.
+    doca_sync_event_update_add, |e, value: u64, fetched: *mut u64| {
+    let before = e.update_add(value)?;
+    if !fetched.is_null() {
+        // SAFETY: non-NULL output.
+        unsafe { put(fetched, before) };
+    }
+    Ok(())
+});
+se_call!(
+    /// `doca_sync_event_update_set`.
+    doca_sync_event_update_set, |e, value: u64| e.update_set(value));
+se_call!(
+    /// `doca_sync_event_wait_gt`.
+    doca_sync_event_wait_gt, |e, value: u64, mask: u64| e.wait_gt(value, mask));
+se_call!(
+    /// `doca_sync_event_wait_gt_yield`.
+    doca_sync_event_wait_gt_yield, |e, value: u64, mask: u64| e.wait_gt_yield(value, mask));
+se_call!(
+    /// `doca_sync_event_export_to_dpu`.
+    doca_sync_event_export_to_dpu, |_e, dev: *mut doca_dev, data: *mut *const u8, sz: *mut usize| {
+    // SAFETY: NULL or a live device handle.
+    unsafe { handle(dev, "dev") }?;
+    out_ptr(data, "data")?;
+    out_ptr(sz, "sz")?;
+    Err(no_export("to the DPU"))
+});
+se_call!(
+    /// `doca_sync_event_export_to_dpa`.
+    doca_sync_event_export_to_dpa, |_e, _dpa: *mut doca_dpa, _h: *mut doca_dpa_dev_sync_event_t| Err(no_export("to a DPA")));
+se_call!(
+    /// `doca_sync_event_export_to_gpu`.
+    doca_sync_event_export_to_gpu, |_e, _gpu: *mut doca_gpu, _h: *mut *mut doca_gpu_dev_sync_event_t| Err(no_export("to a GPU")));
+se_call!(
+    /// `doca_sync_event_export_remote`.
+    doca_sync_event_export_remote, |_e, _h: *mut doca_sync_event_remote_t| Err(no_export("to a remote peer")));
+
+/// `doca_sync_event_as_ctx`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sync_event_as_ctx(event: *mut doca_sync_event) -> *mut doca_ctx {
+    as_ctx(event)
+}
+
+/// `doca_sync_event_job_get_supported`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sync_event_job_get_supported(
+    devinfo: *mut doca_devinfo,
+    type_: doca_sync_event_job_types,
+) -> doca_error_t {
+    devinfo_query(devinfo, |d| {
+        SyncEvent::job_get_supported(
+            d,
+            u32::try_from(type_).map_err(|_| invalid("negative job type"))?,
+        )
+    })
+}
+
+fn supported(yes: bool, what: &str) -> Result<()> {
+    if yes {
+        Ok(())
+    } else {
+        Err(err(
+            ErrorCode::NotSupported,
+            format!("the device cannot export sync events {what}"),
+        ))
+    }
+}
+
+/// `doca_sync_event_get_export_to_dpu_supported`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sync_event_get_export_to_dpu_supported(
+    devinfo: *const doca_devinfo,
+) -> doca_error_t {
+    devinfo_query(devinfo, |_| {
+        supported(false, "to the DPU in the software DOCA")
+    })
+}
+
+/// `doca_sync_event_get_export_to_dpa_supported`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sync_event_get_export_to_dpa_supported(
+    devinfo: *const doca_devinfo,
+) -> doca_error_t {
+    devinfo_query(devinfo, |d| {
+        supported(SyncEvent::export_to_dpa_supported(d), "to a DPA")
+    })
+}
+
+/// `doca_sync_event_get_export_to_gpu_supported`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sync_event_get_export_to_gpu_supported(
+    devinfo: *const doca_devinfo,
+) -> doca_error_t {
+    devinfo_query(devinfo, |d| {
+        supported(SyncEvent::export_to_gpu_supported(d), "to a GPU")
+    })
+}

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Builds the DOCA 2.2 C libraries and installs them with their headers and pkg-config
+# files:
+#
+#   scripts/install-capi.sh --prefix DIR [--profile release|dev]
+#
+# Installs DIR/include/doca_*.h, DIR/lib/libdoca_common.so.2 (the library) with
+# libdoca_{dma,sha,erasure_coding,argp} as links to it (linker scripts for -l, soname
+# links for programs linked elsewhere), the static libdoca_*.a, and
+# DIR/lib/pkgconfig/doca.pc and doca-libs.pc. Then:
+#
+#   PKG_CONFIG_PATH=DIR/lib/pkgconfig gcc app.c $(pkg-config --cflags --libs doca)
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+
+prefix=""
+profile=release
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --prefix) prefix="$2"; shift 2 ;;
+    --prefix=*) prefix="${1#--prefix=}"; shift ;;
+    --profile) profile="$2"; shift 2 ;;
+    --profile=*) profile="${1#--profile=}"; shift ;;
+    -h | --help) sed -n '2,13p' "$0"; exit 0 ;;
+    *) echo "install-capi: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+    esac
+done
+if [ -z "$prefix" ]; then
+    echo "install-capi: --prefix DIR is required" >&2
+    exit 2
+fi
+case "$profile" in
+release) outdir=release ;;
+dev | debug) profile=dev; outdir=debug ;;
+*) echo "install-capi: --profile must be release or dev" >&2; exit 2 ;;
+esac
+for tool in cc ar; do
+    command -v "$tool" >/dev/null || { echo "install-capi: '$tool' is needed (apt-get install gcc binutils)" >&2; exit 1; }
+done
+
+cargo build --quiet --profile "$profile" -p doca-capi --lib --manifest-path "$root/Cargo.toml"
+target="${CARGO_TARGET_DIR:-$root/target}"
+archive="$target/$outdir/libdoca_capi.a"
+[ -f "$archive" ] || { echo "install-capi: $archive was not built" >&2; exit 1; }
+
+mkdir -p "$prefix"
+prefix="$(cd "$prefix" && pwd)"
+inc="$prefix/include"
+lib="$prefix/lib"
+pc="$lib/pkgconfig"
+mkdir -p "$inc" "$lib" "$pc"
+
+# Build everything in a scratch directory first, then move it into place, so that a
+# failed build leaves no half-installed library behind.
+stage="$(mktemp -d "$lib/.doca-install.XXXXXX")"
+trap 'rm -rf "$stage"' EXIT
+
+version=2.2.0080
+real="libdoca_common.so.$version"
+printf '{\n  global: doca_*;\n  local: *;\n};\n' >"$stage/exports.map"
+cc -shared -o "$stage/$real" -Wl,-soname,libdoca_common.so.2 \
+    -Wl,--whole-archive "$archive" -Wl,--no-whole-archive \
+    -Wl,--version-script="$stage/exports.map" -Wl,--gc-sections \
+    -lpthread -ldl -lm -lgcc_s -lc
+rm "$stage/exports.map"
+ln -s "$real" "$stage/libdoca_common.so.2"
+ln -s libdoca_common.so.2 "$stage/libdoca_common.so"
+cp "$archive" "$stage/libdoca_common.a"
+for l in dma sha erasure_coding argp; do
+    # -ldoca_<lib> finds a linker script naming the one real library.
+    echo "INPUT(libdoca_common.so.2)" >"$stage/libdoca_$l.so"
+    echo "INPUT(libdoca_common.a)" >"$stage/libdoca_$l.a"
+    # Programs linked against per-library sonames load the same library.
+    ln -s libdoca_common.so.2 "$stage/libdoca_$l.so.2"
+done
+
+sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version|" "$root/crates/doca-capi/pkgconfig/doca.pc.in" >"$stage/doca.pc"
+sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version|" "$root/crates/doca-capi/pkgconfig/doca-libs.pc.in" >"$stage/doca-libs.pc"
+
+cp "$root"/crates/doca-capi/include/doca_*.h "$inc/"
+mv "$stage"/doca.pc "$stage"/doca-libs.pc "$pc/"
+for f in "$stage"/*; do
+    mv -f "$f" "$lib/"
+done
+echo "installed the DOCA $version C libraries in $prefix (pkg-config: PKG_CONFIG_PATH=$pc)"
