@@ -1,1 +1,809 @@
-pub(crate) fn _placeholder() {}
+//! `doca_argp.h`: command-line and JSON configuration parsing for DOCA programs.
+
+use crate::{
+    Result, doca_argp_type, doca_error_t, err, ffi, ffi_value, handle, into_handle, invalid,
+    out_ptr, put,
+};
+use doca_core::{Error, ErrorCode};
+use std::ffi::{CStr, CString, c_char, c_int, c_void};
+use std::fmt::Write as _;
+use std::sync::{Mutex, MutexGuard};
+
+/// `callback_func`: (value, program_config).
+pub type callback_func = Option<unsafe extern "C" fn(*mut c_void, *mut c_void) -> doca_error_t>;
+/// `dpdk_callback`.
+pub type dpdk_callback = Option<unsafe extern "C" fn(c_int, *mut *mut c_char) -> doca_error_t>;
+/// `validation_callback`.
+pub type validation_callback = Option<unsafe extern "C" fn(*mut c_void) -> doca_error_t>;
+
+const TYPE_STRING: c_int = 1;
+const TYPE_INT: c_int = 2;
+const TYPE_BOOLEAN: c_int = 3;
+const TYPE_JSON_OBJ: c_int = 4;
+
+/// `struct doca_argp_param`.
+#[derive(Debug, Default)]
+pub struct doca_argp_param {
+    short: Option<String>,
+    long: Option<String>,
+    arguments: Option<String>,
+    description: Option<String>,
+    callback: callback_func,
+    kind: c_int,
+    mandatory: bool,
+    cli_only: bool,
+    multiplicity: bool,
+}
+
+impl doca_argp_param {
+    fn names(&self) -> String {
+        match (&self.short, &self.long) {
+            (Some(s), Some(l)) => format!("-{s}, --{l}"),
+            (Some(s), None) => format!("-{s}"),
+            (None, Some(l)) => format!("--{l}"),
+            (None, None) => String::new(),
+        }
+    }
+}
+
+struct Parser {
+    program: String,
+    config: *mut c_void,
+    params: Vec<Box<doca_argp_param>>,
+    version_cb: callback_func,
+    validation_cb: validation_callback,
+    dpdk_cb: dpdk_callback,
+    grpc: bool,
+    grpc_addr: Option<CString>,
+    log_level: c_int,
+}
+
+// SAFETY: the program configuration pointer and callbacks are the program's, used only
+// by the thread that calls doca_argp_start.
+unsafe impl Send for Parser {}
+
+static PARSER: Mutex<Option<Parser>> = Mutex::new(None);
+
+fn parser() -> MutexGuard<'static, Option<Parser>> {
+    PARSER.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn not_init() -> Error {
+    err(
+        ErrorCode::BadState,
+        "doca_argp_init was not called (or doca_argp_destroy was)",
+    )
+}
+
+const STANDARD: [(&str, &str, &str, &str); 4] = [
+    ("h", "help", "", "Print a help synopsis"),
+    ("v", "version", "", "Print program version information"),
+    (
+        "l",
+        "log-level",
+        "<level>",
+        "Set the (numeric) log level for the program <10=DISABLE, 20=CRITICAL, 30=ERROR, 40=WARNING, 50=INFO, 60=DEBUG, 70=TRACE>",
+    ),
+    (
+        "j",
+        "json",
+        "<path>",
+        "Parse all command flags from an input json file",
+    ),
+];
+
+fn usage_text(p: &Parser) -> String {
+    let mut s = format!(
+        "Usage: {} [DOCA Flags] [Program Flags]\n\nDOCA Flags:\n",
+        p.program
+    );
+    let line = |s: &mut String, names: String, args: &str, desc: &str| {
+        let left = if args.is_empty() {
+            names
+        } else {
+            format!("{names} {args}")
+        };
+        let _ = writeln!(s, "  {left:<40}{desc}");
+    };
+    for (sh, lo, args, desc) in STANDARD {
+        line(&mut s, format!("-{sh}, --{lo}"), args, desc);
+    }
+    if p.grpc {
+        line(
+            &mut s,
+            "--grpc-address".into(),
+            "<address>",
+            "Set the IP address for the gRPC server",
+        );
+    }
+    if !p.params.is_empty() {
+        s.push_str("\nProgram Flags:\n");
+        for prm in &p.params {
+            let mut desc = prm.description.clone().unwrap_or_default();
+            if prm.mandatory {
+                desc.push_str(" (mandatory)");
+            }
+            if prm.multiplicity {
+                desc.push_str(" (may be repeated)");
+            }
+            line(
+                &mut s,
+                prm.names(),
+                prm.arguments.as_deref().unwrap_or(""),
+                &desc,
+            );
+        }
+    }
+    s
+}
+
+/// `doca_argp_usage`.
+#[unsafe(no_mangle)]
+pub extern "C" fn doca_argp_usage() {
+    ffi_value((), || {
+        let g = parser();
+        let p = g.as_ref().ok_or_else(not_init)?;
+        print!("{}", usage_text(p));
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        Ok(())
+    })
+}
+
+/// `doca_argp_init`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_argp_init(
+    program_name: *const c_char,
+    program_config: *mut c_void,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a NUL-terminated string.
+        let name = unsafe { crate::cstr(program_name, "program_name") }?;
+        let mut g = parser();
+        if g.is_some() {
+            return Err(err(
+                ErrorCode::BadState,
+                "doca_argp_init was already called; doca_argp_destroy first",
+            ));
+        }
+        *g = Some(Parser {
+            program: name.to_owned(),
+            config: program_config,
+            params: Vec::new(),
+            version_cb: None,
+            validation_cb: None,
+            dpdk_cb: None,
+            grpc: false,
+            grpc_addr: None,
+            log_level: crate::log::doca_log_global_level_get() as c_int,
+        });
+        Ok(())
+    })
+}
+
+/// `doca_argp_param_create`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_argp_param_create(param: *mut *mut doca_argp_param) -> doca_error_t {
+    ffi(|| {
+        let out = out_ptr(param, "param")?;
+        // SAFETY: output checked.
+        unsafe { put(out, into_handle(doca_argp_param::default())) };
+        Ok(())
+    })
+}
+
+/// `doca_argp_param_destroy`: for parameters that were not registered.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_argp_param_destroy(param: *mut doca_argp_param) -> doca_error_t {
+    ffi(|| {
+        if param.is_null() {
+            return Err(invalid("param is NULL"));
+        }
+        let g = parser();
+        if g.as_ref()
+            .is_some_and(|p| p.params.iter().any(|b| std::ptr::eq(&**b, param)))
+        {
+            return Err(err(
+                ErrorCode::InUse,
+                "the parameter is registered: doca_argp_destroy frees it",
+            ));
+        }
+        // SAFETY: an unregistered boxed parameter, destroyed once.
+        drop(unsafe { Box::from_raw(param) });
+        Ok(())
+    })
+}
+
+fn set_param(param: *mut doca_argp_param, f: impl FnOnce(&mut doca_argp_param) -> Result<()>) {
+    ffi_value((), || {
+        // SAFETY: NULL or a live, unregistered parameter handle.
+        let p = unsafe { crate::handle_mut(param, "param") }?;
+        f(p)
+    })
+}
+
+/// A string setter's value.
+///
+/// # Safety
+/// `s` is NULL or NUL-terminated.
+unsafe fn text(s: *const c_char, what: &str) -> Result<String> {
+    // SAFETY: the caller's contract.
+    Ok(unsafe { crate::cstr(s, what) }?.to_owned())
+}
+
+/// `doca_argp_param_set_short_name`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_argp_param_set_short_name(
+    param: *mut doca_argp_param,
+    name: *const c_char,
+) {
+    // SAFETY: NULL or NUL-terminated.
+    set_param(
+        param,
+        |p| Ok(p.short = Some(unsafe { text(name, "name") }?)),
+    )
+}
+
+/// `doca_argp_param_set_long_name`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_argp_param_set_long_name(
+    param: *mut doca_argp_param,
+    name: *const c_char,
+) {
+    // SAFETY: NULL or NUL-terminated.
+    set_param(param, |p| Ok(p.long = Some(unsafe { text(name, "name") }?)))
+}
+
+/// `doca_argp_param_set_arguments`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_argp_param_set_arguments(
+    param: *mut doca_argp_param,
+    arguments: *const c_char,
+) {
+    // SAFETY: NULL or NUL-terminated.
+    set_param(param, |p| {
+        Ok(p.arguments = Some(unsafe { text(arguments, "arguments") }?))
+    })
+}
+
+/// `doca_argp_param_set_description`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_argp_param_set_description(
+    param: *mut doca_argp_param,
+    description: *const c_char,
+) {
+    // SAFETY: NULL or NUL-terminated.
+    set_param(param, |p| {
+        Ok(p.description = Some(unsafe { text(description, "description") }?))
+    })
+}
+
+/// `doca_argp_param_set_callback`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_argp_param_set_callback(
+    param: *mut doca_argp_param,
+    callback: callback_func,
+) {
+    set_param(param, |p| {
+        p.callback = callback;
+        Ok(())
+    })
+}
+
+/// `doca_argp_param_set_type`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_argp_param_set_type(
+    param: *mut doca_argp_param,
+    type_: doca_argp_type,
+) {
+    set_param(param, |p| {
+        if !(TYPE_STRING..=TYPE_JSON_OBJ).contains(&type_) {
+            return Err(invalid(format!("{type_} is not a doca_argp_type (1..=4)")));
+        }
+        p.kind = type_;
+        Ok(())
+    })
+}
+
+/// `doca_argp_param_set_mandatory`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_argp_param_set_mandatory(param: *mut doca_argp_param) {
+    set_param(param, |p| Ok(p.mandatory = true))
+}
+
+/// `doca_argp_param_set_cli_only`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_argp_param_set_cli_only(param: *mut doca_argp_param) {
+    set_param(param, |p| Ok(p.cli_only = true))
+}
+
+/// `doca_argp_param_set_multiplicity`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_argp_param_set_multiplicity(param: *mut doca_argp_param) {
+    set_param(param, |p| Ok(p.multiplicity = true))
+}
+
+fn taken(p: &Parser, short: Option<&str>, long: Option<&str>) -> bool {
+    let std_hit = STANDARD
+        .iter()
+        .any(|(s, l, _, _)| short == Some(*s) || long == Some(*l))
+        || (p.grpc && long == Some("grpc-address"));
+    std_hit
+        || p.params.iter().any(|q| {
+            (short.is_some() && q.short.as_deref() == short)
+                || (long.is_some() && q.long.as_deref() == long)
+        })
+}
+
+/// `doca_argp_register_param`: the parser owns the parameter from now on.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_argp_register_param(
+    input_param: *mut doca_argp_param,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live parameter handle.
+        let prm = unsafe { handle(input_param, "input_param") }?;
+        let mut g = parser();
+        let p = g.as_mut().ok_or_else(not_init)?;
+        if prm.short.is_none() && prm.long.is_none() {
+            return Err(invalid("the parameter has neither a short nor a long name"));
+        }
+        if prm.short.as_deref().is_some_and(|s| s.chars().count() != 1) {
+            return Err(invalid("a short name is one character"));
+        }
+        if prm.callback.is_none() {
+            return Err(invalid(format!(
+                "parameter {} has no callback",
+                prm.names()
+            )));
+        }
+        if prm.kind == 0 {
+            return Err(invalid(format!("parameter {} has no type", prm.names())));
+        }
+        if p.params.iter().any(|q| std::ptr::eq(&**q, input_param)) {
+            return Err(err(
+                ErrorCode::AlreadyExist,
+                "the parameter is already registered",
+            ));
+        }
+        if taken(p, prm.short.as_deref(), prm.long.as_deref()) {
+            return Err(err(
+                ErrorCode::AlreadyExist,
+                format!("a parameter named {} exists already", prm.names()),
+            ));
+        }
+        // SAFETY: a boxed parameter from doca_argp_param_create; ownership moves here.
+        p.params.push(unsafe { Box::from_raw(input_param) });
+        Ok(())
+    })
+}
+
+/// `doca_argp_register_version_callback`.
+#[unsafe(no_mangle)]
+pub extern "C" fn doca_argp_register_version_callback(callback: callback_func) -> doca_error_t {
+    ffi(|| {
+        let mut g = parser();
+        g.as_mut().ok_or_else(not_init)?.version_cb =
+            Some(callback.ok_or_else(|| invalid("callback is NULL"))?);
+        Ok(())
+    })
+}
+
+/// `doca_argp_register_validation_callback`.
+#[unsafe(no_mangle)]
+pub extern "C" fn doca_argp_register_validation_callback(
+    callback: validation_callback,
+) -> doca_error_t {
+    ffi(|| {
+        let mut g = parser();
+        g.as_mut().ok_or_else(not_init)?.validation_cb =
+            Some(callback.ok_or_else(|| invalid("callback is NULL"))?);
+        Ok(())
+    })
+}
+
+/// `doca_argp_set_dpdk_program`.
+#[unsafe(no_mangle)]
+pub extern "C" fn doca_argp_set_dpdk_program(callback: dpdk_callback) {
+    ffi_value((), || {
+        let mut g = parser();
+        g.as_mut().ok_or_else(not_init)?.dpdk_cb = callback;
+        Ok(())
+    })
+}
+
+/// `doca_argp_set_grpc_program`.
+#[unsafe(no_mangle)]
+pub extern "C" fn doca_argp_set_grpc_program() {
+    ffi_value((), || {
+        let mut g = parser();
+        g.as_mut().ok_or_else(not_init)?.grpc = true;
+        Ok(())
+    })
+}
+
+/// `doca_argp_get_grpc_addr`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_argp_get_grpc_addr(address: *mut *const c_char) -> doca_error_t {
+    ffi(|| {
+        let out = out_ptr(address, "address")?;
+        let g = parser();
+        let p = g.as_ref().ok_or_else(not_init)?;
+        let a = p
+            .grpc_addr
+            .as_ref()
+            .ok_or_else(|| err(ErrorCode::NotFound, "no --grpc-address was given"))?;
+        // SAFETY: output checked; the string lives until doca_argp_destroy.
+        unsafe { put(out, a.as_ptr()) };
+        Ok(())
+    })
+}
+
+/// `doca_argp_get_log_level`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_argp_get_log_level(log_level: *mut c_int) -> doca_error_t {
+    ffi(|| {
+        let out = out_ptr(log_level, "log_level")?;
+        let g = parser();
+        let lvl = g.as_ref().ok_or_else(not_init)?.log_level;
+        // SAFETY: output checked.
+        unsafe { put(out, lvl) };
+        Ok(())
+    })
+}
+
+/// `doca_argp_destroy`.
+#[unsafe(no_mangle)]
+pub extern "C" fn doca_argp_destroy() -> doca_error_t {
+    ffi(|| parser().take().map(drop).ok_or_else(not_init))
+}
+
+/// One value found for a parameter.
+enum Value {
+    Text(String),
+    Int(c_int),
+    Bool(bool),
+}
+
+fn parse_value(prm: &doca_argp_param, raw: Option<&str>) -> Result<Value> {
+    fn need<'a>(prm: &doca_argp_param, raw: Option<&'a str>) -> Result<&'a str> {
+        raw.ok_or_else(|| invalid(format!("{} needs a value", prm.names())))
+    }
+    match prm.kind {
+        TYPE_BOOLEAN => match raw {
+            None | Some("true") | Some("1") => Ok(Value::Bool(true)),
+            Some("false") | Some("0") => Ok(Value::Bool(false)),
+            Some(v) => Err(invalid(format!("{}: '{v}' is not a boolean", prm.names()))),
+        },
+        TYPE_INT => {
+            let v = need(prm, raw)?;
+            let n = if let Some(h) = v.strip_prefix("0x") {
+                i64::from_str_radix(h, 16).ok()
+            } else {
+                v.parse::<i64>().ok()
+            };
+            n.and_then(|n| c_int::try_from(n).ok())
+                .map(Value::Int)
+                .ok_or_else(|| invalid(format!("{}: '{v}' is not an integer", prm.names())))
+        }
+        TYPE_JSON_OBJ => {
+            let v = need(prm, raw)?;
+            serde_json::from_str::<serde_json::Value>(v)
+                .map_err(|e| invalid(format!("{}: not JSON: {e}", prm.names())))?;
+            Ok(Value::Text(v.to_owned()))
+        }
+        _ => Ok(Value::Text(need(prm, raw)?.to_owned())),
+    }
+}
+
+fn json_value(prm: &doca_argp_param, v: &serde_json::Value) -> Result<Value> {
+    use serde_json::Value as J;
+    match (prm.kind, v) {
+        (TYPE_BOOLEAN, J::Bool(b)) => Ok(Value::Bool(*b)),
+        (TYPE_INT, J::Number(n)) => n
+            .as_i64()
+            .and_then(|n| c_int::try_from(n).ok())
+            .map(Value::Int)
+            .ok_or_else(|| invalid(format!("JSON {}: {n} is not an int", prm.names()))),
+        (TYPE_STRING, J::String(s)) => Ok(Value::Text(s.clone())),
+        (TYPE_JSON_OBJ, o) => Ok(Value::Text(o.to_string())),
+        (_, other) => Err(invalid(format!(
+            "JSON {}: {other} has the wrong type",
+            prm.names()
+        ))),
+    }
+}
+
+/// What the command line asked for.
+#[derive(Default)]
+struct Parsed {
+    values: Vec<(usize, Value)>,
+    json: Option<String>,
+    log_level: Option<c_int>,
+    grpc: Option<String>,
+    help: bool,
+    version: bool,
+    rest: Vec<String>,
+}
+
+fn parse_cli(p: &Parser, args: &[String]) -> Result<Parsed> {
+    let mut out = Parsed::default();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        i += 1;
+        if a == "--" {
+            out.rest = args[i..].to_vec();
+            break;
+        }
+        let (name, inline, is_long) = if let Some(l) = a.strip_prefix("--") {
+            match l.split_once('=') {
+                Some((n, v)) => (n.to_owned(), Some(v.to_owned()), true),
+                None => (l.to_owned(), None, true),
+            }
+        } else if let Some(s) = a.strip_prefix('-').filter(|s| !s.is_empty()) {
+            let mut ch = s.chars();
+            let first = ch.next().map(String::from).unwrap_or_default();
+            let tail: String = ch.collect();
+            (first, (!tail.is_empty()).then_some(tail), false)
+        } else {
+            return Err(invalid(format!(
+                "unexpected argument '{a}' (flags start with - or --)"
+            )));
+        };
+        let matches = |s: &str, l: &str| if is_long { name == l } else { name == s };
+        let mut take_value = |inline: Option<String>| -> Result<String> {
+            if let Some(v) = inline {
+                return Ok(v);
+            }
+            let v = args
+                .get(i)
+                .cloned()
+                .ok_or_else(|| invalid(format!("{a} needs a value")))?;
+            i += 1;
+            Ok(v)
+        };
+        if matches("h", "help") {
+            out.help = true;
+        } else if matches("v", "version") {
+            out.version = true;
+        } else if matches("l", "log-level") {
+            let v = take_value(inline)?;
+            out.log_level = Some(
+                v.parse()
+                    .map_err(|_| invalid(format!("log level '{v}' is not a number")))?,
+            );
+        } else if matches("j", "json") {
+            out.json = Some(take_value(inline)?);
+        } else if p.grpc && is_long && name == "grpc-address" {
+            out.grpc = Some(take_value(inline)?);
+        } else {
+            let idx = p
+                .params
+                .iter()
+                .position(|q| {
+                    if is_long {
+                        q.long.as_deref() == Some(&name)
+                    } else {
+                        q.short.as_deref() == Some(&name)
+                    }
+                })
+                .ok_or_else(|| invalid(format!("unknown flag '{a}'")))?;
+            let prm = &p.params[idx];
+            let raw = if prm.kind == TYPE_BOOLEAN {
+                inline
+            } else {
+                Some(take_value(inline)?)
+            };
+            out.values.push((idx, parse_value(prm, raw.as_deref())?));
+        }
+    }
+    Ok(out)
+}
+
+fn apply_json(p: &Parser, path: &str, parsed: &mut Parsed) -> Result<()> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| invalid(format!("cannot read JSON file {path}: {e}")))?;
+    let root: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| invalid(format!("JSON file {path}: {e}")))?;
+    let obj = root
+        .as_object()
+        .ok_or_else(|| invalid(format!("JSON file {path}: the top level is not an object")))?;
+    let mut entries: Vec<(&String, &serde_json::Value)> = Vec::new();
+    for (k, v) in obj {
+        match (k.as_str(), v.as_object()) {
+            ("doca_general_flags" | "doca_program_flags", Some(inner)) => {
+                entries.extend(inner.iter())
+            }
+            _ => entries.push((k, v)),
+        }
+    }
+    for (k, v) in entries {
+        match k.as_str() {
+            "log-level" | "l" => {
+                if parsed.log_level.is_none() {
+                    parsed.log_level = v.as_i64().and_then(|n| c_int::try_from(n).ok());
+                }
+                continue;
+            }
+            "grpc-address" if p.grpc => {
+                if parsed.grpc.is_none() {
+                    parsed.grpc = v.as_str().map(str::to_owned);
+                }
+                continue;
+            }
+            _ => {}
+        }
+        let idx = p
+            .params
+            .iter()
+            .position(|q| {
+                q.long.as_deref() == Some(k.as_str()) || q.short.as_deref() == Some(k.as_str())
+            })
+            .ok_or_else(|| invalid(format!("JSON file {path}: unknown parameter '{k}'")))?;
+        let prm = &p.params[idx];
+        if prm.cli_only {
+            return Err(invalid(format!(
+                "JSON file {path}: {} is accepted on the command line only",
+                prm.names()
+            )));
+        }
+        if parsed.values.iter().any(|(i, _)| *i == idx) {
+            continue; // the command line wins
+        }
+        match (prm.multiplicity, v) {
+            (true, serde_json::Value::Array(items)) => {
+                for it in items {
+                    parsed.values.push((idx, json_value(prm, it)?));
+                }
+            }
+            _ => parsed.values.push((idx, json_value(prm, v)?)),
+        }
+    }
+    Ok(())
+}
+
+fn call(cb: callback_func, v: &Value, config: *mut c_void) -> Result<()> {
+    let Some(cb) = cb else {
+        return Ok(());
+    };
+    // SAFETY: the program's callback with a pointer to a value of the parameter's type,
+    // live for the call.
+    let r = unsafe {
+        match v {
+            Value::Text(s) => {
+                let c = CString::new(s.as_str()).map_err(|_| invalid("a value contains NUL"))?;
+                cb(c.as_ptr() as *mut c_void, config)
+            }
+            Value::Int(n) => {
+                let mut n = *n;
+                cb(&mut n as *mut c_int as *mut c_void, config)
+            }
+            Value::Bool(b) => {
+                let mut b = *b;
+                cb(&mut b as *mut bool as *mut c_void, config)
+            }
+        }
+    };
+    match Error::from_raw(r) {
+        None => Ok(()),
+        Some(e) => Err(e),
+    }
+}
+
+fn run(p: &mut Parser, args: &[String], argv0: *mut c_char) -> Result<()> {
+    let mut parsed = match parse_cli(p, args) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!(
+                "{}: {}",
+                p.program,
+                e.context_str().unwrap_or("bad arguments")
+            );
+            print!("{}", usage_text(p));
+            return Err(e);
+        }
+    };
+    if parsed.help {
+        print!("{}", usage_text(p));
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        std::process::exit(0);
+    }
+    if parsed.version {
+        match p.version_cb {
+            Some(cb) => {
+                call(Some(cb), &Value::Int(0), p.config)?;
+            }
+            None => println!(
+                "DOCA SDK     Version (Compilation): {}\nDOCA Runtime Version (Runtime):     2.2.0080",
+                "2.2.0080"
+            ),
+        }
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        std::process::exit(0);
+    }
+    if let Some(path) = parsed.json.clone() {
+        apply_json(p, &path, &mut parsed)?;
+    }
+    if let Some(l) = parsed.log_level {
+        let lvl = u32::try_from(l).map_err(|_| invalid(format!("log level {l} is negative")))?;
+        let r = crate::log::doca_log_global_level_set(lvl);
+        if let Some(e) = Error::from_raw(r) {
+            return Err(e);
+        }
+        p.log_level = l;
+    }
+    if let Some(a) = parsed.grpc.take() {
+        p.grpc_addr = Some(CString::new(a).map_err(|_| invalid("the gRPC address contains NUL"))?);
+    }
+    for (idx, prm) in p.params.iter().enumerate() {
+        let n = parsed.values.iter().filter(|(i, _)| *i == idx).count();
+        if n == 0 && prm.mandatory {
+            print!("{}", usage_text(p));
+            return Err(invalid(format!("{} is mandatory", prm.names())));
+        }
+        if n > 1 && !prm.multiplicity {
+            return Err(invalid(format!(
+                "{} was given {n} times (it is not repeatable)",
+                prm.names()
+            )));
+        }
+    }
+    for (idx, v) in &parsed.values {
+        call(p.params[*idx].callback, v, p.config)?;
+    }
+    if let Some(cb) = p.dpdk_cb {
+        let mut owned: Vec<CString> = Vec::new();
+        for a in &parsed.rest {
+            owned.push(CString::new(a.as_str()).map_err(|_| invalid("an argument contains NUL"))?);
+        }
+        let mut argv: Vec<*mut c_char> = std::iter::once(argv0)
+            .chain(owned.iter().map(|c| c.as_ptr() as *mut c_char))
+            .collect();
+        let argc = argv.len() as c_int;
+        argv.push(std::ptr::null_mut());
+        // SAFETY: the program's callback with a NULL-terminated argv, live for the call.
+        let r = unsafe { cb(argc, argv.as_mut_ptr()) };
+        if let Some(e) = Error::from_raw(r) {
+            return Err(e);
+        }
+    }
+    if let Some(cb) = p.validation_cb {
+        // SAFETY: the program's callback with its configuration.
+        let r = unsafe { cb(p.config) };
+        if let Some(e) = Error::from_raw(r) {
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// `doca_argp_start`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_argp_start(argc: c_int, argv: *mut *mut c_char) -> doca_error_t {
+    ffi(|| {
+        let n = usize::try_from(argc).map_err(|_| invalid("argc is negative"))?;
+        if n == 0 || argv.is_null() {
+            return Err(invalid("argv is NULL or empty"));
+        }
+        let mut args = Vec::with_capacity(n);
+        for i in 1..n {
+            // SAFETY: argv holds argc NUL-terminated strings.
+            let a = unsafe { *argv.add(i) };
+            if a.is_null() {
+                return Err(invalid(format!("argv[{i}] is NULL")));
+            }
+            // SAFETY: as above.
+            args.push(unsafe { CStr::from_ptr(a) }.to_string_lossy().into_owned());
+        }
+        // SAFETY: argv[0] exists (argc >= 1).
+        let argv0 = unsafe { *argv };
+        // The parser leaves the lock while callbacks run (they may call doca_argp_*).
+        let mut p = parser().take().ok_or_else(not_init)?;
+        let r = run(&mut p, &args, argv0);
+        *parser() = Some(p);
+        r
+    })
+}

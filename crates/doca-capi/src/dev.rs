@@ -259,7 +259,7 @@ unsafe fn fill(
 }
 
 macro_rules! devinfo_fill {
-    ($(#[$doc:meta])* $name:ident, $ty:ty, $method:ident) => {
+    ($(#[$doc:meta])* pub unsafe extern "C" fn $name:ident(devinfo: *const doca_devinfo, out: *mut $ty:ty, size: u32) -> doca_error_t => $method:ident) => {
         $(#[$doc])*
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name(devinfo: *const doca_devinfo, out: *mut $ty, size: u32) -> doca_error_t {
@@ -276,19 +276,19 @@ macro_rules! devinfo_fill {
 
 devinfo_fill!(
     /// `doca_devinfo_get_ipv4_addr`.
-    doca_devinfo_get_ipv4_addr, u8, ipv4_addr_into);
+    pub unsafe extern "C" fn doca_devinfo_get_ipv4_addr(devinfo: *const doca_devinfo, out: *mut u8, size: u32) -> doca_error_t => ipv4_addr_into);
 devinfo_fill!(
     /// `doca_devinfo_get_ipv6_addr`.
-    doca_devinfo_get_ipv6_addr, u8, ipv6_addr_into);
+    pub unsafe extern "C" fn doca_devinfo_get_ipv6_addr(devinfo: *const doca_devinfo, out: *mut u8, size: u32) -> doca_error_t => ipv6_addr_into);
 devinfo_fill!(
     /// `doca_devinfo_get_mac_addr`.
-    doca_devinfo_get_mac_addr, u8, mac_addr_into);
+    pub unsafe extern "C" fn doca_devinfo_get_mac_addr(devinfo: *const doca_devinfo, out: *mut u8, size: u32) -> doca_error_t => mac_addr_into);
 devinfo_fill!(
     /// `doca_devinfo_get_iface_name`.
-    doca_devinfo_get_iface_name, c_char, iface_name_into);
+    pub unsafe extern "C" fn doca_devinfo_get_iface_name(devinfo: *const doca_devinfo, out: *mut c_char, size: u32) -> doca_error_t => iface_name_into);
 devinfo_fill!(
     /// `doca_devinfo_get_ibdev_name`.
-    doca_devinfo_get_ibdev_name, c_char, ibdev_name_into);
+    pub unsafe extern "C" fn doca_devinfo_get_ibdev_name(devinfo: *const doca_devinfo, out: *mut c_char, size: u32) -> doca_error_t => ibdev_name_into);
 
 /// `doca_devinfo_get_pci_addr_str`.
 #[unsafe(no_mangle)]
@@ -350,7 +350,7 @@ pub unsafe extern "C" fn doca_devinfo_get_lid(
 }
 
 macro_rules! devinfo_flag {
-    ($(#[$doc:meta])* $name:ident, $method:ident) => {
+    ($(#[$doc:meta])* pub unsafe extern "C" fn $name:ident(devinfo: *const doca_devinfo, out: *mut u8) -> doca_error_t => $method:ident) => {
         $(#[$doc])*
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name(devinfo: *const doca_devinfo, out: *mut u8) -> doca_error_t {
@@ -368,22 +368,22 @@ macro_rules! devinfo_flag {
 
 devinfo_flag!(
     /// `doca_devinfo_get_is_hotplug_manager_supported`.
-    doca_devinfo_get_is_hotplug_manager_supported, is_hotplug_manager_supported);
+    pub unsafe extern "C" fn doca_devinfo_get_is_hotplug_manager_supported(devinfo: *const doca_devinfo, out: *mut u8) -> doca_error_t => is_hotplug_manager_supported);
 devinfo_flag!(
     /// `doca_devinfo_get_is_mmap_export_dpu_supported`.
-    doca_devinfo_get_is_mmap_export_dpu_supported, is_mmap_export_dpu_supported);
+    pub unsafe extern "C" fn doca_devinfo_get_is_mmap_export_dpu_supported(devinfo: *const doca_devinfo, out: *mut u8) -> doca_error_t => is_mmap_export_dpu_supported);
 devinfo_flag!(
     /// `doca_devinfo_get_is_mmap_from_export_dpu_supported`.
-    doca_devinfo_get_is_mmap_from_export_dpu_supported, is_mmap_from_export_dpu_supported);
+    pub unsafe extern "C" fn doca_devinfo_get_is_mmap_from_export_dpu_supported(devinfo: *const doca_devinfo, out: *mut u8) -> doca_error_t => is_mmap_from_export_dpu_supported);
 devinfo_flag!(
     /// `doca_devinfo_rep_get_is_list_all_supported`.
-    doca_devinfo_rep_get_is_list_all_supported, is_rep_list_all_supported);
+    pub unsafe extern "C" fn doca_devinfo_rep_get_is_list_all_supported(devinfo: *const doca_devinfo, out: *mut u8) -> doca_error_t => is_rep_list_all_supported);
 devinfo_flag!(
     /// `doca_devinfo_rep_get_is_list_net_supported`.
-    doca_devinfo_rep_get_is_list_net_supported, is_rep_list_net_supported);
+    pub unsafe extern "C" fn doca_devinfo_rep_get_is_list_net_supported(devinfo: *const doca_devinfo, out: *mut u8) -> doca_error_t => is_rep_list_net_supported);
 devinfo_flag!(
     /// `doca_devinfo_rep_get_is_list_emulated_supported`.
-    doca_devinfo_rep_get_is_list_emulated_supported, is_rep_list_emulated_supported);
+    pub unsafe extern "C" fn doca_devinfo_rep_get_is_list_emulated_supported(devinfo: *const doca_devinfo, out: *mut u8) -> doca_error_t => is_rep_list_emulated_supported);
 
 /// `doca_devinfo_rep_get_vuid`.
 #[unsafe(no_mangle)]

@@ -465,13 +465,13 @@ pub unsafe extern "C" fn doca_ctx_get_max_num_ctx(max_num_ctx: *mut u32) -> doca
 
 crate::mem::getter!(
     /// `doca_workq_get_depth`.
-    doca_workq_get_depth, workq: *const doca_workq, depth: u32, |w| w.wq.depth());
+    pub unsafe extern "C" fn doca_workq_get_depth(workq: *const doca_workq, depth: *mut u32) -> doca_error_t => |w| w.wq.depth());
 crate::mem::getter!(
     /// `doca_workq_get_event_driven_enable`.
-    doca_workq_get_event_driven_enable, workq: *mut doca_workq, enabled: u8, |w| w.wq.event_driven_enabled() as u8);
+    pub unsafe extern "C" fn doca_workq_get_event_driven_enable(workq: *mut doca_workq, enabled: *mut u8) -> doca_error_t => |w| w.wq.event_driven_enabled() as u8);
 crate::mem::getter!(
     /// `doca_workq_get_event_handle`.
-    doca_workq_get_event_handle, workq: *mut doca_workq, event_handle: c_int, |w| w.wq.event_handle()?);
+    pub unsafe extern "C" fn doca_workq_get_event_handle(workq: *mut doca_workq, event_handle: *mut c_int) -> doca_error_t => |w| w.wq.event_handle()?);
 
 /// `doca_workq_set_event_driven_enable`.
 #[unsafe(no_mangle)]
@@ -505,7 +505,7 @@ pub unsafe extern "C" fn doca_workq_set_event_handle(
 }
 
 macro_rules! ctx_call {
-    ($(#[$doc:meta])* $name:ident, |$c:ident $(, $arg:ident : $ty:ty)*| $body:expr) => {
+    ($(#[$doc:meta])* pub unsafe extern "C" fn $name:ident(ctx: *mut doca_ctx $(, $arg:ident : $ty:ty)*) -> doca_error_t => |$c:ident| $body:expr) => {
         $(#[$doc])*
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name(ctx: *mut doca_ctx $(, $arg: $ty)*) -> doca_error_t {
@@ -520,37 +520,37 @@ macro_rules! ctx_call {
 
 ctx_call!(
     /// `doca_ctx_dev_add`.
-    doca_ctx_dev_add, |c, dev: *mut doca_dev| {
+    pub unsafe extern "C" fn doca_ctx_dev_add(ctx: *mut doca_ctx, dev: *mut doca_dev) -> doca_error_t => |c| {
     // SAFETY: NULL or a live device handle.
     c.ctx.dev_add(&unsafe { handle(dev, "dev") }?.dev)
 });
 ctx_call!(
     /// `doca_ctx_dev_rm`.
-    doca_ctx_dev_rm, |c, dev: *mut doca_dev| {
+    pub unsafe extern "C" fn doca_ctx_dev_rm(ctx: *mut doca_ctx, dev: *mut doca_dev) -> doca_error_t => |c| {
     // SAFETY: NULL or a live device handle.
     c.ctx.dev_rm(&unsafe { handle(dev, "dev") }?.dev)
 });
 ctx_call!(
     /// `doca_ctx_start`.
-    doca_ctx_start, |c| c.ctx.start());
+    pub unsafe extern "C" fn doca_ctx_start(ctx: *mut doca_ctx) -> doca_error_t => |c| c.ctx.start());
 ctx_call!(
     /// `doca_ctx_stop`.
-    doca_ctx_stop, |c| c.ctx.stop());
+    pub unsafe extern "C" fn doca_ctx_stop(ctx: *mut doca_ctx) -> doca_error_t => |c| c.ctx.stop());
 ctx_call!(
     /// `doca_ctx_workq_add`.
-    doca_ctx_workq_add, |c, workq: *mut doca_workq| {
+    pub unsafe extern "C" fn doca_ctx_workq_add(ctx: *mut doca_ctx, workq: *mut doca_workq) -> doca_error_t => |c| {
     // SAFETY: NULL or a live work queue handle used by this thread.
     c.ctx.workq_add(&mut unsafe { handle_mut(workq, "workq") }?.wq)
 });
 ctx_call!(
     /// `doca_ctx_workq_rm`.
-    doca_ctx_workq_rm, |c, workq: *mut doca_workq| {
+    pub unsafe extern "C" fn doca_ctx_workq_rm(ctx: *mut doca_ctx, workq: *mut doca_workq) -> doca_error_t => |c| {
     // SAFETY: NULL or a live work queue handle used by this thread.
     c.ctx.workq_rm(&mut unsafe { handle_mut(workq, "workq") }?.wq)
 });
 ctx_call!(
     /// `doca_ctx_get_event_driven_supported`.
-    doca_ctx_get_event_driven_supported, |c, event_supported: *mut u8| {
+    pub unsafe extern "C" fn doca_ctx_get_event_driven_supported(ctx: *mut doca_ctx, event_supported: *mut u8) -> doca_error_t => |c| {
     let o = out_ptr(event_supported, "event_supported")?;
     // SAFETY: output checked.
     unsafe { put(o, c.ctx.event_driven_supported() as u8) };
@@ -558,6 +558,6 @@ ctx_call!(
 });
 ctx_call!(
     /// `doca_ctx_set_datapath_on_gpu`.
-    doca_ctx_set_datapath_on_gpu, |_c, _gpu_dev: *mut doca_gpu| {
+    pub unsafe extern "C" fn doca_ctx_set_datapath_on_gpu(ctx: *mut doca_ctx, _gpu_dev: *mut doca_gpu) -> doca_error_t => |_c| {
     Err(err(ErrorCode::NotSupported, "no GPU exists here; the datapath runs on the CPU"))
 });

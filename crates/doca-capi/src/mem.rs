@@ -103,7 +103,7 @@ pub unsafe extern "C" fn doca_mmap_destroy(mmap: *mut doca_mmap) -> doca_error_t
 }
 
 macro_rules! mmap_call {
-    ($(#[$doc:meta])* $name:ident, |$m:ident $(, $arg:ident : $ty:ty)*| $body:expr) => {
+    ($(#[$doc:meta])* pub unsafe extern "C" fn $name:ident(mmap: *mut doca_mmap $(, $arg:ident : $ty:ty)*) -> doca_error_t => |$m:ident| $body:expr) => {
         $(#[$doc])*
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name(mmap: *mut doca_mmap $(, $arg: $ty)*) -> doca_error_t {
@@ -118,16 +118,16 @@ macro_rules! mmap_call {
 
 mmap_call!(
     /// `doca_mmap_start`.
-    doca_mmap_start, |m| m.start());
+    pub unsafe extern "C" fn doca_mmap_start(mmap: *mut doca_mmap) -> doca_error_t => |m| m.start());
 mmap_call!(
     /// `doca_mmap_stop`.
-    doca_mmap_stop, |m| m.stop());
+    pub unsafe extern "C" fn doca_mmap_stop(mmap: *mut doca_mmap) -> doca_error_t => |m| m.stop());
 mmap_call!(
     /// `doca_mmap_set_max_num_devices`.
-    doca_mmap_set_max_num_devices, |m, max_num_devices: u32| m.set_max_num_devices(max_num_devices));
+    pub unsafe extern "C" fn doca_mmap_set_max_num_devices(mmap: *mut doca_mmap, max_num_devices: u32) -> doca_error_t => |m| m.set_max_num_devices(max_num_devices));
 mmap_call!(
     /// `doca_mmap_set_permissions`.
-    doca_mmap_set_permissions, |m, access_mask: u32| m.set_permissions(AccessFlags::from_raw(access_mask)?));
+    pub unsafe extern "C" fn doca_mmap_set_permissions(mmap: *mut doca_mmap, access_mask: u32) -> doca_error_t => |m| m.set_permissions(AccessFlags::from_raw(access_mask)?));
 
 /// `doca_mmap_dev_add`.
 #[unsafe(no_mangle)]
@@ -300,7 +300,7 @@ pub unsafe extern "C" fn doca_mmap_set_free_cb(
 }
 
 macro_rules! getter {
-    ($(#[$doc:meta])* $name:ident, $h:ident : $hty:ty, $out:ident : $oty:ty, |$x:ident| $val:expr) => {
+    ($(#[$doc:meta])* pub unsafe extern "C" fn $name:ident($h:ident : $hty:ty, $out:ident : *mut $oty:ty) -> doca_error_t => |$x:ident| $val:expr) => {
         $(#[$doc])*
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name($h: $hty, $out: *mut $oty) -> doca_error_t {
@@ -321,19 +321,19 @@ pub(crate) use getter;
 
 getter!(
     /// `doca_mmap_get_user_data`.
-    doca_mmap_get_user_data, mmap: *mut doca_mmap, user_data: doca_data, |m| m.user_data());
+    pub unsafe extern "C" fn doca_mmap_get_user_data(mmap: *mut doca_mmap, user_data: *mut doca_data) -> doca_error_t => |m| m.user_data());
 getter!(
     /// `doca_mmap_get_max_num_devices`.
-    doca_mmap_get_max_num_devices, mmap: *mut doca_mmap, max_num_devices: u32, |m| m.max_num_devices());
+    pub unsafe extern "C" fn doca_mmap_get_max_num_devices(mmap: *mut doca_mmap, max_num_devices: *mut u32) -> doca_error_t => |m| m.max_num_devices());
 getter!(
     /// `doca_mmap_get_num_bufs`.
-    doca_mmap_get_num_bufs, mmap: *mut doca_mmap, num_bufs: u32, |m| m.num_bufs());
+    pub unsafe extern "C" fn doca_mmap_get_num_bufs(mmap: *mut doca_mmap, num_bufs: *mut u32) -> doca_error_t => |m| m.num_bufs());
 getter!(
     /// `doca_mmap_get_exported`.
-    doca_mmap_get_exported, mmap: *mut doca_mmap, exported: u8, |m| m.exported() as u8);
+    pub unsafe extern "C" fn doca_mmap_get_exported(mmap: *mut doca_mmap, exported: *mut u8) -> doca_error_t => |m| m.exported() as u8);
 getter!(
     /// `doca_mmap_get_from_export`.
-    doca_mmap_get_from_export, mmap: *mut doca_mmap, from_export: u8, |m| m.from_export() as u8);
+    pub unsafe extern "C" fn doca_mmap_get_from_export(mmap: *mut doca_mmap, from_export: *mut u8) -> doca_error_t => |m| m.from_export() as u8);
 
 // ---- buffers ----
 
@@ -388,38 +388,38 @@ pub unsafe extern "C" fn doca_buf_refcount_rm(
 
 getter!(
     /// `doca_buf_get_refcount`.
-    doca_buf_get_refcount, buf: *mut doca_buf, refcount: u16, |b| b.refcount());
+    pub unsafe extern "C" fn doca_buf_get_refcount(buf: *mut doca_buf, refcount: *mut u16) -> doca_error_t => |b| b.refcount());
 getter!(
     /// `doca_buf_get_len`.
-    doca_buf_get_len, buf: *const doca_buf, len: usize, |b| b.len());
+    pub unsafe extern "C" fn doca_buf_get_len(buf: *const doca_buf, len: *mut usize) -> doca_error_t => |b| b.len());
 getter!(
     /// `doca_buf_get_head`.
-    doca_buf_get_head, buf: *const doca_buf, head: *mut c_void, |b| b.head() as *mut c_void);
+    pub unsafe extern "C" fn doca_buf_get_head(buf: *const doca_buf, head: *mut *mut c_void) -> doca_error_t => |b| b.head() as *mut c_void);
 getter!(
     /// `doca_buf_get_data_len`.
-    doca_buf_get_data_len, buf: *const doca_buf, data_len: usize, |b| b.data_len());
+    pub unsafe extern "C" fn doca_buf_get_data_len(buf: *const doca_buf, data_len: *mut usize) -> doca_error_t => |b| b.data_len());
 getter!(
     /// `doca_buf_get_data`.
-    doca_buf_get_data, buf: *const doca_buf, data: *mut c_void, |b| b.data() as *mut c_void);
+    pub unsafe extern "C" fn doca_buf_get_data(buf: *const doca_buf, data: *mut *mut c_void) -> doca_error_t => |b| b.data() as *mut c_void);
 getter!(
     /// `doca_buf_list_is_last`.
-    doca_buf_list_is_last, buf: *const doca_buf, is_last: bool, |b| b.is_last());
+    pub unsafe extern "C" fn doca_buf_list_is_last(buf: *const doca_buf, is_last: *mut bool) -> doca_error_t => |b| b.is_last());
 getter!(
     /// `doca_buf_list_is_first`.
-    doca_buf_list_is_first, buf: *const doca_buf, is_first: bool, |b| b.is_first());
+    pub unsafe extern "C" fn doca_buf_list_is_first(buf: *const doca_buf, is_first: *mut bool) -> doca_error_t => |b| b.is_first());
 getter!(
     /// `doca_buf_is_in_list`.
-    doca_buf_is_in_list, buf: *const doca_buf, is_in_list: u8, |b| b.is_in_list() as u8);
+    pub unsafe extern "C" fn doca_buf_is_in_list(buf: *const doca_buf, is_in_list: *mut u8) -> doca_error_t => |b| b.is_in_list() as u8);
 getter!(
     /// `doca_buf_list_num_elements`.
-    doca_buf_list_num_elements, buf: *const doca_buf, num_elements: u32, |b| b.num_elements());
+    pub unsafe extern "C" fn doca_buf_list_num_elements(buf: *const doca_buf, num_elements: *mut u32) -> doca_error_t => |b| b.num_elements());
 getter!(
     /// `doca_buf_list_next`.
-    doca_buf_list_next, buf: *mut doca_buf, next_buf: *mut doca_buf,
+    pub unsafe extern "C" fn doca_buf_list_next(buf: *mut doca_buf, next_buf: *mut *mut doca_buf) -> doca_error_t =>
     |b| b.next().map_or(std::ptr::null_mut(), |n| n as *const BufDesc as *mut BufDesc));
 getter!(
     /// `doca_buf_list_last`.
-    doca_buf_list_last, buf: *mut doca_buf, last_buf: *mut doca_buf, |b| b.last() as *const BufDesc as *mut BufDesc);
+    pub unsafe extern "C" fn doca_buf_list_last(buf: *mut doca_buf, last_buf: *mut *mut doca_buf) -> doca_error_t => |b| b.last() as *const BufDesc as *mut BufDesc);
 
 /// `doca_buf_set_data`.
 #[unsafe(no_mangle)]
@@ -573,13 +573,13 @@ pub unsafe extern "C" fn doca_buf_inventory_buf_dup(
 
 getter!(
     /// `doca_buf_inventory_get_num_elements`.
-    doca_buf_inventory_get_num_elements, inventory: *mut doca_buf_inventory, num_of_elements: u32, |i| i.num_elements());
+    pub unsafe extern "C" fn doca_buf_inventory_get_num_elements(inventory: *mut doca_buf_inventory, num_of_elements: *mut u32) -> doca_error_t => |i| i.num_elements());
 getter!(
     /// `doca_buf_inventory_get_num_free_elements`.
-    doca_buf_inventory_get_num_free_elements, inventory: *mut doca_buf_inventory, num_of_free_elements: u32, |i| i.num_free_elements());
+    pub unsafe extern "C" fn doca_buf_inventory_get_num_free_elements(inventory: *mut doca_buf_inventory, num_of_free_elements: *mut u32) -> doca_error_t => |i| i.num_free_elements());
 getter!(
     /// `doca_buf_inventory_get_user_data`.
-    doca_buf_inventory_get_user_data, inventory: *mut doca_buf_inventory, user_data: doca_data, |i| i.user_data());
+    pub unsafe extern "C" fn doca_buf_inventory_get_user_data(inventory: *mut doca_buf_inventory, user_data: *mut doca_data) -> doca_error_t => |i| i.user_data());
 
 // ---- pools ----
 
@@ -652,13 +652,13 @@ pub unsafe extern "C" fn doca_bufpool_buf_alloc(
 
 getter!(
     /// `doca_bufpool_get_num_elements`.
-    doca_bufpool_get_num_elements, bufpool: *const doca_bufpool, num_of_elements: u32, |p| p.num_elements());
+    pub unsafe extern "C" fn doca_bufpool_get_num_elements(bufpool: *const doca_bufpool, num_of_elements: *mut u32) -> doca_error_t => |p| p.num_elements());
 getter!(
     /// `doca_bufpool_get_num_free_elements`.
-    doca_bufpool_get_num_free_elements, bufpool: *const doca_bufpool, num_of_free_elements: u32, |p| p.num_free_elements());
+    pub unsafe extern "C" fn doca_bufpool_get_num_free_elements(bufpool: *const doca_bufpool, num_of_free_elements: *mut u32) -> doca_error_t => |p| p.num_free_elements());
 getter!(
     /// `doca_bufpool_get_user_data`.
-    doca_bufpool_get_user_data, bufpool: *const doca_bufpool, user_data: doca_data, |p| p.user_data());
+    pub unsafe extern "C" fn doca_bufpool_get_user_data(bufpool: *const doca_bufpool, user_data: *mut doca_data) -> doca_error_t => |p| p.user_data());
 
 // ---- buffer arrays ----
 

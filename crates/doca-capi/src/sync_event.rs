@@ -96,7 +96,7 @@ pub unsafe extern "C" fn doca_sync_event_destroy(event: *mut doca_sync_event) ->
 }
 
 macro_rules! se_call {
-    ($(#[$doc:meta])* $name:ident, |$e:ident $(, $arg:ident : $ty:ty)*| $body:expr) => {
+    ($(#[$doc:meta])* pub unsafe extern "C" fn $name:ident(event: *mut doca_sync_event $(, $arg:ident : $ty:ty)*) -> doca_error_t => |$e:ident| $body:expr) => {
         $(#[$doc])*
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name(event: *mut doca_sync_event $(, $arg: $ty)*) -> doca_error_t {
@@ -107,49 +107,49 @@ macro_rules! se_call {
 
 se_call!(
     /// `doca_sync_event_publisher_add_location_cpu`.
-    doca_sync_event_publisher_add_location_cpu, |e, dev: *mut doca_dev| {
+    pub unsafe extern "C" fn doca_sync_event_publisher_add_location_cpu(event: *mut doca_sync_event, dev: *mut doca_dev) -> doca_error_t => |e| {
     // SAFETY: NULL or a live device handle.
     e.publisher_add_location_cpu(&unsafe { handle(dev, "dev") }?.dev)
 });
 se_call!(
     /// `doca_sync_event_publisher_add_location_dpa`.
-    doca_sync_event_publisher_add_location_dpa, |e, _dpa: *mut doca_dpa| e.publisher_add_location_dpa());
+    pub unsafe extern "C" fn doca_sync_event_publisher_add_location_dpa(event: *mut doca_sync_event, _dpa: *mut doca_dpa) -> doca_error_t => |e| e.publisher_add_location_dpa());
 se_call!(
     /// `doca_sync_event_publisher_add_location_gpu`.
-    doca_sync_event_publisher_add_location_gpu, |e, _gpu: *mut doca_gpu| e.publisher_add_location_gpu());
+    pub unsafe extern "C" fn doca_sync_event_publisher_add_location_gpu(event: *mut doca_sync_event, _gpu: *mut doca_gpu) -> doca_error_t => |e| e.publisher_add_location_gpu());
 se_call!(
     /// `doca_sync_event_publisher_add_location_dpu`.
-    doca_sync_event_publisher_add_location_dpu, |e| e.publisher_add_location_dpu());
+    pub unsafe extern "C" fn doca_sync_event_publisher_add_location_dpu(event: *mut doca_sync_event) -> doca_error_t => |e| e.publisher_add_location_dpu());
 se_call!(
     /// `doca_sync_event_subscriber_add_location_cpu`.
-    doca_sync_event_subscriber_add_location_cpu, |e, dev: *mut doca_dev| {
+    pub unsafe extern "C" fn doca_sync_event_subscriber_add_location_cpu(event: *mut doca_sync_event, dev: *mut doca_dev) -> doca_error_t => |e| {
     // SAFETY: NULL or a live device handle.
     e.subscriber_add_location_cpu(&unsafe { handle(dev, "dev") }?.dev)
 });
 se_call!(
     /// `doca_sync_event_subscriber_add_location_dpa`.
-    doca_sync_event_subscriber_add_location_dpa, |e, _dpa: *mut doca_dpa| e.subscriber_add_location_dpa());
+    pub unsafe extern "C" fn doca_sync_event_subscriber_add_location_dpa(event: *mut doca_sync_event, _dpa: *mut doca_dpa) -> doca_error_t => |e| e.subscriber_add_location_dpa());
 se_call!(
     /// `doca_sync_event_subscriber_add_location_gpu`.
-    doca_sync_event_subscriber_add_location_gpu, |e, _gpu: *mut doca_gpu| e.subscriber_add_location_gpu());
+    pub unsafe extern "C" fn doca_sync_event_subscriber_add_location_gpu(event: *mut doca_sync_event, _gpu: *mut doca_gpu) -> doca_error_t => |e| e.subscriber_add_location_gpu());
 se_call!(
     /// `doca_sync_event_subscriber_add_location_dpu`.
-    doca_sync_event_subscriber_add_location_dpu, |e| e.subscriber_add_location_dpu());
+    pub unsafe extern "C" fn doca_sync_event_subscriber_add_location_dpu(event: *mut doca_sync_event) -> doca_error_t => |e| e.subscriber_add_location_dpu());
 se_call!(
     /// `doca_sync_event_set_addr`.
-    doca_sync_event_set_addr, |e, addr: *mut u64| {
+    pub unsafe extern "C" fn doca_sync_event_set_addr(event: *mut doca_sync_event, addr: *mut u64) -> doca_error_t => |e| {
     // SAFETY: the program's 8-byte aligned counter, valid until destroy (the C contract).
     unsafe { e.set_addr(addr) }
 });
 se_call!(
     /// `doca_sync_event_start`.
-    doca_sync_event_start, |e| e.start());
+    pub unsafe extern "C" fn doca_sync_event_start(event: *mut doca_sync_event) -> doca_error_t => |e| e.start());
 se_call!(
     /// `doca_sync_event_stop`.
-    doca_sync_event_stop, |e| e.stop());
+    pub unsafe extern "C" fn doca_sync_event_stop(event: *mut doca_sync_event) -> doca_error_t => |e| e.stop());
 se_call!(
     /// `doca_sync_event_get`.
-    doca_sync_event_get, |e, value: *mut u64| {
+    pub unsafe extern "C" fn doca_sync_event_get(event: *mut doca_sync_event, value: *mut u64) -> doca_error_t => |e| {
     let o = out_ptr(value, "value")?;
     let v = e.get()?;
     // SAFETY: output checked.
@@ -158,7 +158,7 @@ se_call!(
 });
 se_call!(
     /// `doca_sync_event_update_add`.
-    doca_sync_event_update_add, |e, value: u64, fetched: *mut u64| {
+    pub unsafe extern "C" fn doca_sync_event_update_add(event: *mut doca_sync_event, value: u64, fetched: *mut u64) -> doca_error_t => |e| {
     let before = e.update_add(value)?;
     if !fetched.is_null() {
         // SAFETY: non-NULL output.
@@ -168,16 +168,16 @@ se_call!(
 });
 se_call!(
     /// `doca_sync_event_update_set`.
-    doca_sync_event_update_set, |e, value: u64| e.update_set(value));
+    pub unsafe extern "C" fn doca_sync_event_update_set(event: *mut doca_sync_event, value: u64) -> doca_error_t => |e| e.update_set(value));
 se_call!(
     /// `doca_sync_event_wait_gt`.
-    doca_sync_event_wait_gt, |e, value: u64, mask: u64| e.wait_gt(value, mask));
+    pub unsafe extern "C" fn doca_sync_event_wait_gt(event: *mut doca_sync_event, value: u64, mask: u64) -> doca_error_t => |e| e.wait_gt(value, mask));
 se_call!(
     /// `doca_sync_event_wait_gt_yield`.
-    doca_sync_event_wait_gt_yield, |e, value: u64, mask: u64| e.wait_gt_yield(value, mask));
+    pub unsafe extern "C" fn doca_sync_event_wait_gt_yield(event: *mut doca_sync_event, value: u64, mask: u64) -> doca_error_t => |e| e.wait_gt_yield(value, mask));
 se_call!(
     /// `doca_sync_event_export_to_dpu`.
-    doca_sync_event_export_to_dpu, |_e, dev: *mut doca_dev, data: *mut *const u8, sz: *mut usize| {
+    pub unsafe extern "C" fn doca_sync_event_export_to_dpu(event: *mut doca_sync_event, dev: *mut doca_dev, data: *mut *const u8, sz: *mut usize) -> doca_error_t => |_e| {
     // SAFETY: NULL or a live device handle.
     unsafe { handle(dev, "dev") }?;
     out_ptr(data, "data")?;
@@ -186,13 +186,13 @@ se_call!(
 });
 se_call!(
     /// `doca_sync_event_export_to_dpa`.
-    doca_sync_event_export_to_dpa, |_e, _dpa: *mut doca_dpa, _h: *mut doca_dpa_dev_sync_event_t| Err(no_export("to a DPA")));
+    pub unsafe extern "C" fn doca_sync_event_export_to_dpa(event: *mut doca_sync_event, _dpa: *mut doca_dpa, _h: *mut doca_dpa_dev_sync_event_t) -> doca_error_t => |_e| Err(no_export("to a DPA")));
 se_call!(
     /// `doca_sync_event_export_to_gpu`.
-    doca_sync_event_export_to_gpu, |_e, _gpu: *mut doca_gpu, _h: *mut *mut doca_gpu_dev_sync_event_t| Err(no_export("to a GPU")));
+    pub unsafe extern "C" fn doca_sync_event_export_to_gpu(event: *mut doca_sync_event, _gpu: *mut doca_gpu, _h: *mut *mut doca_gpu_dev_sync_event_t) -> doca_error_t => |_e| Err(no_export("to a GPU")));
 se_call!(
     /// `doca_sync_event_export_remote`.
-    doca_sync_event_export_remote, |_e, _h: *mut doca_sync_event_remote_t| Err(no_export("to a remote peer")));
+    pub unsafe extern "C" fn doca_sync_event_export_remote(event: *mut doca_sync_event, _h: *mut doca_sync_event_remote_t) -> doca_error_t => |_e| Err(no_export("to a remote peer")));
 
 /// `doca_sync_event_as_ctx`.
 #[unsafe(no_mangle)]

@@ -178,7 +178,7 @@ impl SyncEvent {
         if let Location::Cpu(dev) = &loc
             && self.ctx.dev().is_none()
         {
-            match self.ctx.dev_add(dev) {
+            match self.ctx.dev_add_implied(dev) {
                 Ok(()) => {}
                 Err(e) if e.code() == ErrorCode::AlreadyExist => {}
                 Err(e) => return Err(e),

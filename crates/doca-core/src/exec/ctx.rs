@@ -40,6 +40,9 @@ pub trait CtxOps: Send + Sync + 'static {
 
 pub(crate) struct CtxState {
     pub(crate) dev: Option<Dev>,
+    /// The device was added on the library's behalf (a sync event's CPU location): the
+    /// program may still add the same device itself, once.
+    pub(crate) dev_implied: bool,
     /// Attached work queues: identity and shared half (for wake-ups).
     pub(crate) workqs: Vec<(usize, Weak<WqShared>)>,
     pub(crate) engine: Option<Arc<Engine>>,
@@ -102,6 +105,7 @@ impl Ctx {
                 ops: Box::new(ops),
                 state: Mutex::new(CtxState {
                     dev: None,
+                    dev_implied: false,
                     workqs: Vec::new(),
                     engine: None,
                 }),
@@ -141,6 +145,10 @@ impl Ctx {
             ));
         }
         match &st.dev {
+            Some(d) if d == dev && st.dev_implied => {
+                st.dev_implied = false;
+                Ok(())
+            }
             Some(d) if d == dev => Err(Error::with_context(
                 ErrorCode::AlreadyExist,
                 "device was already added to this context",
@@ -167,6 +175,7 @@ impl Ctx {
         match &st.dev {
             Some(d) if d == dev => {
                 st.dev = None;
+                st.dev_implied = false;
                 Ok(())
             }
             _ => Err(Error::with_context(
@@ -174,6 +183,14 @@ impl Ctx {
                 "device was not added to this context",
             )),
         }
+    }
+
+    /// Adds `dev` on the library's behalf (when it has none yet): the program may still
+    /// add the same device itself.
+    pub(crate) fn dev_add_implied(&self, dev: &Dev) -> Result<()> {
+        self.dev_add(dev)?;
+        self.shared.state().dev_implied = true;
+        Ok(())
     }
 
     /// The device, once added.

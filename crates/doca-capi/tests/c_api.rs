@@ -1,0 +1,686 @@
+//! The C interface as a DOCA program sees it: the libraries are installed with
+//! `scripts/install-capi.sh` into a scratch prefix, the C tests in `tests/c/` are
+//! compiled with `-Wall -Wextra -Werror` and `pkg-config --cflags --libs doca`, and run
+//! (under valgrind's memcheck when it is installed) with the inline engine and with
+//! engine threads. Drift checks compare the headers with the Rust `extern "C"` functions.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+fn crate_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn scratch() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("doca-capi")
+}
+
+/// The cargo profile this test binary was built with (the libraries are built alike).
+fn profile() -> &'static str {
+    let exe = std::env::current_exe().unwrap();
+    if exe.components().any(|c| c.as_os_str() == "release") {
+        "release"
+    } else {
+        "dev"
+    }
+}
+
+fn have(tool: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+/// Installs the libraries, headers and pkg-config files once per test run.
+fn prefix() -> &'static Path {
+    static PREFIX: OnceLock<PathBuf> = OnceLock::new();
+    PREFIX.get_or_init(|| {
+        assert!(
+            have("cc") && have("pkg-config"),
+            "the C tests need a C compiler and pkg-config (apt-get install gcc pkg-config)"
+        );
+        let p = scratch().join("prefix");
+        let _ = std::fs::remove_dir_all(&p);
+        let out = Command::new("bash")
+            .arg(crate_dir().join("../../scripts/install-capi.sh"))
+            .args(["--prefix", p.to_str().unwrap(), "--profile", profile()])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "install-capi.sh failed:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        p
+    })
+}
+
+fn pkg_config(args: &[&str]) -> Vec<String> {
+    let out = Command::new("pkg-config")
+        .args(args)
+        .env("PKG_CONFIG_PATH", prefix().join("lib/pkgconfig"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "pkg-config {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect()
+}
+
+fn check(out: &Output, what: &str) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{what} failed ({:?}):\n{stdout}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// Compiles `tests/c/<name>.c` the way a DOCA program is built.
+fn build(name: &str) -> PathBuf {
+    let src = crate_dir().join("tests/c").join(format!("{name}.c"));
+    let bin = scratch().join("bin").join(name);
+    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    let mut c = Command::new("cc");
+    c.args(["-Wall", "-Wextra", "-Werror", "-std=gnu11", "-g"])
+        .arg(&src)
+        .arg("-o")
+        .arg(&bin)
+        .args(pkg_config(&["--cflags", "--libs", "doca"]));
+    check(&c.output().unwrap(), &format!("compiling {name}.c"));
+    bin
+}
+
+/// A topology with one device whose jobs run on 2 engine threads.
+fn engine_topology() -> PathBuf {
+    let p = scratch().join("engine.toml");
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(
+        &p,
+        "[[host.device]]\npci_addr = \"0000:3b:00.0\"\nengine_threads = 2\n",
+    )
+    .unwrap();
+    p
+}
+
+/// Runs a C test program (under valgrind when available) and returns its stdout.
+fn run(bin: &Path, args: &[&str], engine: bool) -> String {
+    let valgrind = have("valgrind") && std::env::var_os("DOCA_CAPI_NO_VALGRIND").is_none();
+    let mut c = if valgrind {
+        let mut c = Command::new("valgrind");
+        c.args([
+            "-q",
+            "--error-exitcode=99",
+            "--leak-check=full",
+            "--errors-for-leak-kinds=definite",
+            "--show-leak-kinds=definite",
+        ])
+        .arg(bin);
+        c
+    } else {
+        eprintln!(
+            "valgrind is not installed: running {} without memcheck",
+            bin.display()
+        );
+        Command::new(bin)
+    };
+    c.args(args)
+        .env_remove("DOCA_SW_TOPOLOGY")
+        .env_remove("DOCA_SW_ROLE");
+    if engine {
+        c.env("DOCA_SW_TOPOLOGY", engine_topology());
+    }
+    check(
+        &c.output().unwrap(),
+        &format!("{} {args:?} (engine threads: {engine})", bin.display()),
+    )
+}
+
+fn run_both(name: &str) {
+    let bin = build(name);
+    let a = run(&bin, &[], false);
+    assert!(a.contains(&format!("{name}: ")), "{a}");
+    let b = run(&bin, &[], true);
+    assert!(b.contains(&format!("{name}: ")), "{b}");
+}
+
+#[test]
+fn device_listing() {
+    let out = run(&build("dev_list"), &[], false);
+    assert!(out.contains("DOCA 2.2.0080 (runtime 2.2.0080)"), "{out}");
+    assert!(
+        out.contains("dma=DOCA_SUCCESS sha=DOCA_SUCCESS ec=DOCA_SUCCESS"),
+        "{out}"
+    );
+}
+
+#[test]
+fn memory_life_cycle() {
+    run(&build("mem_lifecycle"), &[], false);
+}
+
+#[test]
+fn erasure_coding_guide_flow() {
+    run_both("ec_flow");
+}
+
+#[test]
+fn dma_copy_and_sha_digests() {
+    run_both("dma_sha");
+}
+
+#[test]
+fn event_driven_mode_with_epoll() {
+    run_both("event_driven");
+}
+
+#[test]
+fn misuse_table() {
+    run_both("misuse");
+}
+
+#[test]
+fn sync_events_and_graphs() {
+    run_both("sync_graph");
+}
+
+#[test]
+fn layouts_and_values() {
+    run(&build("layout"), &[], false);
+}
+
+#[test]
+fn logging_and_argp() {
+    let bin = build("log_argp");
+    let json = scratch().join("argp.json");
+    std::fs::write(
+        &json,
+        r#"{"doca_general_flags": {"log-level": 60},
+            "doca_program_flags": {"count": 7, "verbose": true, "file": ["a", "b"], "extra": {"k": [1, 2]}}}"#,
+    )
+    .unwrap();
+    // Command line and JSON file together: the file fills what the command line lacks.
+    let out = run(
+        &bin,
+        &["-p", "03:00.0", "--file", "x", "-j", json.to_str().unwrap()],
+        false,
+    );
+    assert!(
+        out.contains(
+            "pci=03:00.0 count=7 verbose=1 files=1 extra={\"k\":[1,2]} level=60 validated=1"
+        ),
+        "{out}"
+    );
+    // The standard backend's line format.
+    let line = out
+        .lines()
+        .find(|l| l.contains("info message 1"))
+        .expect(&out);
+    let b = line.as_bytes();
+    assert!(
+        b[0] == b'[' && b[3] == b':' && b[6] == b':' && b[9] == b':' && b[16] == b']',
+        "{line}"
+    );
+    assert!(
+        line[17..].starts_with("[DOCA][INF][LOG_ARGP_TEST:"),
+        "{line}"
+    );
+    assert!(line.ends_with("]: info message 1"), "{line}");
+    assert!(
+        out.contains("[DOCA][DBG][LOG_ARGP_TEST:"),
+        "debug level 60 from the JSON file:\n{out}"
+    );
+    assert!(!out.contains("developer message"), "{out}");
+    assert!(out.contains("log_argp: ok"), "{out}");
+
+    // Only the file: from the JSON, the repeatable flag's list.
+    let out = run(
+        &bin,
+        &["-p", "1", "-l", "30", "--count=0x10", "--verbose=false"],
+        false,
+    );
+    assert!(out.contains("count=16 verbose=0 files=0"), "{out}");
+    assert!(out.contains("level=30"), "{out}");
+    assert!(
+        !out.contains("info message 1"),
+        "level 30 hides info messages:\n{out}"
+    );
+
+    // -h and -v exit 0 with their text; a missing mandatory flag or an unknown flag fails.
+    let o = Command::new(&bin).arg("-h").output().unwrap();
+    let text = check(&o, "log_argp -h");
+    assert!(
+        text.contains("Usage: log_argp [DOCA Flags] [Program Flags]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("-p, --pci-addr <PCI>") && text.contains("(mandatory)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("-j, --json <path>") && text.contains("-l, --log-level"),
+        "{text}"
+    );
+    let o = Command::new(&bin).arg("--version").output().unwrap();
+    assert!(check(&o, "log_argp --version").contains("2.2.0080"));
+    for bad in [
+        &["--count", "3"][..],
+        &["-p", "1", "--nope"][..],
+        &["-p", "1", "-c", "x"][..],
+    ] {
+        let o = Command::new(&bin).args(bad).output().unwrap();
+        assert!(!o.status.success(), "{bad:?} was accepted");
+    }
+}
+
+/// A program linked against the static library.
+#[test]
+fn static_library_links() {
+    let p = prefix();
+    let bin = scratch().join("bin/dma_sha_static");
+    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    let mut c = Command::new("cc");
+    c.args(["-Wall", "-Wextra", "-Werror", "-std=gnu11"])
+        .arg(crate_dir().join("tests/c/dma_sha.c"))
+        .arg("-o")
+        .arg(&bin)
+        .args(pkg_config(&["--cflags", "doca"]))
+        .arg(p.join("lib/libdoca_common.a"))
+        .args(
+            pkg_config(&["--static", "--libs-only-l", "doca-libs"])
+                .iter()
+                .filter(|l| !l.starts_with("-ldoca")),
+        );
+    check(&c.output().unwrap(), "static link");
+    let ldd = Command::new("ldd").arg(&bin).output().unwrap();
+    assert!(
+        !String::from_utf8_lossy(&ldd.stdout).contains("libdoca"),
+        "linked dynamically"
+    );
+    let out = Command::new(&bin)
+        .env_remove("DOCA_SW_TOPOLOGY")
+        .output()
+        .unwrap();
+    assert!(check(&out, "static dma_sha").contains("dma_sha: ok"));
+}
+
+/// The headers as a C++ program includes them.
+#[test]
+fn headers_compile_as_cpp() {
+    if !have("c++") {
+        eprintln!("SKIPPED: no C++ compiler");
+        return;
+    }
+    let p = prefix();
+    let src = scratch().join("all.cpp");
+    let mut text = String::new();
+    for h in headers() {
+        text.push_str(&format!(
+            "#include <{}>\n",
+            h.file_name().unwrap().to_str().unwrap()
+        ));
+    }
+    text.push_str(
+        "DOCA_LOG_REGISTER(CPP);\nint main() { DOCA_LOG_INFO(\"x %d\", 1); return 0; }\n",
+    );
+    std::fs::write(&src, text).unwrap();
+    let out = Command::new("c++")
+        .args([
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-DDOCA_ALLOW_EXPERIMENTAL_API",
+            "-c",
+            "-o",
+        ])
+        .arg(scratch().join("all.o"))
+        .arg(&src)
+        .arg(format!("-I{}", p.join("include").display()))
+        .output()
+        .unwrap();
+    check(&out, "C++ compile of the headers");
+}
+
+/// Without DOCA_ALLOW_EXPERIMENTAL_API, each call warns that the API is experimental.
+#[test]
+fn experimental_marker_warns() {
+    let p = prefix();
+    let src = scratch().join("experimental.c");
+    std::fs::create_dir_all(src.parent().unwrap()).unwrap();
+    std::fs::write(&src, "#include <doca_error.h>\nconst char *f(void) { return doca_get_error_name(DOCA_SUCCESS); }\n").unwrap();
+    let out = Command::new("cc")
+        .args(["-Wall", "-c", "-o", "/dev/null"])
+        .arg(&src)
+        .arg(format!("-I{}", p.join("include").display()))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && err.contains("Symbol is defined as experimental"),
+        "{err}"
+    );
+}
+
+fn headers() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(crate_dir().join("include"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "h"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// The functions the headers declare (`__DOCA_EXPERIMENTAL` declarations).
+fn header_functions() -> BTreeSet<String> {
+    let mut set = BTreeSet::new();
+    for h in headers() {
+        let text = std::fs::read_to_string(&h).unwrap();
+        let mut rest = text.as_str();
+        while let Some(i) = rest.find("\n__DOCA_EXPERIMENTAL\n") {
+            rest = &rest[i + "\n__DOCA_EXPERIMENTAL\n".len()..];
+            let decl = &rest[..rest.find('(').unwrap()];
+            let name = decl
+                .split(|c: char| c.is_whitespace() || c == '*')
+                .next_back()
+                .unwrap();
+            set.insert(name.to_owned());
+        }
+    }
+    set
+}
+
+/// A Rust `extern "C"` function: name, parameter types, return type.
+struct RustFn {
+    name: String,
+    params: Vec<String>,
+    ret: String,
+}
+
+fn rust_functions() -> Vec<RustFn> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir(crate_dir().join("src")).unwrap() {
+        let text = std::fs::read_to_string(e.unwrap().path()).unwrap();
+        let mut rest = text.as_str();
+        while let Some(i) = rest.find("extern \"C\" fn ") {
+            rest = &rest[i + "extern \"C\" fn ".len()..];
+            let open = rest.find('(').unwrap();
+            let name = rest[..open].trim().to_owned();
+            if name.starts_with('$') || name.is_empty() {
+                continue; // a macro's template
+            }
+            // The parameter list ends at the matching parenthesis.
+            let mut depth = 0;
+            let mut close = open;
+            for (k, ch) in rest[open..].char_indices() {
+                match ch {
+                    '(' => depth += 1,
+                    ')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            close = open + k;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let params: Vec<String> = split_params(&rest[open + 1..close]);
+            let after = rest[close + 1..].trim_start();
+            let ret = if let Some(r) = after.strip_prefix("->") {
+                let end = r.find(['{', '=']).unwrap();
+                r[..end].trim().to_owned()
+            } else {
+                "()".to_owned()
+            };
+            v.push(RustFn { name, params, ret });
+        }
+    }
+    v
+}
+
+fn split_params(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0;
+    let mut cur = String::new();
+    for ch in s.chars() {
+        match ch {
+            '<' | '(' => depth += 1,
+            '>' | ')' => depth -= 1,
+            _ => {}
+        }
+        if ch == ',' && depth == 0 {
+            out.push(std::mem::take(&mut cur));
+        } else {
+            cur.push(ch);
+        }
+    }
+    out.push(cur);
+    out.into_iter()
+        .map(|p| p.trim().to_owned())
+        .filter(|p| !p.is_empty())
+        .map(|p| p.split_once(':').map(|(_, t)| t.trim().to_owned()).unwrap())
+        .collect()
+}
+
+/// The C spelling of a Rust FFI type.
+fn c_type(t: &str) -> String {
+    let t = t.trim();
+    if let Some(inner) = t.strip_prefix("*mut ") {
+        return format!("{} *", c_type(inner));
+    }
+    if let Some(inner) = t.strip_prefix("*const ") {
+        return format!("const {} *", c_type(inner));
+    }
+    if let Some(inner) = t.strip_prefix("Option<").and_then(|x| x.strip_suffix('>')) {
+        return if inner == "doca_mmap_memrange_free_cb_t" {
+            "doca_mmap_memrange_free_cb_t *".into()
+        } else {
+            c_type(inner)
+        };
+    }
+    let t = t.rsplit("::").next().unwrap_or(t);
+    const ENUMS: &[&str] = &[
+        "doca_pci_func_type",
+        "doca_dma_job_types",
+        "doca_sha_job_type",
+        "doca_ec_job_types",
+        "doca_ec_matrix_types",
+        "doca_sync_event_job_types",
+        "doca_graph_instance_node_state",
+        "doca_argp_type",
+    ];
+    const TYPEDEFS: &[&str] = &[
+        "doca_error_t",
+        "callback_func",
+        "dpdk_callback",
+        "validation_callback",
+        "log_flush_callback",
+        "doca_graph_user_node_cb_t",
+        "doca_dpa_dev_sync_event_t",
+        "doca_gpu_dev_sync_event_t",
+        "doca_sync_event_remote_t",
+        "FILE",
+    ];
+    match t {
+        "()" => "void".into(),
+        "c_int" | "i32" => "int".into(),
+        "u8" => "uint8_t".into(),
+        "u16" => "uint16_t".into(),
+        "u32" => "uint32_t".into(),
+        "u64" => "uint64_t".into(),
+        "usize" => "size_t".into(),
+        "bool" => "bool".into(),
+        "c_char" => "char".into(),
+        "c_void" => "void".into(),
+        "doca_data" => "union doca_data".into(),
+        _ if ENUMS.contains(&t) => format!("enum {t}"),
+        _ if TYPEDEFS.contains(&t) => t.into(),
+        _ if t.starts_with("doca_") => format!("struct {t}"),
+        _ => panic!("no C spelling for the Rust type `{t}`: extend c_type"),
+    }
+}
+
+/// Every function the headers declare is defined in Rust (or, for the variadic logging
+/// functions, in the C part), and every Rust `extern "C"` function is declared.
+#[test]
+fn headers_and_rust_declare_the_same_functions() {
+    let h = header_functions();
+    let c_defined: BTreeSet<String> = ["doca_log", "doca_log_developer", "doca_log_rate_limit"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let internal: BTreeSet<String> = ["doca_capi_log_text"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let r: BTreeSet<String> = rust_functions()
+        .into_iter()
+        .map(|f| f.name)
+        .filter(|n| !internal.contains(n))
+        .chain(c_defined)
+        .collect();
+    let missing: Vec<_> = h.difference(&r).collect();
+    let undeclared: Vec<_> = r.difference(&h).collect();
+    assert!(
+        missing.is_empty(),
+        "declared in the headers, not implemented: {missing:?}"
+    );
+    assert!(
+        undeclared.is_empty(),
+        "implemented, not declared in a header: {undeclared:?}"
+    );
+    assert!(h.len() > 200, "only {} functions found", h.len());
+}
+
+/// A shadow header of the Rust signatures, compiled with ours: any prototype that
+/// disagrees is a "conflicting types" error.
+#[test]
+fn header_prototypes_match_rust_signatures() {
+    let p = prefix();
+    let mut text = String::from("#include <stdbool.h>\n#include <stdint.h>\n#include <stdio.h>\n");
+    for h in headers() {
+        text.push_str(&format!(
+            "#include <{}>\n",
+            h.file_name().unwrap().to_str().unwrap()
+        ));
+    }
+    for f in rust_functions() {
+        if f.name == "doca_capi_log_text" {
+            continue;
+        }
+        let params: Vec<String> = f.params.iter().map(|t| c_type(t)).collect();
+        let params = if params.is_empty() {
+            "void".to_owned()
+        } else {
+            params.join(", ")
+        };
+        text.push_str(&format!("{} {}({});\n", c_type(&f.ret), f.name, params));
+    }
+    let src = scratch().join("shadow.c");
+    std::fs::create_dir_all(src.parent().unwrap()).unwrap();
+    std::fs::write(&src, &text).unwrap();
+    let out = Command::new("cc")
+        .args([
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-DDOCA_ALLOW_EXPERIMENTAL_API",
+            "-c",
+            "-o",
+            "/dev/null",
+        ])
+        .arg(&src)
+        .arg(format!("-I{}", p.join("include").display()))
+        .output()
+        .unwrap();
+    check(&out, "the shadow header of the Rust signatures");
+}
+
+/// Every declared function links from the installed library (by its DOCA library name).
+#[test]
+fn every_declared_function_is_exported() {
+    let mut text = String::from("#include <stddef.h>\n");
+    for h in headers() {
+        text.push_str(&format!(
+            "#include <{}>\n",
+            h.file_name().unwrap().to_str().unwrap()
+        ));
+    }
+    let names = header_functions();
+    text.push_str("static void *const fns[] = {\n");
+    for n in &names {
+        text.push_str(&format!("\t(void *)&{n},\n"));
+    }
+    text.push_str("};\nint main(void)\n{\n\tfor (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)\n\t\tif (fns[i] == NULL)\n\t\t\treturn 1;\n\treturn 0;\n}\n");
+    let src = scratch().join("exports.c");
+    let bin = scratch().join("bin/exports");
+    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    std::fs::write(&src, text).unwrap();
+    let out = Command::new("cc")
+        .args(["-Wall", "-Wextra", "-Werror", "-Wno-pedantic", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .args(pkg_config(&["--cflags", "--libs", "doca"]))
+        .output()
+        .unwrap();
+    check(&out, "linking every declared function");
+    check(&Command::new(&bin).output().unwrap(), "exports");
+}
+
+/// meson's `dependency('doca')` finds the installation.
+#[test]
+fn meson_finds_doca() {
+    if !have("meson") || !have("ninja") {
+        eprintln!("SKIPPED: meson or ninja is not installed");
+        return;
+    }
+    let dir = scratch().join("meson");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(
+        crate_dir().join("tests/c/dev_list.c"),
+        dir.join("dev_list.c"),
+    )
+    .unwrap();
+    std::fs::copy(crate_dir().join("tests/c/common.h"), dir.join("common.h")).unwrap();
+    std::fs::write(
+        dir.join("meson.build"),
+        "project('doca_app', 'c')\nexecutable('dev_list', 'dev_list.c', dependencies: dependency('doca'))\n",
+    )
+    .unwrap();
+    let pc = prefix().join("lib/pkgconfig");
+    let out = Command::new("meson")
+        .args(["setup", "build"])
+        .current_dir(&dir)
+        .env("PKG_CONFIG_PATH", &pc)
+        .output()
+        .unwrap();
+    check(&out, "meson setup");
+    check(
+        &Command::new("ninja")
+            .args(["-C", "build"])
+            .current_dir(&dir)
+            .output()
+            .unwrap(),
+        "ninja",
+    );
+    let out = Command::new(dir.join("build/dev_list"))
+        .env_remove("DOCA_SW_TOPOLOGY")
+        .output()
+        .unwrap();
+    assert!(check(&out, "meson-built dev_list").contains("dev_list: ok"));
+}
