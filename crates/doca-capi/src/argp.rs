@@ -49,6 +49,8 @@ impl doca_argp_param {
 struct Parser {
     program: String,
     config: *mut c_void,
+    // Boxed: programs hold pointers to registered parameters.
+    #[allow(clippy::vec_box)]
     params: Vec<Box<doca_argp_param>>,
     version_cb: callback_func,
     validation_cb: validation_callback,
@@ -237,11 +239,11 @@ pub unsafe extern "C" fn doca_argp_param_set_short_name(
     param: *mut doca_argp_param,
     name: *const c_char,
 ) {
-    // SAFETY: NULL or NUL-terminated.
-    set_param(
-        param,
-        |p| Ok(p.short = Some(unsafe { text(name, "name") }?)),
-    )
+    set_param(param, |p| {
+        // SAFETY: NULL or NUL-terminated.
+        p.short = Some(unsafe { text(name, "name") }?);
+        Ok(())
+    })
 }
 
 /// `doca_argp_param_set_long_name`.
@@ -250,8 +252,11 @@ pub unsafe extern "C" fn doca_argp_param_set_long_name(
     param: *mut doca_argp_param,
     name: *const c_char,
 ) {
-    // SAFETY: NULL or NUL-terminated.
-    set_param(param, |p| Ok(p.long = Some(unsafe { text(name, "name") }?)))
+    set_param(param, |p| {
+        // SAFETY: NULL or NUL-terminated.
+        p.long = Some(unsafe { text(name, "name") }?);
+        Ok(())
+    })
 }
 
 /// `doca_argp_param_set_arguments`.
@@ -260,9 +265,10 @@ pub unsafe extern "C" fn doca_argp_param_set_arguments(
     param: *mut doca_argp_param,
     arguments: *const c_char,
 ) {
-    // SAFETY: NULL or NUL-terminated.
     set_param(param, |p| {
-        Ok(p.arguments = Some(unsafe { text(arguments, "arguments") }?))
+        // SAFETY: NULL or NUL-terminated.
+        p.arguments = Some(unsafe { text(arguments, "arguments") }?);
+        Ok(())
     })
 }
 
@@ -272,9 +278,10 @@ pub unsafe extern "C" fn doca_argp_param_set_description(
     param: *mut doca_argp_param,
     description: *const c_char,
 ) {
-    // SAFETY: NULL or NUL-terminated.
     set_param(param, |p| {
-        Ok(p.description = Some(unsafe { text(description, "description") }?))
+        // SAFETY: NULL or NUL-terminated.
+        p.description = Some(unsafe { text(description, "description") }?);
+        Ok(())
     })
 }
 
@@ -308,19 +315,28 @@ pub unsafe extern "C" fn doca_argp_param_set_type(
 /// `doca_argp_param_set_mandatory`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_argp_param_set_mandatory(param: *mut doca_argp_param) {
-    set_param(param, |p| Ok(p.mandatory = true))
+    set_param(param, |p| {
+        p.mandatory = true;
+        Ok(())
+    })
 }
 
 /// `doca_argp_param_set_cli_only`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_argp_param_set_cli_only(param: *mut doca_argp_param) {
-    set_param(param, |p| Ok(p.cli_only = true))
+    set_param(param, |p| {
+        p.cli_only = true;
+        Ok(())
+    })
 }
 
 /// `doca_argp_param_set_multiplicity`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_argp_param_set_multiplicity(param: *mut doca_argp_param) {
-    set_param(param, |p| Ok(p.multiplicity = true))
+    set_param(param, |p| {
+        p.multiplicity = true;
+        Ok(())
+    })
 }
 
 fn taken(p: &Parser, short: Option<&str>, long: Option<&str>) -> bool {
@@ -716,8 +732,7 @@ fn run(p: &mut Parser, args: &[String], argv0: *mut c_char) -> Result<()> {
                 call(Some(cb), &Value::Int(0), p.config)?;
             }
             None => println!(
-                "DOCA SDK     Version (Compilation): {}\nDOCA Runtime Version (Runtime):     2.2.0080",
-                "2.2.0080"
+                "DOCA SDK     Version (Compilation): 2.2.0080\nDOCA Runtime Version (Runtime):     2.2.0080"
             ),
         }
         use std::io::Write;

@@ -405,7 +405,7 @@ pub unsafe extern "C" fn doca_workq_progress_retrieve(
     ev: *mut doca_event,
     flags: c_int,
 ) -> doca_error_t {
-    let r = ffi(|| {
+    ffi(|| {
         // SAFETY: NULL or a live handle.
         let w = unsafe { handle_mut(workq, "workq") }?;
         let ev = out_ptr(ev, "ev")?;
@@ -427,8 +427,7 @@ pub unsafe extern "C" fn doca_workq_progress_retrieve(
                 Err(doca_core::Error::new(ErrorCode::IoFailed))
             }
         }
-    });
-    r
+    })
 }
 
 /// `doca_workq_event_handle_arm`.
@@ -444,8 +443,8 @@ pub unsafe extern "C" fn doca_workq_event_handle_clear(
     workq: *mut doca_workq,
     handle_fd: c_int,
 ) -> doca_error_t {
-    // SAFETY: NULL or a live handle.
     ffi(|| {
+        // SAFETY: NULL or a live handle.
         unsafe { handle_mut(workq, "workq") }?
             .wq
             .event_handle_clear(handle_fd)
@@ -479,8 +478,8 @@ pub unsafe extern "C" fn doca_workq_set_event_driven_enable(
     workq: *mut doca_workq,
     enable: u8,
 ) -> doca_error_t {
-    // SAFETY: NULL or a live handle.
     ffi(|| {
+        // SAFETY: NULL or a live handle.
         unsafe { handle_mut(workq, "workq") }?
             .wq
             .set_event_driven_enable(enable != 0)

@@ -19,6 +19,8 @@ pub type doca_graph_user_node_cb_t =
 #[derive(Debug)]
 pub struct doca_graph {
     graph: Graph,
+    // Boxed: node addresses are the program's handles.
+    #[allow(clippy::vec_box)]
     nodes: Vec<Box<doca_graph_node>>,
 }
 

@@ -60,8 +60,12 @@ pub(crate) fn invalid(msg: impl Into<std::borrow::Cow<'static, str>>) -> Error {
     err(ErrorCode::InvalidValue, msg)
 }
 
+/// Logs the reason behind a returned error at debug level ("nothing completed yet" is
+/// not worth a line). Formats nothing unless debug messages are wanted.
 fn report(e: &Error) {
-    log::internal(log::LEVEL_DEBUG, &e.to_string());
+    if e.code() != ErrorCode::Again && log::enabled(log::LEVEL_DEBUG) {
+        log::internal(log::LEVEL_DEBUG, &e.to_string());
+    }
 }
 
 /// Runs a C entry point's body: its error becomes the returned code (and a debug log

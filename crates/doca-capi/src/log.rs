@@ -73,6 +73,8 @@ struct Bucket {
 
 struct State {
     sources: Vec<Option<String>>,
+    // Boxed: backend addresses are the program's handles.
+    #[allow(clippy::vec_box)]
     backends: Vec<Box<doca_logger_backend>>,
     buckets: Vec<Bucket>,
     bucket_time: u16,
@@ -100,7 +102,7 @@ fn state() -> MutexGuard<'static, State> {
 }
 
 fn check_level(level: u32) -> Result<()> {
-    if (LEVEL_DISABLE..=LEVEL_TRACE).contains(&level) && level % 10 == 0 {
+    if (LEVEL_DISABLE..=LEVEL_TRACE).contains(&level) && level.is_multiple_of(10) {
         Ok(())
     } else {
         Err(invalid(format!(
@@ -111,10 +113,10 @@ fn check_level(level: u32) -> Result<()> {
 
 fn level_tag(level: u32) -> &'static str {
     match level {
-        ..=20 => "CRIT",
-        ..=30 => "ERR",
-        ..=40 => "WARN",
-        ..=50 => "INF",
+        0..=20 => "CRIT",
+        21..=30 => "ERR",
+        31..=40 => "WARN",
+        41..=50 => "INF",
         _ => "DBG",
     }
 }
@@ -153,7 +155,7 @@ fn emit(st: &State, level: u32, source: &str, line: c_int, text: &str) {
     let Ok(c) = CString::new(formatted.replace('\0', " ")) else {
         return;
     };
-    let standard = Doca_standard();
+    let standard = standard_backend();
     let backends: Vec<&doca_logger_backend> = if st.backends.is_empty() {
         vec![&standard]
     } else {
@@ -196,10 +198,10 @@ fn emit(st: &State, level: u32, source: &str, line: c_int, text: &str) {
                 }
                 Sink::Syslog => {
                     let prio = match level {
-                        ..=20 => libc::LOG_CRIT,
-                        ..=30 => libc::LOG_ERR,
-                        ..=40 => libc::LOG_WARNING,
-                        ..=50 => libc::LOG_INFO,
+                        0..=20 => libc::LOG_CRIT,
+                        21..=30 => libc::LOG_ERR,
+                        31..=40 => libc::LOG_WARNING,
+                        41..=50 => libc::LOG_INFO,
                         _ => libc::LOG_DEBUG,
                     };
                     libc::syslog(prio, c"%s".as_ptr(), c.as_ptr());
@@ -209,8 +211,7 @@ fn emit(st: &State, level: u32, source: &str, line: c_int, text: &str) {
     }
 }
 
-#[allow(non_snake_case)]
-fn Doca_standard() -> doca_logger_backend {
+fn standard_backend() -> doca_logger_backend {
     doca_logger_backend {
         sink: Sink::Standard,
         level: LEVEL_TRACE,

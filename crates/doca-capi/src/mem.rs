@@ -305,8 +305,8 @@ macro_rules! getter {
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name($h: $hty, $out: *mut $oty) -> doca_error_t {
             ffi(|| {
-                // SAFETY: NULL or a live handle.
                 let p: *const _ = $h;
+                // SAFETY: NULL or a live handle.
                 let $x = unsafe { handle(p, stringify!($h)) }?;
                 let o = out_ptr($out, stringify!($out))?;
                 let v: $oty = $val;
