@@ -203,3 +203,33 @@ static ERROR_TEXT: std::sync::LazyLock<Vec<(&'static CStr, &'static CStr)>> =
 pub extern "C" fn doca_version_runtime() -> *const c_char {
     c"2.2.0080".as_ptr()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_becomes_unexpected() {
+        let prev = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let r = ffi(|| panic!("a bug"));
+        let v = ffi_value(7u32, || panic!("a bug"));
+        std::panic::set_hook(prev);
+        assert_eq!(r, ErrorCode::Unexpected as doca_error_t);
+        assert_eq!(v, 7);
+    }
+
+    #[test]
+    fn every_code_has_a_name_and_out_of_range_codes_do_not_crash() {
+        for c in ErrorCode::ALL {
+            // SAFETY: the names are static NUL-terminated strings.
+            let name = unsafe { CStr::from_ptr(doca_get_error_name(*c as doca_error_t)) };
+            assert_eq!(name.to_str().unwrap(), c.name());
+        }
+        for bad in [-1, 27, 1000, i32::MIN, i32::MAX] {
+            // SAFETY: as above.
+            let s = unsafe { CStr::from_ptr(doca_get_error_string(bad)) };
+            assert_eq!(s.to_str().unwrap(), "Unrecognized error code");
+        }
+    }
+}

@@ -50,6 +50,13 @@ static doca_error_t json_cb(void *param, void *config)
 	return DOCA_SUCCESS;
 }
 
+static doca_error_t name_cb(void *param, void *config)
+{
+	(void)param;
+	(void)config;
+	return DOCA_SUCCESS;
+}
+
 static doca_error_t validate(void *config)
 {
 	struct config *c = config;
@@ -102,6 +109,19 @@ int main(int argc, char **argv)
 	add(NULL, "verbose", NULL, "a flag", verbose_cb, DOCA_ARGP_TYPE_BOOLEAN, 0, 0);
 	add("f", "file", "<path>", "repeatable", file_cb, DOCA_ARGP_TYPE_STRING, 0, 1);
 	add(NULL, "extra", "<json>", "a JSON object", json_cb, DOCA_ARGP_TYPE_JSON_OBJ, 0, 0);
+	{
+		/* Accepted on the command line only. */
+		struct doca_argp_param *p;
+
+		CHECK(doca_argp_param_create(&p));
+		doca_argp_param_set_long_name(p, "name");
+		doca_argp_param_set_arguments(p, "<name>");
+		doca_argp_param_set_description(p, "command line only");
+		doca_argp_param_set_callback(p, name_cb);
+		doca_argp_param_set_type(p, DOCA_ARGP_TYPE_STRING);
+		doca_argp_param_set_cli_only(p);
+		CHECK(doca_argp_register_param(p));
+	}
 	CHECK(doca_argp_register_validation_callback(validate));
 	{
 		/* A name already taken (-h is a standard flag) is refused. */
@@ -138,6 +158,36 @@ int main(int argc, char **argv)
 	CHECK(doca_log_backend_set_lower_level_immutable(buf_backend));
 	EXPECT_ERR(doca_log_backend_level_set(buf_backend, DOCA_LOG_LEVEL_DEBUG), DOCA_ERROR_NOT_PERMITTED);
 	EXPECT_ERR(doca_log_global_level_set(33), DOCA_ERROR_INVALID_VALUE);
+
+	/* File and fd backends. */
+	{
+		FILE *f = tmpfile();
+		int fds[2];
+		char text[512] = {0};
+		struct doca_logger_backend *file_backend, *fd_backend;
+		ssize_t got;
+
+		ASSERT(f != NULL && pipe(fds) == 0);
+		CHECK(doca_log_create_file_backend(f, &file_backend));
+		CHECK(doca_log_create_fd_backend(fds[1], &fd_backend));
+		DOCA_LOG_ERR("to every backend %d", 7);
+		rewind(f);
+		ASSERT(fgets(text, sizeof(text), f) != NULL);
+		ASSERT(strstr(text, "[DOCA][ERR][LOG_ARGP_TEST:") != NULL && strstr(text, "]: to every backend 7\n"));
+		got = read(fds[0], text, sizeof(text) - 1);
+		ASSERT(got > 0);
+		text[got] = 0;
+		ASSERT(strstr(text, "]: to every backend 7\n") != NULL);
+		CHECK(doca_log_backend_level_set(fd_backend, DOCA_LOG_LEVEL_CRIT));
+		DOCA_LOG_ERR("not for the fd backend");
+		DOCA_LOG_CRIT("critical");
+		got = read(fds[0], text, sizeof(text) - 1);
+		ASSERT(got > 0);
+		text[got] = 0;
+		ASSERT(strstr(text, "[DOCA][CRIT]") != NULL && strstr(text, "not for the fd") == NULL);
+		EXPECT_ERR(doca_log_create_fd_backend(-1, &fd_backend), DOCA_ERROR_INVALID_VALUE);
+		/* The streams stay the program's: the backends keep writing to them, so they stay open. */
+	}
 
 	/* Rate limiting: 3 per window. */
 	doca_log_set_quantity(3);
