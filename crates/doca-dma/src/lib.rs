@@ -175,7 +175,10 @@ impl CtxOps for DmaOps {
                 "memcpy job needs a source and a destination buffer",
             ));
         };
-        if src.num_elements() > MAX_LIST_ELEMENTS || dst.num_elements() > MAX_LIST_ELEMENTS {
+        let is_list = src.next().is_some() || dst.next().is_some();
+        if is_list
+            && (src.num_elements() > MAX_LIST_ELEMENTS || dst.num_elements() > MAX_LIST_ELEMENTS)
+        {
             return Err(Error::with_context(
                 ErrorCode::InvalidValue,
                 "buffer list has more elements than the DMA maximum (256)",
@@ -197,6 +200,9 @@ impl CtxOps for DmaOps {
 
 /// Gathers `src`'s data into `dst`'s tailrooms.
 fn copy(src: &BufDesc, dst: &BufDesc, env: &ExecEnv<'_>) -> Result<()> {
+    if src.next().is_none() && dst.next().is_none() {
+        return copy_one(src, dst, env);
+    }
     let dev = env.dev();
     for e in src.iter().chain(dst.iter()) {
         if !e.mmap_has_device(dev) {
@@ -247,6 +253,67 @@ fn copy(src: &BufDesc, dst: &BufDesc, env: &ExecEnv<'_>) -> Result<()> {
             "job spans more than 16 mmaps",
         ));
     }
+    out
+}
+
+/// [`copy`] of one buffer into one buffer: the same checks, in a straight line.
+fn copy_one(src: &BufDesc, dst: &BufDesc, env: &ExecEnv<'_>) -> Result<()> {
+    let dev = env.dev();
+    if !src.mmap_has_device(dev) || !dst.mmap_has_device(dev) {
+        return Err(Error::with_context(
+            ErrorCode::NotPermitted,
+            "a buffer's mmap was not given access to the context's device (mmap dev_add)",
+        ));
+    }
+    if !dst
+        .mmap_permissions()
+        .contains(AccessFlags::LOCAL_READ_WRITE)
+    {
+        return Err(Error::with_context(
+            ErrorCode::NotPermitted,
+            "the destination's mmap does not grant write access (DOCA_ACCESS_LOCAL_READ_WRITE)",
+        ));
+    }
+    let total = src.data_len();
+    if total as u64 > MAX_BUF_SIZE {
+        return Err(Error::with_context(
+            ErrorCode::InvalidValue,
+            "source is larger than the DMA maximum (2 GiB)",
+        ));
+    }
+    if dst.tailroom() < total {
+        return Err(Error::with_context(
+            ErrorCode::InvalidValue,
+            "destination tailroom is smaller than the source data",
+        ));
+    }
+    let tail = (dst.data() as usize + dst.data_len(), dst.tailroom());
+    if ranges_overlap((src.data() as usize, total), tail) {
+        return Err(Error::with_context(
+            ErrorCode::InvalidValue,
+            "source and destination buffers overlap",
+        ));
+    }
+    let mut out = Ok(());
+    with_io_locked(&[src], &[dst], || {
+        if env.threads() > 1 && total >= PAR_MIN_BYTES {
+            out = gather(src, dst, total, env);
+            return;
+        }
+        // Read again under the lock; never past the source data or the tailroom.
+        let n = src.data_len().min(dst.tailroom());
+        // SAFETY: [data, data+n) lies in the source's data and the n bytes after the
+        // destination's data in its tailroom, both inside started mmaps kept alive by the
+        // job's buffers; they do not overlap (checked); the job holds their bytes.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                src.data() as *const u8,
+                dst.data().add(dst.data_len()),
+                n,
+            )
+        };
+        out = dst.grow_data_len(n);
+    });
     out
 }
 

@@ -269,7 +269,10 @@ impl WorkQ {
                     return Ok(());
                 }
                 self.local.push_back(completion(record, r));
-                if self.shared.armed.swap(false, Ordering::AcqRel) {
+                // Armed only by this thread: a plain load saves an atomic swap per job.
+                if self.shared.armed.load(Ordering::Relaxed)
+                    && self.shared.armed.swap(false, Ordering::AcqRel)
+                {
                     signal(&self.shared);
                 }
             }
@@ -810,12 +813,15 @@ impl WorkQ {
                     self.node_finished(run, i, None, None, Err(e));
                     return;
                 };
-                if let Err(e) = a
-                    .dev
-                    .as_devinfo()
-                    .job_supported(record.job_type)
-                    .and_then(|_| a.ctx.ops.validate(record, &a.dev))
-                {
+                let supported = if a.supported == record.job_type {
+                    Ok(())
+                } else {
+                    a.dev.as_devinfo().job_supported(record.job_type)
+                };
+                if supported.is_ok() {
+                    a.supported = record.job_type;
+                }
+                if let Err(e) = supported.and_then(|_| a.ctx.ops.validate(record, &a.dev)) {
                     self.node_finished(run, i, None, None, Err(e));
                     return;
                 }

@@ -144,7 +144,8 @@ impl BufDesc {
                 "data would grow past the end of the buffer",
             ));
         }
-        self.data_len.fetch_add(n, Relaxed);
+        // The writer holds the bytes (io lock): a load and a store suffice.
+        self.data_len.store(self.data_len() + n, Relaxed);
         Ok(())
     }
 

@@ -5,6 +5,7 @@
 
 use super::buf::BufDesc;
 use super::mmap::MmapShared;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 
 /// Most distinct mmaps one job may touch.
@@ -39,8 +40,20 @@ struct Active {
     waiters: usize,
 }
 
-/// A lock over byte ranges of one mmap: shared for reads, exclusive for writes.
+/// `RangeLock::state`: a small job holds the whole mmap with one atomic operation.
+const FAST_HELD: usize = 1;
+/// `RangeLock::state`: ranges are held or waited for through the table; the fast path is
+/// closed until the table is empty and nobody waits.
+const SLOW: usize = 2;
+
+/// Jobs whose read and write ranges in one mmap add up to at most this many bytes take
+/// the fast path: they hold the whole mmap, but briefly.
+const FAST_MAX_BYTES: usize = 64 << 10;
+
+/// A lock over byte ranges of one mmap: shared for reads, exclusive for writes. A small
+/// job with the mmap to itself takes it whole with one compare-and-swap instead.
 pub(crate) struct RangeLock {
+    state: AtomicUsize,
     st: Mutex<Active>,
     cv: Condvar,
 }
@@ -48,6 +61,7 @@ pub(crate) struct RangeLock {
 impl Default for RangeLock {
     fn default() -> RangeLock {
         RangeLock {
+            state: AtomicUsize::new(0),
             st: Mutex::new(Active {
                 ranges: [Range::EMPTY; MAX_ACTIVE],
                 n: 0,
@@ -63,13 +77,43 @@ fn lock(m: &Mutex<Active>) -> MutexGuard<'_, Active> {
 }
 
 impl RangeLock {
+    /// Holds the whole mmap if nobody holds or waits for any of it.
+    #[inline]
+    fn try_fast(&self) -> bool {
+        self.state
+            .compare_exchange(0, FAST_HELD, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    /// Releases a [`try_fast`](Self::try_fast) hold, waking those who queued meanwhile.
+    #[inline]
+    fn release_fast(&self) {
+        if self
+            .state
+            .compare_exchange(FAST_HELD, 0, Ordering::Release, Ordering::Relaxed)
+            .is_err()
+        {
+            // A range holder queued behind the fast holder (it set SLOW under the mutex).
+            let a = lock(&self.st);
+            self.state.fetch_and(!FAST_HELD, Ordering::Release);
+            let wake = a.waiters > 0;
+            drop(a);
+            if wake {
+                self.cv.notify_all();
+            }
+        }
+    }
+
     /// Waits until `want` (at most two ranges) conflicts with nothing held, then holds it.
     fn acquire(&self, want: &[Range]) {
         let want: &[Range] = &want[..want.len().min(2)];
         let mut a = lock(&self.st);
+        // From now until the table empties, small jobs use the table too.
+        self.state.fetch_or(SLOW, Ordering::AcqRel);
         loop {
             let held = &a.ranges[..a.n];
-            let free = a.n + want.len() <= MAX_ACTIVE
+            let free = self.state.load(Ordering::Acquire) & FAST_HELD == 0
+                && a.n + want.len() <= MAX_ACTIVE
                 && !want.iter().any(|w| held.iter().any(|h| h.conflicts(w)));
             if free {
                 break;
@@ -93,6 +137,9 @@ impl RangeLock {
                 a.ranges[i] = a.ranges[n - 1];
                 a.n -= 1;
             }
+        }
+        if a.n == 0 && a.waiters == 0 {
+            self.state.fetch_and(!SLOW, Ordering::Release);
         }
         let wake = a.waiters > 0;
         drop(a);
@@ -208,6 +255,11 @@ pub fn with_io_locked<R>(
     // Most jobs stay inside one mmap: take its ranges without the general bookkeeping.
     let mut ranges = [Range::EMPTY; 2];
     if let Some((lock, n)) = single_ranges(reads, writes, &mut ranges) {
+        let bytes: usize = ranges[..n].iter().map(|r| r.end - r.start).sum();
+        if bytes <= FAST_MAX_BYTES && lock.try_fast() {
+            let _held = FastRelease { lock };
+            return Some(f());
+        }
         lock.acquire(&ranges[..n]);
         let _held = Release {
             lock,
@@ -216,6 +268,18 @@ pub fn with_io_locked<R>(
         return Some(f());
     }
     with_io_locked_general(reads, writes, f)
+}
+
+/// Releases a fast hold when dropped (also when the work unwinds).
+struct FastRelease<'a> {
+    lock: &'a RangeLock,
+}
+
+impl Drop for FastRelease<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        self.lock.release_fast();
+    }
 }
 
 /// Releases ranges of one mmap when dropped (also when the work unwinds).
@@ -238,6 +302,26 @@ fn single_ranges<'a>(
     writes: &[&'a BufDesc],
     out: &mut [Range; 2],
 ) -> Option<(&'a RangeLock, usize)> {
+    // The common job: one buffer read, one written, in one mmap.
+    if let ([r], [w]) = (reads, writes)
+        && r.next().is_none()
+        && w.next().is_none()
+        && std::ptr::eq(r.mmap_shared(), w.mmap_shared())
+    {
+        let (rs, ws) = (r.head() as usize, w.head() as usize);
+        out[0] = Range {
+            start: rs,
+            end: rs + r.len(),
+            write: false,
+        };
+        out[1] = Range {
+            start: ws,
+            end: ws + w.len(),
+            write: true,
+        };
+        let shared: &'a MmapShared = r.mmap_shared();
+        return Some((&shared.io, 2));
+    }
     let first = reads.first().or(writes.first())?.mmap_shared() as *const MmapShared;
     // Bounding ranges, kept in registers: [lo, hi) per direction, empty when lo >= hi.
     let (mut rlo, mut rhi, mut wlo, mut whi) = (usize::MAX, 0usize, usize::MAX, 0usize);
@@ -334,7 +418,7 @@ fn with_io_locked_general<R>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::AtomicBool;
     use std::time::Duration;
 
     fn r(start: usize, end: usize, write: bool) -> Range {
@@ -381,6 +465,62 @@ mod tests {
             l.release(&[r(0, 64, false)]);
         });
         assert!(got.load(Ordering::SeqCst));
+    }
+
+    #[test]
+    fn a_fast_hold_excludes_range_holders_and_they_close_the_fast_path() {
+        let l = RangeLock::default();
+        assert!(l.try_fast());
+        assert!(!l.try_fast(), "the mmap is held whole");
+        let got = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                l.acquire(&[r(1 << 20, (1 << 20) + 64, false)]);
+                got.store(true, Ordering::SeqCst);
+                // While a range is held, small jobs take the table too.
+                assert!(!l.try_fast());
+                l.release(&[r(1 << 20, (1 << 20) + 64, false)]);
+            });
+            std::thread::sleep(Duration::from_millis(50));
+            assert!(
+                !got.load(Ordering::SeqCst),
+                "a range holder overlapped a fast hold"
+            );
+            l.release_fast();
+        });
+        assert!(got.load(Ordering::SeqCst));
+        assert!(
+            l.try_fast(),
+            "the fast path reopens once the table is empty"
+        );
+        l.release_fast();
+    }
+
+    #[test]
+    fn fast_and_range_holders_never_overlap_under_contention() {
+        let l = RangeLock::default();
+        let inside = AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for t in 0..4 {
+                let (l, inside) = (&l, &inside);
+                s.spawn(move || {
+                    for i in 0..2000 {
+                        if (t + i) % 2 == 0 && l.try_fast() {
+                            assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0);
+                            inside.fetch_sub(1, Ordering::SeqCst);
+                            l.release_fast();
+                        } else {
+                            let w = [r(0, 64, true)];
+                            l.acquire(&w);
+                            assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0);
+                            inside.fetch_sub(1, Ordering::SeqCst);
+                            l.release(&w);
+                        }
+                    }
+                });
+            }
+        });
+        assert!(l.try_fast());
     }
 
     #[test]
