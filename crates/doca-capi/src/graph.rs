@@ -10,6 +10,7 @@ use doca_core::exec::{Job, JobRecord};
 use doca_core::graph::JOB_GRAPH;
 use doca_core::{Error, ErrorCode, Graph, GraphInstance, GraphNode};
 use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// `doca_graph_user_node_cb_t`.
 pub type doca_graph_user_node_cb_t =
@@ -19,6 +20,9 @@ pub type doca_graph_user_node_cb_t =
 #[derive(Debug)]
 pub struct doca_graph {
     graph: Graph,
+    /// Instances made from this handle and not destroyed: they point back at it, so the
+    /// graph is not destroyed before them.
+    instances: AtomicUsize,
     // Boxed: node addresses are the program's handles.
     #[allow(clippy::vec_box)]
     nodes: Vec<Box<doca_graph_node>>,
@@ -68,6 +72,7 @@ pub unsafe extern "C" fn doca_graph_create(graph: *mut *mut doca_graph) -> doca_
                 out,
                 into_handle(doca_graph {
                     graph: Graph::new(),
+                    instances: AtomicUsize::new(0),
                     nodes: Vec::new(),
                 }),
             )
@@ -80,13 +85,32 @@ pub unsafe extern "C" fn doca_graph_create(graph: *mut *mut doca_graph) -> doca_
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_graph_destroy(graph: *mut doca_graph) -> doca_error_t {
     ffi(|| {
+        // SAFETY: NULL or a live handle.
+        let n = unsafe { handle(graph, "graph") }?
+            .instances
+            .load(Ordering::Acquire);
+        if n > 0 {
+            return Err(err(
+                ErrorCode::InUse,
+                format!("{n} instance(s) of the graph exist; destroy them first"),
+            ));
+        }
         // SAFETY: a live boxed handle, destroyed in place or kept.
         unsafe {
             destroy_in_place(graph, "graph", |g: doca_graph| {
-                let doca_graph { graph, nodes } = g;
-                graph
-                    .destroy()
-                    .map_err(|(graph, e)| (doca_graph { graph, nodes }, e))
+                let doca_graph {
+                    graph,
+                    instances,
+                    nodes,
+                } = g;
+                graph.destroy().map_err(|(graph, e)| {
+                    let back = doca_graph {
+                        graph,
+                        instances,
+                        nodes,
+                    };
+                    (back, e)
+                })
             })
         }
     })
@@ -246,6 +270,7 @@ pub unsafe extern "C" fn doca_graph_instance_create(
         let g = unsafe { handle(graph, "graph") }?;
         let out = out_ptr(graph_instance, "graph_instance")?;
         let inst = g.graph.instance_create()?;
+        g.instances.fetch_add(1, Ordering::AcqRel);
         let n = g.nodes.len();
         let h = into_handle(doca_graph_instance {
             inst: Some(inst),
@@ -279,6 +304,11 @@ pub unsafe extern "C" fn doca_graph_instance_destroy(
         if h.inst.is_none() {
             return Err(running());
         }
+        // SAFETY: the graph handle outlives its instances (its destroy is refused until
+        // they are gone).
+        unsafe { &*h.graph }
+            .instances
+            .fetch_sub(1, Ordering::AcqRel);
         // SAFETY: a live boxed handle, destroyed once.
         drop(unsafe { Box::from_raw(graph_instance) });
         Ok(())

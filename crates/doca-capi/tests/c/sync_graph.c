@@ -236,6 +236,7 @@ int main(void)
 	}
 	ASSERT(user_runs == 2 && sub_runs == 2);
 
+	EXPECT_ERR(doca_graph_destroy(graph), DOCA_ERROR_IN_USE); /* instances first */
 	CHECK(doca_graph_instance_destroy(sub_inst)); /* back from the parent */
 	CHECK(doca_graph_instance_destroy(inst));
 	CHECK(doca_graph_workq_rm(graph, wq));
