@@ -641,27 +641,21 @@ fn every_declared_function_is_exported() {
     check(&Command::new(&bin).output().unwrap(), "exports");
 }
 
-/// meson's `dependency('doca')` finds the installation.
+/// meson's `dependency('doca')` finds the installation: the sample builds with its own
+/// meson.build, as a DOCA sample does.
 #[test]
-fn meson_finds_doca() {
+fn meson_builds_the_sample() {
     if !have("meson") || !have("ninja") {
         eprintln!("SKIPPED: meson or ninja is not installed");
         return;
     }
-    let dir = scratch().join("meson");
+    let dir = scratch().join("meson-sample");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::copy(
-        crate_dir().join("tests/c/dev_list.c"),
-        dir.join("dev_list.c"),
-    )
-    .unwrap();
-    std::fs::copy(crate_dir().join("tests/c/common.h"), dir.join("common.h")).unwrap();
-    std::fs::write(
-        dir.join("meson.build"),
-        "project('doca_app', 'c')\nexecutable('dev_list', 'dev_list.c', dependencies: dependency('doca'))\n",
-    )
-    .unwrap();
+    let sample = crate_dir().join("samples/erasure_coding_recover");
+    for f in ["meson.build", "erasure_coding_recover.c"] {
+        std::fs::copy(sample.join(f), dir.join(f)).unwrap();
+    }
     let pc = prefix().join("lib/pkgconfig");
     let out = Command::new("meson")
         .args(["setup", "build"])
@@ -678,9 +672,77 @@ fn meson_finds_doca() {
             .unwrap(),
         "ninja",
     );
-    let out = Command::new(dir.join("build/dev_list"))
-        .env_remove("DOCA_SW_TOPOLOGY")
+    let out = Command::new(dir.join("build/erasure_coding_recover"))
+        .arg("-h")
         .output()
         .unwrap();
-    assert!(check(&out, "meson-built dev_list").contains("dev_list: ok"));
+    assert!(check(&out, "the meson-built sample").contains("--delete_index"));
+}
+
+/// The erasure coding sample: encode a file, lose blocks, recover it byte for byte.
+#[test]
+fn erasure_coding_sample_recovers_a_file() {
+    let bin = scratch().join("bin/erasure_coding_recover");
+    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    let mut c = Command::new("cc");
+    c.args(["-Wall", "-Wextra", "-Werror", "-std=gnu11"])
+        .arg(crate_dir().join("samples/erasure_coding_recover/erasure_coding_recover.c"))
+        .arg("-o")
+        .arg(&bin)
+        .args(pkg_config(&["--cflags", "--libs", "doca"]));
+    check(&c.output().unwrap(), "compiling the sample");
+    let input = scratch().join("sample-input");
+    let data: Vec<u8> = (0..123_457u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    std::fs::write(&input, &data).unwrap();
+    for (matrix, deleted) in [("cauchy", "0,7"), ("vandermonde", "2,5")] {
+        let out_dir = scratch().join(format!("sample-{matrix}"));
+        let _ = std::fs::remove_dir_all(&out_dir);
+        let args = [
+            "-i",
+            input.to_str().unwrap(),
+            "-o",
+            out_dir.to_str().unwrap(),
+            "-b",
+            "-x",
+            matrix,
+            "-t",
+            "6",
+            "-r",
+            "2",
+            "-d",
+            deleted,
+        ];
+        let log = run(&bin, &args, false);
+        assert!(log.contains("2 block(s) rebuilt"), "{log}");
+        assert_eq!(
+            std::fs::read(out_dir.join("recovered")).unwrap(),
+            data,
+            "{matrix}"
+        );
+        // Decode again after losing two other blocks (data and redundancy).
+        std::fs::remove_file(out_dir.join("data_1")).unwrap();
+        std::fs::remove_file(out_dir.join("rdnc_1")).unwrap();
+        std::fs::remove_file(out_dir.join("recovered")).unwrap();
+        run(&bin, &["-i", out_dir.to_str().unwrap()], true);
+        assert_eq!(
+            std::fs::read(out_dir.join("recovered")).unwrap(),
+            data,
+            "{matrix}, engine threads"
+        );
+        // Three lost blocks are more than two redundancy blocks can rebuild.
+        for f in ["data_0", "data_2", "data_3"] {
+            std::fs::remove_file(out_dir.join(f)).unwrap();
+        }
+        let o = Command::new(&bin)
+            .args(["-i", out_dir.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "recovered from too few blocks");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("blocks are left"),
+            "{o:?}"
+        );
+    }
 }
