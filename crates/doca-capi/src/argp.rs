@@ -1,8 +1,8 @@
 //! `doca_argp.h`: command-line and JSON configuration parsing for DOCA programs.
 
 use crate::{
-    Result, doca_argp_type, doca_error_t, err, ffi, ffi_value, handle, into_handle, invalid,
-    out_ptr, put,
+    Result, doca_argp_type, doca_error_t, err, ffi, ffi_value, free_handle, handle, invalid,
+    new_handle, out_ptr, put,
 };
 use doca_core::{Error, ErrorCode};
 use std::ffi::{CStr, CString, c_char, c_int, c_void};
@@ -186,12 +186,7 @@ pub unsafe extern "C" fn doca_argp_init(
 /// `doca_argp_param_create`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_argp_param_create(param: *mut *mut doca_argp_param) -> doca_error_t {
-    ffi(|| {
-        let out = out_ptr(param, "param")?;
-        // SAFETY: output checked.
-        unsafe { put(out, into_handle(doca_argp_param::default())) };
-        Ok(())
-    })
+    ffi(|| new_handle(param, "param", || Ok(doca_argp_param::default())))
 }
 
 /// `doca_argp_param_destroy`: for parameters that were not registered.
@@ -211,8 +206,7 @@ pub unsafe extern "C" fn doca_argp_param_destroy(param: *mut doca_argp_param) ->
             ));
         }
         // SAFETY: an unregistered boxed parameter, destroyed once.
-        drop(unsafe { Box::from_raw(param) });
-        Ok(())
+        unsafe { free_handle(param, "param") }
     })
 }
 

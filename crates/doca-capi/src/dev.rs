@@ -1,7 +1,8 @@
 //! `doca_dev.h`.
 
 use crate::{
-    Result, cstr, doca_error_t, ffi, handle, handle_mut, into_handle, invalid, out_ptr, put,
+    Result, cstr, doca_error_t, ffi, free_handle, handle, handle_mut, into_handle, invalid,
+    new_handle, out_ptr, put,
 };
 use doca_core::{Dev, DevInfo, DevInfoRep, DevRep, PciFuncType, RepFilter};
 use std::ffi::{c_char, c_int};
@@ -152,32 +153,24 @@ pub unsafe extern "C" fn doca_dev_open(
     ffi(|| {
         // SAFETY: devinfo is NULL or a live handle.
         let info = unsafe { handle(devinfo, "devinfo") }?;
-        let out = out_ptr(dev, "dev")?;
-        let d = info.info.open()?;
-        let h = into_handle(doca_dev {
-            info: doca_devinfo {
-                info: d.as_devinfo().clone(),
-            },
-            dev: d,
-        });
-        // SAFETY: checked non-NULL.
-        unsafe { put(out, h) };
-        Ok(())
+        new_handle(dev, "dev", || {
+            let d = info.info.open()?;
+            Ok(doca_dev {
+                info: doca_devinfo {
+                    info: d.as_devinfo().clone(),
+                },
+                dev: d,
+            })
+        })
     })
 }
 
 /// `doca_dev_close`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_dev_close(dev: *mut doca_dev) -> doca_error_t {
-    ffi(|| {
-        if dev.is_null() {
-            return Err(invalid("dev is NULL"));
-        }
-        // SAFETY: an open device handle, closed once; contexts and mmaps hold their own
-        // references to the device.
-        drop(unsafe { Box::from_raw(dev) });
-        Ok(())
-    })
+    // SAFETY: an open device handle, closed once; contexts and mmaps hold their own
+    // references to the device.
+    ffi(|| unsafe { free_handle(dev, "dev") })
 }
 
 /// `doca_dev_rep_open`.
@@ -189,31 +182,23 @@ pub unsafe extern "C" fn doca_dev_rep_open(
     ffi(|| {
         // SAFETY: NULL or a live handle.
         let info = unsafe { handle(devinfo, "devinfo") }?;
-        let out = out_ptr(dev_rep, "dev_rep")?;
-        let rep = info.info.open()?;
-        let h = into_handle(doca_dev_rep {
-            info: doca_devinfo_rep {
-                info: rep.as_devinfo().clone(),
-            },
-            _rep: rep,
-        });
-        // SAFETY: checked non-NULL.
-        unsafe { put(out, h) };
-        Ok(())
+        new_handle(dev_rep, "dev_rep", || {
+            let rep = info.info.open()?;
+            Ok(doca_dev_rep {
+                info: doca_devinfo_rep {
+                    info: rep.as_devinfo().clone(),
+                },
+                _rep: rep,
+            })
+        })
     })
 }
 
 /// `doca_dev_rep_close`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_dev_rep_close(dev: *mut doca_dev_rep) -> doca_error_t {
-    ffi(|| {
-        if dev.is_null() {
-            return Err(invalid("dev is NULL"));
-        }
-        // SAFETY: an open representor handle, closed once.
-        drop(unsafe { Box::from_raw(dev) });
-        Ok(())
-    })
+    // SAFETY: an open representor handle, closed once.
+    ffi(|| unsafe { free_handle(dev, "dev") })
 }
 
 /// `doca_dev_as_devinfo`.

@@ -5,8 +5,8 @@ use crate::dev::doca_dev;
 use crate::libs::doca_sha_partial_session;
 use crate::mem::{doca_buf, doca_gpu};
 use crate::{
-    Result, doca_data, doca_error_t, err, ffi, handle, handle_mut, into_handle, invalid, out_ptr,
-    put,
+    Result, doca_data, doca_error_t, err, ffi, free_handle, handle, handle_mut, invalid,
+    new_handle, out_ptr, put,
 };
 use doca_core::exec::JobRecord;
 use doca_core::sync_event::{JOB_GET, JOB_UPDATE_ADD, JOB_UPDATE_SET, JOB_WAIT_GT};
@@ -339,11 +339,11 @@ pub unsafe extern "C" fn doca_workq_create(
     workq: *mut *mut doca_workq,
 ) -> doca_error_t {
     ffi(|| {
-        let out = out_ptr(workq, "workq")?;
-        let wq = WorkQ::new(depth)?;
-        // SAFETY: output checked.
-        unsafe { put(out, into_handle(doca_workq { wq })) };
-        Ok(())
+        new_handle(workq, "workq", || {
+            Ok(doca_workq {
+                wq: WorkQ::new(depth)?,
+            })
+        })
     })
 }
 
@@ -363,8 +363,7 @@ pub unsafe extern "C" fn doca_workq_destroy(workq: *mut doca_workq) -> doca_erro
             ));
         }
         // SAFETY: a live boxed handle, destroyed once.
-        drop(unsafe { Box::from_raw(workq) });
-        Ok(())
+        unsafe { free_handle(workq, "workq") }
     })
 }
 

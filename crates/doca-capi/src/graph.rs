@@ -3,8 +3,8 @@
 use crate::exec::{doca_ctx, doca_event, doca_job, doca_workq, record_from_c, write_back};
 use crate::mem::destroy_in_place;
 use crate::{
-    Result, doca_data, doca_error_t, doca_graph_instance_node_state, err, ffi, handle, handle_mut,
-    into_handle, invalid, out_ptr, put,
+    Result, doca_data, doca_error_t, doca_graph_instance_node_state, err, ffi, free_handle, handle,
+    handle_mut, into_handle, invalid, new_handle, out_ptr, put,
 };
 use doca_core::exec::{Job, JobRecord};
 use doca_core::graph::JOB_GRAPH;
@@ -65,19 +65,13 @@ impl Job for RawJob {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_graph_create(graph: *mut *mut doca_graph) -> doca_error_t {
     ffi(|| {
-        let out = out_ptr(graph, "graph")?;
-        // SAFETY: output checked.
-        unsafe {
-            put(
-                out,
-                into_handle(doca_graph {
-                    graph: Graph::new(),
-                    instances: AtomicUsize::new(0),
-                    nodes: Vec::new(),
-                }),
-            )
-        };
-        Ok(())
+        new_handle(graph, "graph", || {
+            Ok(doca_graph {
+                graph: Graph::new(),
+                instances: AtomicUsize::new(0),
+                nodes: Vec::new(),
+            })
+        })
     })
 }
 
@@ -310,8 +304,7 @@ pub unsafe extern "C" fn doca_graph_instance_destroy(
             .instances
             .fetch_sub(1, Ordering::AcqRel);
         // SAFETY: a live boxed handle, destroyed once.
-        drop(unsafe { Box::from_raw(graph_instance) });
-        Ok(())
+        unsafe { free_handle(graph_instance, "graph_instance") }
     })
 }
 

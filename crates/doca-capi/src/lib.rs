@@ -150,6 +150,32 @@ pub(crate) fn into_handle<T>(v: T) -> *mut T {
     Box::into_raw(Box::new(v))
 }
 
+/// Makes an object and hands it to C through `out` (checked before it is made).
+pub(crate) fn new_handle<T>(
+    out: *mut *mut T,
+    what: &str,
+    make: impl FnOnce() -> Result<T>,
+) -> Result<()> {
+    let out = out_ptr(out, what)?;
+    let h = into_handle(make()?);
+    // SAFETY: checked non-NULL; the C caller gives writable memory for the handle.
+    unsafe { put(out, h) };
+    Ok(())
+}
+
+/// Frees a boxed handle.
+///
+/// # Safety
+/// `p` is NULL or a live boxed handle, freed once.
+pub(crate) unsafe fn free_handle<T>(p: *mut T, what: &str) -> Result<()> {
+    if p.is_null() {
+        return Err(invalid(format!("{what} is NULL")));
+    }
+    // SAFETY: the caller's contract.
+    drop(unsafe { Box::from_raw(p) });
+    Ok(())
+}
+
 /// `doca_get_error_name`.
 #[unsafe(no_mangle)]
 pub extern "C" fn doca_get_error_name(error: doca_error_t) -> *const c_char {

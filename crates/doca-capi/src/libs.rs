@@ -5,7 +5,8 @@ use crate::exec::{Kind, doca_ctx, doca_workq};
 use crate::mem::destroy_in_place;
 use crate::{
     Result, doca_dma_job_types, doca_ec_job_types, doca_ec_matrix_types, doca_error_t,
-    doca_sha_job_type, ffi, ffi_value, handle, handle_mut, into_handle, invalid, out_ptr, put,
+    doca_sha_job_type, ffi, ffi_value, free_handle, handle, handle_mut, invalid, new_handle,
+    out_ptr, put,
 };
 use ::doca_dma::Dma;
 use ::doca_ec::{Ec, Matrix, MatrixType};
@@ -46,17 +47,15 @@ pub(crate) fn create<T>(
     kind: Kind,
 ) -> doca_error_t {
     ffi(|| {
-        let out = out_ptr(out, "output")?;
-        let h = into_handle(LibHandle {
-            ctx: doca_ctx {
-                ctx: ctx.clone(),
-                kind,
-            },
-            lib,
-        });
-        // SAFETY: output checked.
-        unsafe { put(out, h) };
-        Ok(())
+        new_handle(out, "output", || {
+            Ok(LibHandle {
+                ctx: doca_ctx {
+                    ctx: ctx.clone(),
+                    kind,
+                },
+                lib,
+            })
+        })
     })
 }
 
@@ -68,8 +67,7 @@ pub(crate) fn destroy<T>(p: *mut LibHandle<T>) -> doca_error_t {
         let h = unsafe { handle(p, "context") }?;
         h.ctx.ctx.clone().destroy().map_err(|(_, e)| e)?;
         // SAFETY: a live boxed handle, destroyed once.
-        drop(unsafe { Box::from_raw(p) });
-        Ok(())
+        unsafe { free_handle(p, "context") }
     })
 }
 
@@ -241,11 +239,10 @@ pub unsafe extern "C" fn doca_sha_partial_session_create(
     ffi(|| {
         // SAFETY: NULL or live handles.
         let (s, w) = unsafe { (handle(ctx, "ctx")?, handle(workq, "workq")?) };
-        let out = out_ptr(session, "session")?;
-        let ps = s.lib.partial_session_create(&w.wq)?;
-        // SAFETY: output checked.
-        unsafe { put(out, into_handle(doca_sha_partial_session { session: ps })) };
-        Ok(())
+        new_handle(session, "session", || {
+            let session = s.lib.partial_session_create(&w.wq)?;
+            Ok(doca_sha_partial_session { session })
+        })
     })
 }
 
@@ -345,13 +342,7 @@ pub unsafe extern "C" fn doca_ec_get_max_list_buf_num_elem(
 }
 
 fn new_matrix(out: *mut *mut doca_matrix, f: impl FnOnce() -> Result<Matrix>) -> doca_error_t {
-    ffi(|| {
-        let o = out_ptr(out, "matrix")?;
-        let m = f()?;
-        // SAFETY: output checked.
-        unsafe { put(o, into_handle(m)) };
-        Ok(())
-    })
+    ffi(|| new_handle(out, "matrix", f))
 }
 
 /// `doca_ec_matrix_create`.
@@ -366,15 +357,13 @@ pub unsafe extern "C" fn doca_ec_matrix_create(
     new_matrix(matrix, || {
         // SAFETY: NULL or a live handle.
         let e = unsafe { handle(ctx, "ctx") }?;
-        let kind = match type_ {
-            1 => MatrixType::Cauchy,
-            2 => MatrixType::Vandermonde,
-            t => {
-                return Err(invalid(format!(
-                    "matrix type {t} is not DOCA_CODING_MATRIX_CAUCHY (1) or DOCA_CODING_MATRIX_VANDERMONDE (2)"
-                )));
-            }
-        };
+        let kind = u32::try_from(type_)
+            .map_err(|_| {
+                invalid(format!(
+                    "{type_} is not a matrix type (1: Cauchy, 2: Vandermonde)"
+                ))
+            })
+            .and_then(MatrixType::try_from)?;
         e.lib
             .matrix_create(kind, data_block_count, rdnc_block_count)
     })
@@ -421,6 +410,32 @@ pub unsafe extern "C" fn doca_ec_matrix_from_raw(
     })
 }
 
+/// A matrix derived from a coding matrix and a list of block indices (update or recover).
+///
+/// # Safety
+/// Handles are NULL or live; `indices` holds `n` entries.
+unsafe fn derived_matrix(
+    coding_matrix: *const doca_matrix,
+    ctx: *mut doca_ec,
+    indices: *const u32,
+    n: usize,
+    what: &str,
+    matrix: *mut *mut doca_matrix,
+    make: impl FnOnce(&Ec, &Matrix, &[u32]) -> Result<Matrix>,
+) -> doca_error_t {
+    new_matrix(matrix, || {
+        // SAFETY: the caller's contract.
+        let (c, e, idx) = unsafe {
+            (
+                handle(coding_matrix, "coding_matrix")?,
+                handle(ctx, "ctx")?,
+                slice(indices, n, what)?,
+            )
+        };
+        make(&e.lib, c, idx)
+    })
+}
+
 /// `doca_ec_update_matrix_create`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_ec_update_matrix_create(
@@ -430,17 +445,18 @@ pub unsafe extern "C" fn doca_ec_update_matrix_create(
     n_updates: usize,
     matrix: *mut *mut doca_matrix,
 ) -> doca_error_t {
-    new_matrix(matrix, || {
-        // SAFETY: NULL or live handles; update_indices holds n_updates entries.
-        let (c, e, idx) = unsafe {
-            (
-                handle(coding_matrix, "coding_matrix")?,
-                handle(ctx, "ctx")?,
-                slice(update_indices, n_updates, "update_indices")?,
-            )
-        };
-        e.lib.update_matrix_create(c, idx)
-    })
+    // SAFETY: the C contract: live handles, n_updates indices.
+    unsafe {
+        derived_matrix(
+            coding_matrix,
+            ctx,
+            update_indices,
+            n_updates,
+            "update_indices",
+            matrix,
+            |e, c, i| e.update_matrix_create(c, i),
+        )
+    }
 }
 
 /// `doca_ec_recover_matrix_create`.
@@ -452,17 +468,18 @@ pub unsafe extern "C" fn doca_ec_recover_matrix_create(
     n_missing: usize,
     matrix: *mut *mut doca_matrix,
 ) -> doca_error_t {
-    new_matrix(matrix, || {
-        // SAFETY: NULL or live handles; missing_indices holds n_missing entries.
-        let (c, e, idx) = unsafe {
-            (
-                handle(coding_matrix, "coding_matrix")?,
-                handle(ctx, "ctx")?,
-                slice(missing_indices, n_missing, "missing_indices")?,
-            )
-        };
-        e.lib.recover_matrix_create(c, idx)
-    })
+    // SAFETY: the C contract: live handles, n_missing indices.
+    unsafe {
+        derived_matrix(
+            coding_matrix,
+            ctx,
+            missing_indices,
+            n_missing,
+            "missing_indices",
+            matrix,
+            |e, c, i| e.recover_matrix_create(c, i),
+        )
+    }
 }
 
 /// `doca_ec_matrix_destroy`.

@@ -3,8 +3,8 @@
 
 use crate::dev::doca_dev;
 use crate::{
-    Result, doca_data, doca_error_t, err, ffi, handle, handle_mut, into_handle, invalid, out_ptr,
-    put,
+    Result, doca_data, doca_error_t, err, ffi, free_handle, handle, handle_mut, invalid,
+    new_handle, out_ptr, put,
 };
 use doca_core::{
     AccessFlags, Buf, BufArray, BufDesc, BufInventory, BufPool, Data, Error, ErrorCode, Mmap,
@@ -83,15 +83,9 @@ pub unsafe extern "C" fn doca_mmap_create(
     mmap: *mut *mut doca_mmap,
 ) -> doca_error_t {
     ffi(|| {
-        let out = out_ptr(mmap, "mmap")?;
-        // SAFETY: NULL or readable user data; out checked.
-        unsafe {
-            put(
-                out,
-                into_handle(Mmap::with_user_data(user_data(user_data_p))),
-            )
-        };
-        Ok(())
+        // SAFETY: NULL or readable user data.
+        let ud = unsafe { user_data(user_data_p) };
+        new_handle(mmap, "mmap", || Ok(Mmap::with_user_data(ud)))
     })
 }
 
@@ -494,13 +488,11 @@ pub unsafe extern "C" fn doca_buf_inventory_create(
     buf_inventory: *mut *mut doca_buf_inventory,
 ) -> doca_error_t {
     ffi(|| {
-        let out = out_ptr(buf_inventory, "buf_inventory")?;
-        // SAFETY: NULL or readable user data.
-        let inv =
-            BufInventory::create(unsafe { user_data(user_data_p) }, num_elements, extensions)?;
-        // SAFETY: output checked.
-        unsafe { put(out, into_handle(inv)) };
-        Ok(())
+        new_handle(buf_inventory, "buf_inventory", || {
+            // SAFETY: NULL or readable user data.
+            let ud = unsafe { user_data(user_data_p) };
+            BufInventory::create(ud, num_elements, extensions)
+        })
     })
 }
 
@@ -597,18 +589,16 @@ pub unsafe extern "C" fn doca_bufpool_create(
     ffi(|| {
         // SAFETY: NULL or a live handle / readable user data.
         let (m, ud) = unsafe { (handle(mmap, "mmap")?, user_data(user_data_p)) };
-        let out = out_ptr(bufpool, "bufpool")?;
-        let p = BufPool::create(
-            ud,
-            num_elements,
-            extensions,
-            element_size,
-            element_alignment,
-            m,
-        )?;
-        // SAFETY: output checked.
-        unsafe { put(out, into_handle(p)) };
-        Ok(())
+        new_handle(bufpool, "bufpool", || {
+            BufPool::create(
+                ud,
+                num_elements,
+                extensions,
+                element_size,
+                element_alignment,
+                m,
+            )
+        })
     })
 }
 
@@ -671,11 +661,7 @@ pub unsafe extern "C" fn doca_buf_arr_create(
     ffi(|| {
         // SAFETY: NULL or a live handle.
         let m = unsafe { handle(mmap, "mmap") }?;
-        let out = out_ptr(buf_arr, "buf_arr")?;
-        let a = BufArray::create(m)?;
-        // SAFETY: output checked.
-        unsafe { put(out, into_handle(a)) };
-        Ok(())
+        new_handle(buf_arr, "buf_arr", || BufArray::create(m))
     })
 }
 
@@ -718,14 +704,8 @@ pub unsafe extern "C" fn doca_buf_arr_stop(buf_arr: *mut doca_buf_arr) -> doca_e
 /// `doca_buf_arr_destroy`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_buf_arr_destroy(buf_arr: *mut doca_buf_arr) -> doca_error_t {
-    ffi(|| {
-        if buf_arr.is_null() {
-            return Err(invalid("buf_arr is NULL"));
-        }
-        // SAFETY: a live boxed handle, destroyed once.
-        drop(unsafe { Box::from_raw(buf_arr) });
-        Ok(())
-    })
+    // SAFETY: a live boxed handle, destroyed once.
+    ffi(|| unsafe { free_handle(buf_arr, "buf_arr") })
 }
 
 /// `doca_buf_arr_get_gpu_handle`.
