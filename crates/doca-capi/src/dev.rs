@@ -33,20 +33,37 @@ pub struct doca_dev_rep {
     info: doca_devinfo_rep,
 }
 
-/// A NULL-terminated array of boxed handles, for C.
-fn list_into_c<T>(items: Vec<T>) -> *mut *mut T {
+/// Hands C a NULL-terminated array of boxed handles and its length; both outputs are
+/// checked before `items` is made.
+fn give_list<T>(
+    list: *mut *mut *mut T,
+    len: *mut u32,
+    items: impl FnOnce() -> Result<Vec<T>>,
+) -> Result<()> {
+    let (list, len) = (out_ptr(list, "list")?, out_ptr(len, "count")?);
+    let items = items()?;
+    let n = items.len() as u32;
     let mut v: Vec<*mut T> = items.into_iter().map(into_handle).collect();
     v.push(std::ptr::null_mut());
-    Box::into_raw(v.into_boxed_slice()) as *mut *mut T
+    let p = Box::into_raw(v.into_boxed_slice()) as *mut *mut T;
+    // SAFETY: both outputs were checked non-NULL; the caller gives writable memory.
+    unsafe {
+        put(list, p);
+        put(len, n);
+    }
+    Ok(())
 }
 
-/// Frees an array made by [`list_into_c`].
+/// Frees an array made by [`give_list`].
 ///
 /// # Safety
-/// `list` came from `list_into_c::<T>` and is freed once.
-unsafe fn list_free<T>(list: *mut *mut T) {
+/// `list` is NULL or came from `give_list::<T>`, and is freed once.
+unsafe fn free_list<T>(list: *mut *mut T) -> Result<()> {
+    if list.is_null() {
+        return Err(invalid("the list is NULL"));
+    }
     let mut n = 0;
-    // SAFETY: the array ends with NULL (list_into_c).
+    // SAFETY: the array ends with NULL (give_list).
     while !unsafe { *list.add(n) }.is_null() {
         n += 1;
     }
@@ -57,6 +74,7 @@ unsafe fn list_free<T>(list: *mut *mut T) {
             drop(Box::from_raw(*p));
         }
     }
+    Ok(())
 }
 
 /// `doca_devinfo_list_create`.
@@ -66,22 +84,13 @@ pub unsafe extern "C" fn doca_devinfo_list_create(
     nb_devs: *mut u32,
 ) -> doca_error_t {
     ffi(|| {
-        let out = out_ptr(dev_list, "dev_list")?;
-        let n_out = out_ptr(nb_devs, "nb_devs")?;
-        let infos = doca_core::devinfo_list()?;
-        let n = infos.len() as u32;
-        let list = list_into_c(
-            infos
+        give_list(dev_list, nb_devs, || {
+            let infos = doca_core::devinfo_list()?;
+            Ok(infos
                 .into_iter()
                 .map(|info| doca_devinfo { info })
-                .collect(),
-        );
-        // SAFETY: both outputs were checked non-NULL; the caller gives writable memory.
-        unsafe {
-            put(out, list);
-            put(n_out, n);
-        }
-        Ok(())
+                .collect())
+        })
     })
 }
 
@@ -90,14 +99,8 @@ pub unsafe extern "C" fn doca_devinfo_list_create(
 pub unsafe extern "C" fn doca_devinfo_list_destroy(
     dev_list: *mut *mut doca_devinfo,
 ) -> doca_error_t {
-    ffi(|| {
-        if dev_list.is_null() {
-            return Err(invalid("dev_list is NULL"));
-        }
-        // SAFETY: a list from doca_devinfo_list_create, destroyed once (the C contract).
-        unsafe { list_free(dev_list) };
-        Ok(())
-    })
+    // SAFETY: a list from doca_devinfo_list_create, destroyed once (the C contract).
+    ffi(|| unsafe { free_list(dev_list) })
 }
 
 /// `doca_devinfo_rep_list_create`.
@@ -111,21 +114,13 @@ pub unsafe extern "C" fn doca_devinfo_rep_list_create(
     ffi(|| {
         // SAFETY: dev is NULL or an open device handle.
         let dev = unsafe { handle(dev, "dev") }?;
-        let out = out_ptr(dev_list_rep, "dev_list_rep")?;
-        let n_out = out_ptr(nb_devs_rep, "nb_devs_rep")?;
-        let reps = dev.dev.rep_list(RepFilter::from_raw(filter)?)?;
-        let n = reps.len() as u32;
-        let list = list_into_c(
-            reps.into_iter()
+        give_list(dev_list_rep, nb_devs_rep, || {
+            let reps = dev.dev.rep_list(RepFilter::from_raw(filter)?)?;
+            Ok(reps
+                .into_iter()
                 .map(|info| doca_devinfo_rep { info })
-                .collect(),
-        );
-        // SAFETY: outputs checked non-NULL.
-        unsafe {
-            put(out, list);
-            put(n_out, n);
-        }
-        Ok(())
+                .collect())
+        })
     })
 }
 
@@ -134,14 +129,8 @@ pub unsafe extern "C" fn doca_devinfo_rep_list_create(
 pub unsafe extern "C" fn doca_devinfo_rep_list_destroy(
     dev_list_rep: *mut *mut doca_devinfo_rep,
 ) -> doca_error_t {
-    ffi(|| {
-        if dev_list_rep.is_null() {
-            return Err(invalid("dev_list_rep is NULL"));
-        }
-        // SAFETY: a list from doca_devinfo_rep_list_create, destroyed once.
-        unsafe { list_free(dev_list_rep) };
-        Ok(())
-    })
+    // SAFETY: a list from doca_devinfo_rep_list_create, destroyed once.
+    ffi(|| unsafe { free_list(dev_list_rep) })
 }
 
 /// `doca_dev_open`.
