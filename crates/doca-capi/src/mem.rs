@@ -331,6 +331,16 @@ getter!(
 
 // ---- buffers ----
 
+/// Hands C a new buffer: its reference passes to the caller (`out` is checked before the
+/// buffer is taken).
+fn give_buf(out: *mut *mut doca_buf, what: &str, take: impl FnOnce() -> Result<Buf>) -> Result<()> {
+    let out = out_ptr(out, what)?;
+    let b = take()?;
+    // SAFETY: checked non-NULL; the C caller gives writable memory.
+    unsafe { put(out, b.into_raw().as_ptr()) };
+    Ok(())
+}
+
 /// A borrowed handle view of a C buffer: C holds the reference.
 ///
 /// # Safety
@@ -537,11 +547,9 @@ pub unsafe extern "C" fn doca_buf_inventory_buf_by_args(
     ffi(|| {
         // SAFETY: NULL or live handles.
         let (inv, m) = unsafe { (handle(inventory, "inventory")?, handle(mmap, "mmap")?) };
-        let out = out_ptr(buf, "buf")?;
-        let b = inv.buf_by_args(m, addr as *mut u8, len, data as *mut u8, data_len)?;
-        // SAFETY: output checked; the reference passes to the caller.
-        unsafe { put(out, b.into_raw().as_ptr()) };
-        Ok(())
+        give_buf(buf, "buf", || {
+            inv.buf_by_args(m, addr as *mut u8, len, data as *mut u8, data_len)
+        })
     })
 }
 
@@ -555,11 +563,7 @@ pub unsafe extern "C" fn doca_buf_inventory_buf_dup(
     ffi(|| {
         // SAFETY: NULL or live handles.
         let (inv, src) = unsafe { (handle(inventory, "inventory")?, handle(src_buf, "src_buf")?) };
-        let out = out_ptr(dst_buf, "dst_buf")?;
-        let b = inv.buf_dup(src)?;
-        // SAFETY: output checked.
-        unsafe { put(out, b.into_raw().as_ptr()) };
-        Ok(())
+        give_buf(dst_buf, "dst_buf", || inv.buf_dup(src))
     })
 }
 
@@ -632,11 +636,7 @@ pub unsafe extern "C" fn doca_bufpool_buf_alloc(
     ffi(|| {
         // SAFETY: NULL or a live handle.
         let p = unsafe { handle(bufpool, "bufpool") }?;
-        let out = out_ptr(buf, "buf")?;
-        let b = p.buf_alloc()?;
-        // SAFETY: output checked.
-        unsafe { put(out, b.into_raw().as_ptr()) };
-        Ok(())
+        give_buf(buf, "buf", || p.buf_alloc())
     })
 }
 
