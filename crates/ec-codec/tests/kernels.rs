@@ -114,6 +114,23 @@ fn shapes_from_one_to_the_maxima() {
 }
 
 #[test]
+fn output_groups_over_staged_tiles_with_a_short_last_tile() {
+    // More outputs than any kernel's group, so sources are staged tile by tile; block
+    // lengths that leave a short last tile, and blocks that start mid-line.
+    for (i, (rows, cols, len, shift)) in [
+        (20, 40, (64 << 10) + 192, 3),
+        (32, 128, (8 << 10) + 64, 0),
+        (17, 9, (256 << 10) + 640, 17),
+        (32, 288, 1024 + 64, 5),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        check(rows, cols, len, shift, 4000 + i as u64);
+    }
+}
+
+#[test]
 fn parallel_path_matches() {
     let rows = 4;
     let cols = 10;

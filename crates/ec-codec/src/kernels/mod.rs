@@ -18,10 +18,6 @@ pub const MIN_BLOCK: usize = 64;
 /// Largest block (128 MiB).
 pub const MAX_BLOCK: usize = 128 << 20;
 
-/// Bytes of source data a tile may span, so that re-reading sources for the next
-/// group of outputs hits the L2 cache.
-const TILE_BUDGET: usize = 384 << 10;
-
 /// A coefficient matrix prepared for the kernels: rows x cols coefficients plus, per
 /// coefficient, its nibble tables (shuffle kernels) and affine bit matrix (GFNI).
 #[derive(Debug, Clone)]
@@ -38,8 +34,6 @@ pub struct GfMatrix {
     pub(crate) nonzero: Vec<u32>,
     /// Per column: bit r set when coef(r, c) == 1.
     pub(crate) ones: Vec<u32>,
-    /// Tile length in bytes (a multiple of 64).
-    pub(crate) tile: usize,
     isa: Isa,
 }
 
@@ -128,7 +122,6 @@ impl GfMatrix {
                 ones[c] |= ((v == 1) as u32) << r;
             }
         }
-        let tile = (TILE_BUDGET / cols).clamp(1024, 64 << 10) / 64 * 64;
         Ok(GfMatrix {
             rows,
             cols,
@@ -137,7 +130,6 @@ impl GfMatrix {
             affine,
             nonzero,
             ones,
-            tile,
             isa: dispatch::selected(),
         })
     }

@@ -2,6 +2,7 @@
 //! 64-byte cache line (two registers), so every loaded table serves two vectors and every
 //! source line is consumed at once.
 
+use super::PREFETCH_AHEAD;
 use crate::kernels::{ColKind, Prepared};
 use std::arch::x86_64::*;
 
@@ -51,6 +52,7 @@ unsafe fn group<const N: usize, const DENSE: bool>(
                 }
                 continue;
             }
+            _mm_prefetch::<_MM_HINT_T0>(src.wrapping_add(pos + PREFETCH_AHEAD).cast());
             let lo0 = _mm256_and_si256(x0, mask);
             let hi0 = _mm256_and_si256(_mm256_srli_epi64::<4>(x0), mask);
             let lo1 = _mm256_and_si256(x1, mask);

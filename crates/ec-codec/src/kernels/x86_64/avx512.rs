@@ -1,5 +1,6 @@
 //! AVX-512BW: nibble-table shuffles on 512-bit registers, 64 bytes per step.
 
+use super::PREFETCH_AHEAD;
 use crate::kernels::{ColKind, Prepared};
 use std::arch::x86_64::*;
 
@@ -41,6 +42,7 @@ unsafe fn group<const N: usize, const DENSE: bool>(
                 }
                 continue;
             }
+            _mm_prefetch::<_MM_HINT_T0>(src.wrapping_add(pos + PREFETCH_AHEAD).cast());
             let lo = _mm512_and_si512(x, mask);
             let hi = _mm512_and_si512(_mm512_srli_epi64::<4>(x), mask);
             for (k, a) in acc.iter_mut().enumerate() {

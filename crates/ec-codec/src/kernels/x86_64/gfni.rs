@@ -3,6 +3,7 @@
 //! (AVX-512 + GFNI) encodings.
 
 pub(crate) mod v256 {
+    use super::super::PREFETCH_AHEAD;
     use crate::kernels::{ColKind, Prepared};
     use std::arch::x86_64::*;
 
@@ -43,6 +44,7 @@ pub(crate) mod v256 {
                     }
                     continue;
                 }
+                _mm_prefetch::<_MM_HINT_T0>(src.wrapping_add(pos + PREFETCH_AHEAD).cast());
                 for (k, a) in acc.iter_mut().enumerate() {
                     // SAFETY: the index is inside rows x cols.
                     let m = _mm256_set1_epi64x(unsafe { *aff.add(c * rows + r0 + k) } as i64);
@@ -66,6 +68,7 @@ pub(crate) mod v256 {
 }
 
 pub(crate) mod v512 {
+    use super::super::PREFETCH_AHEAD;
     use crate::kernels::{ColKind, Prepared};
     use std::arch::x86_64::*;
 
@@ -106,6 +109,7 @@ pub(crate) mod v512 {
                     }
                     continue;
                 }
+                _mm_prefetch::<_MM_HINT_T0>(src.wrapping_add(pos + PREFETCH_AHEAD).cast());
                 for (k, a) in acc.iter_mut().enumerate() {
                     // SAFETY: the index is inside rows x cols.
                     let m = _mm512_set1_epi64(unsafe { *aff.add(c * rows + r0 + k) } as i64);

@@ -1,6 +1,10 @@
 //! x86-64 SIMD kernels. Each module exposes `run` with the signature of the scalar
 //! kernel plus a non-temporal-store flag; callers check CPU support first.
 
+use super::{MAX_COLS, MAX_ROWS};
+use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+use std::mem::MaybeUninit;
+
 /// Calls `$f::<N, $d>` for N = 1..=16 chosen at run time.
 macro_rules! for_n {
     ($n:expr, $f:ident, $d:expr, $($arg:expr),*) => {
@@ -25,9 +29,13 @@ macro_rules! for_n {
     };
 }
 
-/// The tile/group driver shared by every SIMD kernel: walks the block length in tiles
-/// (so that re-reading sources for later output groups hits the cache) and the outputs
-/// in groups of at most `$g`, calling `$group::<N>` for each.
+/// The driver shared by every SIMD kernel. Outputs are computed in groups of at most
+/// `$g`, each held in registers while every source is read once. With one group the
+/// kernel streams straight from the sources. With several, every group reads every
+/// source again, so the block length is walked in tiles and each tile of every source is
+/// first copied into a stack buffer ([`staged`]) that the groups then read: blocks
+/// that start at the same offset in their pages would otherwise all land in the same
+/// few L1 cache sets and evict each other between groups.
 macro_rules! driver {
     ($feat:literal, $g:expr, $group:ident) => {
         /// Runs the kernel over `[off, off + len)`.
@@ -44,30 +52,116 @@ macro_rules! driver {
             len: usize,
             nt: bool,
         ) {
-            let rows = outs.len();
-            let tile = if rows > $g { p.tile.min(len) } else { len };
-            let mut t = 0;
-            while t < len {
-                let tl = tile.min(len - t);
-                let mut r0 = 0;
-                while r0 < rows {
-                    let n = (rows - r0).min($g);
-                    if p.all_mul(r0, n) {
-                        // SAFETY: forwarded contract; n <= $g and r0 + n <= rows.
-                        unsafe { for_n!(n, $group, true, p, ins, outs, r0, off + t, tl, nt) };
-                    } else {
-                        // SAFETY: as above.
-                        unsafe { for_n!(n, $group, false, p, ins, outs, r0, off + t, tl, nt) };
-                    }
-                    r0 += n;
-                }
-                t += tl;
+            if outs.len() <= $g {
+                // SAFETY: forwarded contract.
+                unsafe { groups(p, ins, outs, off, len, nt) };
+            } else {
+                // SAFETY: forwarded contract; `staged` hands `groups` a copy of each
+                // source tile and the outputs advanced to the tile.
+                unsafe {
+                    $crate::kernels::x86_64::staged(ins, outs, off, len, |sins, souts, tl| {
+                        groups(p, sins, souts, 0, tl, nt)
+                    })
+                };
             }
             if nt {
                 std::arch::x86_64::_mm_sfence();
             }
         }
+
+        /// Every output group over `[off, off + len)`.
+        ///
+        /// # Safety
+        /// As for `run`.
+        #[target_feature(enable = $feat)]
+        unsafe fn groups(
+            p: &$crate::kernels::Prepared,
+            ins: &[*const u8],
+            outs: &[*mut u8],
+            off: usize,
+            len: usize,
+            nt: bool,
+        ) {
+            let rows = outs.len();
+            let mut r0 = 0;
+            while r0 < rows {
+                let n = (rows - r0).min($g);
+                if p.all_mul(r0, n) {
+                    // SAFETY: forwarded contract; n <= $g and r0 + n <= rows.
+                    unsafe { for_n!(n, $group, true, p, ins, outs, r0, off, len, nt) };
+                } else {
+                    // SAFETY: as above.
+                    unsafe { for_n!(n, $group, false, p, ins, outs, r0, off, len, nt) };
+                }
+                r0 += n;
+            }
+        }
     };
+}
+
+/// How far ahead of the bytes being multiplied each source is prefetched: the hardware
+/// prefetchers lose track when a job reads dozens of blocks at once.
+pub(crate) const PREFETCH_AHEAD: usize = 128;
+
+/// Bytes of stack holding one tile of every source while the output groups run over it.
+const STAGE_BYTES: usize = 64 << 10;
+
+#[repr(C, align(64))]
+struct Stage([MaybeUninit<u8>; STAGE_BYTES]);
+
+/// Tile length for `cols` staged sources: as many 64-byte lines as fit, made odd so
+/// that the copies, laid end to end, start in different L1 cache sets.
+pub(crate) fn stage_tile(cols: usize) -> usize {
+    let lines = (STAGE_BYTES / 64 / cols).max(1);
+    (lines - 1 + lines % 2).max(1) * 64
+}
+
+/// Walks `[off, off + len)` in tiles: copies the tile of every input into a stack
+/// buffer (prefetching the next tile) and calls `f(staged inputs, outputs advanced to
+/// the tile, tile length)`.
+///
+/// # Safety
+/// Inputs readable and outputs writable over the range; `len` a multiple of 64; `f`
+/// must only read the staged inputs and write the given outputs over the tile length.
+pub(crate) unsafe fn staged(
+    ins: &[*const u8],
+    outs: &[*mut u8],
+    off: usize,
+    len: usize,
+    mut f: impl FnMut(&[*const u8], &[*mut u8], usize),
+) {
+    let cols = ins.len();
+    let tile = stage_tile(cols);
+    let mut stage = MaybeUninit::<Stage>::uninit();
+    let base = stage.as_mut_ptr().cast::<u8>();
+    let mut sp = [std::ptr::null::<u8>(); MAX_COLS];
+    for (c, d) in sp.iter_mut().take(cols).enumerate() {
+        // SAFETY: cols * tile <= STAGE_BYTES by construction of `stage_tile`.
+        *d = unsafe { base.add(c * tile) };
+    }
+    let mut op = [std::ptr::null_mut::<u8>(); MAX_ROWS];
+    let mut t = 0;
+    while t < len {
+        let tl = tile.min(len - t);
+        for (c, &src) in ins.iter().enumerate() {
+            // SAFETY: the input is readable over [off + t, off + t + tl) and the copy
+            // lands inside this input's slot of the stack buffer.
+            unsafe { std::ptr::copy_nonoverlapping(src.add(off + t), base.add(c * tile), tl) };
+            let mut l = 0;
+            while l < tl {
+                // SAFETY: SSE is part of x86-64; a prefetch never faults, so an address
+                // past the block is harmless.
+                unsafe { _mm_prefetch::<_MM_HINT_T0>(src.wrapping_add(off + t + tl + l).cast()) };
+                l += 64;
+            }
+        }
+        for (d, &o) in op.iter_mut().zip(outs) {
+            // SAFETY: off + t is inside the output range.
+            *d = unsafe { o.add(off + t) };
+        }
+        f(&sp[..cols], &op[..outs.len()], tl);
+        t += tl;
+    }
 }
 
 pub(crate) mod avx2;
