@@ -197,7 +197,9 @@ impl GfMatrix {
     }
 
     /// out[r] = sum over c of coef(r, c) * in[c]. All blocks have the same size, a
-    /// multiple of 64 between 64 B and 128 MiB. Allocates nothing.
+    /// multiple of 64 between 64 B and 128 MiB. Allocates nothing; the SIMD kernels use
+    /// up to 64 KiB of the calling thread's stack to stage sources when the outputs
+    /// take several register groups.
     pub fn apply(&self, inputs: &[&[u8]], outputs: &mut [&mut [u8]]) -> Result<()> {
         self.apply_par(inputs, outputs, 1)
     }
