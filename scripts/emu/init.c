@@ -10,6 +10,7 @@
 #include <sys/reboot.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 static void cpu_flags(void) {
@@ -85,6 +86,9 @@ int main(void) {
     }
     printf("EMU done ran=%d failed=%d\n", ran, failed);
     sync();
+    /* Power-off drops console output still queued for the serial port. */
+    tcdrain(STDOUT_FILENO);
+    sleep(2);
     reboot(RB_POWER_OFF);
     return 0;
 }

@@ -49,24 +49,30 @@ fn check_coefs(rows: usize, cols: usize, len: usize, shift: usize, coefs: &[u8],
             .apply(&inputs, &mut outs)
             .unwrap();
     }
+    // Every kernel is run before any failure is reported, so one report names all the
+    // kernels that disagree.
+    let mut failures = Vec::new();
     for isa in kernels() {
         let g = base.clone().with_isa(isa).unwrap();
         let mut got: Vec<Vec<u8>> = (0..rows).map(|_| vec![0xeeu8; len + shift]).collect();
         let mut outs: Vec<&mut [u8]> = got.iter_mut().map(|b| &mut b[shift..]).collect();
         g.apply(&inputs, &mut outs).unwrap();
         for r in 0..rows {
-            assert!(
-                got[r][shift..] == want[r][..],
-                "{} differs: {rows}x{cols}, len {len}, shift {shift}, row {r}",
-                isa.name()
-            );
-            assert!(
-                got[r][..shift].iter().all(|&b| b == 0xee),
-                "{} wrote before the block",
-                isa.name()
-            );
+            if got[r][shift..] != want[r][..] {
+                let at = (0..len).find(|&i| got[r][shift + i] != want[r][i]).unwrap();
+                failures.push(format!(
+                    "{} differs: {rows}x{cols}, len {len}, shift {shift}, row {r}, first at byte {at}",
+                    isa.name()
+                ));
+                break;
+            }
+            if !got[r][..shift].iter().all(|&b| b == 0xee) {
+                failures.push(format!("{} wrote before the block", isa.name()));
+                break;
+            }
         }
     }
+    assert!(failures.is_empty(), "{}", failures.join("; "));
 }
 
 #[test]
