@@ -19,8 +19,22 @@ fn child_reports_selected_kernel() {
     }
 }
 
+/// Runs this test binary again with `DOCA_EC_ISA=isa`. Where the binary runs under an
+/// emulator (tests built for another architecture), `EC_CODEC_TEST_RUNNER` holds that
+/// emulator's command line, which the child is started with too.
 fn run_child(isa: &str) -> (String, String) {
-    let out = Command::new(std::env::current_exe().unwrap())
+    let exe = std::env::current_exe().unwrap();
+    let runner = std::env::var("EC_CODEC_TEST_RUNNER").unwrap_or_default();
+    let mut runner = runner.split_whitespace();
+    let mut cmd = match runner.next() {
+        Some(prog) => {
+            let mut c = Command::new(prog);
+            c.args(runner).arg(&exe);
+            c
+        }
+        None => Command::new(&exe),
+    };
+    let out = cmd
         .args([
             "--exact",
             "child_reports_selected_kernel",
@@ -33,6 +47,11 @@ fn run_child(isa: &str) -> (String, String) {
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        stdout.contains("SELECTED="),
+        "the child test process did not run ({}): {stderr}",
+        out.status
+    );
     (stdout, stderr)
 }
 

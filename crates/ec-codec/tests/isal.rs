@@ -1,5 +1,6 @@
 //! Byte-for-byte agreement with ISA-L (built from source, linked only in tests and
 //! benchmarks): Cauchy encode of random data and `ec_encode_data_update`-style updates.
+#![cfg(target_arch = "x86_64")]
 
 use ec_codec::{CodingMatrix, Encoder, Isa, Updater};
 use erasure_isa_l_sys as isal;

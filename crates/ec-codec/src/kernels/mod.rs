@@ -7,7 +7,6 @@ pub(crate) mod x86_64;
 
 use crate::dispatch::{self, Isa};
 use crate::error::{CodecError, Result};
-use crate::gf;
 
 /// Most outputs of one multiplication (K, or missing blocks).
 pub const MAX_ROWS: usize = 32;
@@ -27,12 +26,16 @@ pub struct GfMatrix {
     /// Row-major.
     coefs: Vec<u8>,
     /// Column-major: `[c * rows + r]`.
+    #[cfg(target_arch = "x86_64")]
     pub(crate) tables: Vec<[u8; 32]>,
     /// Column-major: `[c * rows + r]`.
+    #[cfg(target_arch = "x86_64")]
     pub(crate) affine: Vec<u64>,
     /// Per column: bit r set when coef(r, c) != 0.
+    #[cfg(target_arch = "x86_64")]
     pub(crate) nonzero: Vec<u32>,
     /// Per column: bit r set when coef(r, c) == 1.
+    #[cfg(target_arch = "x86_64")]
     pub(crate) ones: Vec<u32>,
     isa: Isa,
 }
@@ -41,6 +44,7 @@ pub(crate) type Prepared = GfMatrix;
 
 /// How column `c` contributes to outputs `r0..r0 + n`: skipped (all coefficients 0),
 /// added (every nonzero coefficient is 1) or multiplied.
+#[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ColKind {
     Zero,
@@ -49,6 +53,7 @@ pub(crate) enum ColKind {
     Mul,
 }
 
+#[cfg(target_arch = "x86_64")]
 impl GfMatrix {
     /// Whether every coefficient of outputs `r0..r0 + n` is a general one (not 0 or 1),
     /// so the kernels can skip per-column checks.
@@ -102,34 +107,39 @@ impl GfMatrix {
                 coefs.len()
             )));
         }
-        let mut tables = vec![[0u8; 32]; rows * cols];
-        let mut affine = vec![0u64; rows * cols];
-        for c in 0..cols {
-            for r in 0..rows {
-                let v = coefs[r * cols + c];
-                tables[c * rows + r] = gf::nibble_tables(v);
-                affine[c * rows + r] = gf::affine_matrix(v);
-            }
-        }
         // Read the cache size now, so that running the matrix never allocates.
         let _ = dispatch::llc_bytes();
-        let mut nonzero = vec![0u32; cols];
-        let mut ones = vec![0u32; cols];
-        for c in 0..cols {
-            for r in 0..rows {
-                let v = coefs[r * cols + c];
-                nonzero[c] |= ((v != 0) as u32) << r;
-                ones[c] |= ((v == 1) as u32) << r;
+        #[cfg(target_arch = "x86_64")]
+        {
+            let mut tables = vec![[0u8; 32]; rows * cols];
+            let mut affine = vec![0u64; rows * cols];
+            let mut nonzero = vec![0u32; cols];
+            let mut ones = vec![0u32; cols];
+            for c in 0..cols {
+                for r in 0..rows {
+                    let v = coefs[r * cols + c];
+                    tables[c * rows + r] = crate::gf::nibble_tables(v);
+                    affine[c * rows + r] = crate::gf::affine_matrix(v);
+                    nonzero[c] |= ((v != 0) as u32) << r;
+                    ones[c] |= ((v == 1) as u32) << r;
+                }
             }
+            Ok(GfMatrix {
+                rows,
+                cols,
+                coefs: coefs.to_vec(),
+                tables,
+                affine,
+                nonzero,
+                ones,
+                isa: dispatch::selected(),
+            })
         }
+        #[cfg(not(target_arch = "x86_64"))]
         Ok(GfMatrix {
             rows,
             cols,
             coefs: coefs.to_vec(),
-            tables,
-            affine,
-            nonzero,
-            ones,
             isa: dispatch::selected(),
         })
     }
@@ -300,7 +310,10 @@ impl GfMatrix {
         len: usize,
         stream: bool,
     ) {
+        #[cfg(target_arch = "x86_64")]
         let nt = stream && outs.iter().all(|p| (*p as usize + off).is_multiple_of(64));
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = stream;
         match self.isa {
             // SAFETY: forwarded contract.
             Isa::Scalar => unsafe { scalar::run(self, ins, outs, off, len) },
