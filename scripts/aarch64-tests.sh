@@ -11,6 +11,7 @@
 # and exits 0 without testing; any other failure exits non-zero.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/install-missing.sh
 
 target=aarch64-unknown-linux-gnu
 if ! rustup target list --installed 2>/dev/null | grep -qx "$target"; then
@@ -23,14 +24,7 @@ fi
 need=()
 command -v aarch64-linux-gnu-gcc >/dev/null || need+=(gcc-aarch64-linux-gnu)
 command -v qemu-aarch64 >/dev/null || need+=(qemu-user)
-if [ ${#need[@]} -gt 0 ]; then
-    if [ "$(id -u)" != 0 ]; then
-        echo "aarch64-tests: missing packages: ${need[*]} (install them as root)" >&2
-        exit 2
-    fi
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-fi
+install_missing aarch64-tests "${need[@]}"
 
 runner="qemu-aarch64 -L /usr/aarch64-linux-gnu"
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc

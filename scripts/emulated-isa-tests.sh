@@ -31,6 +31,7 @@ while [ $# -gt 0 ]; do
 done
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
+. "$root/scripts/lib/install-missing.sh"
 work="${keep:-$(mktemp -d)}"
 mkdir -p "$work"
 if [ -z "$keep" ]; then
@@ -45,14 +46,7 @@ command -v xvfb-run >/dev/null || need+=(xvfb xauth)
 [ -f /usr/lib/syslinux/modules/bios/ldlinux.c32 ] || need+=(syslinux-common)
 command -v xorriso >/dev/null || need+=(xorriso)
 command -v cpio >/dev/null || need+=(cpio)
-if [ ${#need[@]} -gt 0 ]; then
-    if [ "$(id -u)" != 0 ]; then
-        echo "emulated-isa-tests: missing packages: ${need[*]} (install them as root)" >&2
-        exit 2
-    fi
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-fi
+install_missing emulated-isa-tests "${need[@]}"
 
 # The kernel: Debian's, from the package archive (no modules needed: the serial port,
 # the initramfs and the ISO loader are built in).
