@@ -113,6 +113,9 @@ fn shapes_from_one_to_the_maxima() {
         (1, 128),
         (32, 288),
         (5, 288),
+        // Either side of the AVX2 kernel's switch from 8-output to 4-output passes.
+        (8, 64),
+        (8, 65),
     ];
     for (i, (rows, cols)) in shapes.into_iter().enumerate() {
         check(rows, cols, 256, 0, 1000 + i as u64);

@@ -1,12 +1,29 @@
-//! AVX2: multiplication by nibble-table shuffles (`vpshufb`). Each step covers a whole
-//! 64-byte cache line (two registers), so every loaded table serves two vectors and every
-//! source line is consumed at once.
+//! AVX2: multiplication by nibble-table shuffles (`vpshufb`). Up to 8 outputs are held in
+//! registers per pass. With at most 4, each step covers a whole 64-byte cache line (two
+//! registers per output), so every loaded table serves two vectors; with 5 to 8, a step
+//! covers 32 bytes, so one pass still reads every source once and splits each source
+//! vector into nibbles once for all its outputs. Passes of 5 to 8 outputs are used only
+//! when the matrix's nibble tables fit in L1 (see `group_rows`).
 
 use super::PREFETCH_AHEAD;
 use crate::kernels::{ColKind, Prepared};
 use std::arch::x86_64::*;
 
-driver!("avx2", 4, group);
+driver!("avx2", group_rows, group);
+
+/// Most tables a pass of 5 to 8 outputs may read per step: 32-byte steps read every table
+/// twice as often per byte as 64-byte ones, which pays while the tables stay in L1.
+const WIDE_GROUP_TABLE_BYTES: usize = 16 << 10;
+
+/// Outputs per pass: 8 at 32 bytes per step when the matrix's tables fit in L1, else 4
+/// at 64 bytes per step.
+fn group_rows(p: &Prepared) -> usize {
+    if p.rows * p.cols * 32 <= WIDE_GROUP_TABLE_BYTES {
+        8
+    } else {
+        4
+    }
+}
 
 #[target_feature(enable = "avx2")]
 unsafe fn group<const N: usize, const DENSE: bool>(
@@ -18,14 +35,17 @@ unsafe fn group<const N: usize, const DENSE: bool>(
     len: usize,
     nt: bool,
 ) {
+    // Registers per output and step: two while 2 x N accumulators, the nibbles of two
+    // vectors and two tables fit in the 16 registers; else one.
+    let v = if N <= 4 { 2 } else { 1 };
     let rows = p.rows;
     let tables = p.tables.as_ptr();
     let mask = _mm256_set1_epi8(0x0f);
     let mut pos = off;
     let end = off + len;
     while pos < end {
-        let mut acc0 = [_mm256_setzero_si256(); N];
-        let mut acc1 = [_mm256_setzero_si256(); N];
+        // acc[k][j]: output r0 + k, vector j of the step.
+        let mut acc = [[_mm256_setzero_si256(); 2]; N];
         for (c, &src) in ins.iter().enumerate() {
             let kind = if DENSE {
                 ColKind::Mul
@@ -35,31 +55,32 @@ unsafe fn group<const N: usize, const DENSE: bool>(
             if kind == ColKind::Zero {
                 continue;
             }
-            // SAFETY: pos + 64 <= end (lengths are multiples of 64) and the input is
-            // readable over the range.
-            let (x0, x1) = unsafe {
-                (
-                    _mm256_loadu_si256(src.add(pos).cast()),
-                    _mm256_loadu_si256(src.add(pos + 32).cast()),
-                )
-            };
+            let mut x = [_mm256_setzero_si256(); 2];
+            for (j, x) in x.iter_mut().enumerate().take(v) {
+                // SAFETY: pos + 32 * v <= end (lengths are multiples of 64) and the input
+                // is readable over the range.
+                *x = unsafe { _mm256_loadu_si256(src.add(pos + 32 * j).cast()) };
+            }
             if let ColKind::Xor(bits) = kind {
-                for k in 0..N {
+                for (k, a) in acc.iter_mut().enumerate() {
                     if bits >> k & 1 != 0 {
-                        acc0[k] = _mm256_xor_si256(acc0[k], x0);
-                        acc1[k] = _mm256_xor_si256(acc1[k], x1);
+                        for (a, x) in a.iter_mut().zip(&x).take(v) {
+                            *a = _mm256_xor_si256(*a, *x);
+                        }
                     }
                 }
                 continue;
             }
             _mm_prefetch::<_MM_HINT_T0>(src.wrapping_add(pos + PREFETCH_AHEAD).cast());
-            let lo0 = _mm256_and_si256(x0, mask);
-            let hi0 = _mm256_and_si256(_mm256_srli_epi64::<4>(x0), mask);
-            let lo1 = _mm256_and_si256(x1, mask);
-            let hi1 = _mm256_and_si256(_mm256_srli_epi64::<4>(x1), mask);
+            let mut lo = [_mm256_setzero_si256(); 2];
+            let mut hi = [_mm256_setzero_si256(); 2];
+            for j in 0..v {
+                lo[j] = _mm256_and_si256(x[j], mask);
+                hi[j] = _mm256_and_si256(_mm256_srli_epi64::<4>(x[j]), mask);
+            }
             // SAFETY: the table index is inside rows x cols.
             let t = unsafe { tables.add(c * rows + r0) };
-            for k in 0..N {
+            for (k, a) in acc.iter_mut().enumerate() {
                 // SAFETY: each table entry is 32 bytes: low then high nibble table.
                 let tl = unsafe { _mm256_broadcastsi128_si256(_mm_loadu_si128(t.add(k).cast())) };
                 // SAFETY: as above.
@@ -68,33 +89,27 @@ unsafe fn group<const N: usize, const DENSE: bool>(
                         t.add(k).cast::<u8>().add(16).cast(),
                     ))
                 };
-                acc0[k] = _mm256_xor_si256(
-                    acc0[k],
-                    _mm256_xor_si256(_mm256_shuffle_epi8(tl, lo0), _mm256_shuffle_epi8(th, hi0)),
-                );
-                acc1[k] = _mm256_xor_si256(
-                    acc1[k],
-                    _mm256_xor_si256(_mm256_shuffle_epi8(tl, lo1), _mm256_shuffle_epi8(th, hi1)),
-                );
-            }
-        }
-        for k in 0..N {
-            // SAFETY: the output is writable over the range.
-            let dst = unsafe { outs[r0 + k].add(pos) };
-            if nt {
-                // SAFETY: nt is only set for 64-byte-aligned outputs.
-                unsafe {
-                    _mm256_stream_si256(dst.cast(), acc0[k]);
-                    _mm256_stream_si256(dst.add(32).cast(), acc1[k]);
-                }
-            } else {
-                // SAFETY: as above.
-                unsafe {
-                    _mm256_storeu_si256(dst.cast(), acc0[k]);
-                    _mm256_storeu_si256(dst.add(32).cast(), acc1[k]);
+                for (a, (l, h)) in a.iter_mut().zip(lo.iter().zip(&hi)).take(v) {
+                    *a = _mm256_xor_si256(
+                        *a,
+                        _mm256_xor_si256(_mm256_shuffle_epi8(tl, *l), _mm256_shuffle_epi8(th, *h)),
+                    );
                 }
             }
         }
-        pos += 64;
+        for (k, a) in acc.iter().enumerate() {
+            for (j, a) in a.iter().enumerate().take(v) {
+                // SAFETY: the output is writable over the range.
+                let dst = unsafe { outs[r0 + k].add(pos + 32 * j) };
+                if nt {
+                    // SAFETY: nt is only set for 64-byte-aligned outputs.
+                    unsafe { _mm256_stream_si256(dst.cast(), *a) };
+                } else {
+                    // SAFETY: as above.
+                    unsafe { _mm256_storeu_si256(dst.cast(), *a) };
+                }
+            }
+        }
+        pos += 32 * v;
     }
 }

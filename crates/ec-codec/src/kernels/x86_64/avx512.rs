@@ -4,7 +4,7 @@ use super::PREFETCH_AHEAD;
 use crate::kernels::{ColKind, Prepared};
 use std::arch::x86_64::*;
 
-driver!("avx512f,avx512bw", 16, group);
+driver!("avx512f,avx512bw", |_| 16, group);
 
 #[target_feature(enable = "avx512f,avx512bw")]
 unsafe fn group<const N: usize, const DENSE: bool>(

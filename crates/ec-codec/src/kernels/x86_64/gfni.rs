@@ -7,7 +7,7 @@ pub(crate) mod v256 {
     use crate::kernels::{ColKind, Prepared};
     use std::arch::x86_64::*;
 
-    driver!("avx2,gfni", 8, group);
+    driver!("avx2,gfni", |_| 8, group);
 
     #[target_feature(enable = "avx2,gfni")]
     unsafe fn group<const N: usize, const DENSE: bool>(
@@ -72,7 +72,7 @@ pub(crate) mod v512 {
     use crate::kernels::{ColKind, Prepared};
     use std::arch::x86_64::*;
 
-    driver!("avx512f,avx512bw,gfni", 16, group);
+    driver!("avx512f,avx512bw,gfni", |_| 16, group);
 
     #[target_feature(enable = "avx512f,avx512bw,gfni")]
     unsafe fn group<const N: usize, const DENSE: bool>(

@@ -30,12 +30,12 @@ macro_rules! for_n {
 }
 
 /// The driver shared by every SIMD kernel. Outputs are computed in groups of at most
-/// `$g`, each held in registers while every source is read once. With one group the
-/// kernel streams straight from the sources. With several, every group reads every
-/// source again, so the block length is walked in tiles and each tile of every source is
-/// first copied into a stack buffer ([`staged`]) that the groups then read: blocks
-/// that start at the same offset in their pages would otherwise all land in the same
-/// few L1 cache sets and evict each other between groups.
+/// `$g(p)` (a function of the prepared matrix), each held in registers while every source
+/// is read once. With one group the kernel streams straight from the sources. With
+/// several, every group reads every source again, so the block length is walked in tiles
+/// and each tile of every source is first copied into a stack buffer ([`staged`]) that
+/// the groups then read: blocks that start at the same offset in their pages would
+/// otherwise all land in the same few L1 cache sets and evict each other between groups.
 macro_rules! driver {
     ($feat:literal, $g:expr, $group:ident) => {
         /// Runs the kernel over `[off, off + len)`.
@@ -52,7 +52,7 @@ macro_rules! driver {
             len: usize,
             nt: bool,
         ) {
-            if outs.len() <= $g {
+            if outs.len() <= ($g)(p) {
                 // SAFETY: forwarded contract.
                 unsafe { groups(p, ins, outs, off, len, nt) };
             } else {
@@ -83,11 +83,12 @@ macro_rules! driver {
             nt: bool,
         ) {
             let rows = outs.len();
+            let g: usize = ($g)(p);
             let mut r0 = 0;
             while r0 < rows {
-                let n = (rows - r0).min($g);
+                let n = (rows - r0).min(g);
                 if p.all_mul(r0, n) {
-                    // SAFETY: forwarded contract; n <= $g and r0 + n <= rows.
+                    // SAFETY: forwarded contract; n <= g and r0 + n <= rows.
                     unsafe { for_n!(n, $group, true, p, ins, outs, r0, off, len, nt) };
                 } else {
                     // SAFETY: as above.
