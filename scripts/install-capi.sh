@@ -7,9 +7,17 @@
 # Installs DIR/include/doca_*.h, DIR/lib/libdoca_common.so.2 (the library) with
 # libdoca_{dma,sha,erasure_coding,argp} as links to it (linker scripts for -l, soname
 # links for programs linked elsewhere), the static libdoca_*.a, and
-# DIR/lib/pkgconfig/doca.pc and doca-libs.pc. Then:
+# DIR/lib/pkgconfig/doca.pc and doca-libs.pc. Then, for a program of the host side:
 #
 #   PKG_CONFIG_PATH=DIR/lib/pkgconfig gcc app.c $(pkg-config --cflags --libs doca)
+#
+# The DPU flavour (DOCA_ARCH_DPU defined, the process runs as the DPU side) is
+# DIR/lib/pkgconfig/doca-dpu.pc, with DIR/include/dpu/doca_build_config.h and
+# DIR/lib/doca-dpu/doca_arch_dpu.o; DIR/lib/pkgconfig/dpu/ holds it under the name doca,
+# for build files that ask for dependency('doca'):
+#
+#   PKG_CONFIG_PATH=DIR/lib/pkgconfig gcc app.c $(pkg-config --cflags --libs doca-dpu)
+#   PKG_CONFIG_PATH=DIR/lib/pkgconfig/dpu meson setup build
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 
@@ -21,7 +29,7 @@ while [ $# -gt 0 ]; do
     --prefix=*) prefix="${1#--prefix=}"; shift ;;
     --profile) profile="$2"; shift 2 ;;
     --profile=*) profile="${1#--profile=}"; shift ;;
-    -h | --help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "install-capi: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -74,11 +82,26 @@ for l in dma sha erasure_coding argp; do
     ln -s libdoca_common.so.2 "$stage/libdoca_$l.so.2"
 done
 
-sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version|" "$root/crates/doca-capi/pkgconfig/doca.pc.in" >"$stage/doca.pc"
-sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version|" "$root/crates/doca-capi/pkgconfig/doca-libs.pc.in" >"$stage/doca-libs.pc"
+for p in doca doca-libs doca-dpu; do
+    sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version|" "$root/crates/doca-capi/pkgconfig/$p.pc.in" >"$stage/$p.pc"
+done
+mkdir "$stage/pc-dpu"
+sed -e 's|^Name: doca-dpu$|Name: doca|' "$stage/doca-dpu.pc" >"$stage/pc-dpu/doca.pc"
+ln -s ../doca-libs.pc "$stage/pc-dpu/doca-libs.pc"
+
+# The DPU flavour: its doca_build_config.h, and the object that makes a program the DPU
+# side of the machine before main.
+mkdir -p "$stage/dpu-include" "$stage/doca-dpu"
+cp "$root/crates/doca-capi/include/dpu/doca_build_config.h" "$stage/dpu-include/"
+cc -c -fPIC -O2 -Wall -Wextra -Werror -I"$stage/dpu-include" \
+    -o "$stage/doca-dpu/doca_arch_dpu.o" "$root/crates/doca-capi/csrc/arch_dpu.c"
 
 cp "$root"/crates/doca-capi/include/doca_*.h "$inc/"
-mv "$stage"/doca.pc "$stage"/doca-libs.pc "$pc/"
+rm -rf "$inc/dpu" "$lib/doca-dpu" "$pc/dpu"
+mv "$stage/dpu-include" "$inc/dpu"
+mv "$stage/doca-dpu" "$lib/doca-dpu"
+mv "$stage/pc-dpu" "$pc/dpu"
+mv "$stage"/doca.pc "$stage"/doca-libs.pc "$stage"/doca-dpu.pc "$pc/"
 for f in "$stage"/*; do
     mv -f "$f" "$lib/"
 done

@@ -9,7 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <doca_compat.h>
+#include <doca_buf.h>
 #include <doca_error.h>
+#include <doca_mmap.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -8,7 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <doca_compat.h>
+#include <doca_buf.h>
 #include <doca_error.h>
+#include <doca_mmap.h>
 #include <doca_types.h>
 
 #ifdef __cplusplus

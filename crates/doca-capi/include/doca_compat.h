@@ -9,6 +9,8 @@
 #ifndef DOCA_COMPAT_H_
 #define DOCA_COMPAT_H_
 
+#include <string.h>
+#include <stdint.h>
 #include <doca_config.h>
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -28,5 +30,8 @@
 #endif
 
 #define DOCA_EXPERIMENTAL __DOCA_EXPERIMENTAL
+
+/* After the markers: doca_version.h declares a marked function. */
+#include <doca_version.h>
 
 #endif /* DOCA_COMPAT_H_ */

@@ -4,6 +4,7 @@
 #ifndef DOCA_DMA_H_
 #define DOCA_DMA_H_
 
+#include <inttypes.h>
 #include <stdint.h>
 #include <doca_buf.h>
 #include <doca_compat.h>

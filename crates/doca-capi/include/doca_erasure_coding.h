@@ -11,6 +11,7 @@
 #ifndef DOCA_ERASURE_CODING_H_
 #define DOCA_ERASURE_CODING_H_
 
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <doca_buf.h>

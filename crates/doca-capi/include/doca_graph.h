@@ -7,6 +7,8 @@
 #ifndef DOCA_GRAPH_H_
 #define DOCA_GRAPH_H_
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <doca_compat.h>
 #include <doca_ctx.h>

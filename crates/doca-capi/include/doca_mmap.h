@@ -8,9 +8,11 @@
 #ifndef DOCA_MMAP_H_
 #define DOCA_MMAP_H_
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <doca_compat.h>
+#include <doca_dev.h>
 #include <doca_error.h>
 #include <doca_types.h>
 

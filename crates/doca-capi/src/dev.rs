@@ -33,6 +33,22 @@ pub struct doca_dev_rep {
     info: doca_devinfo_rep,
 }
 
+/// Called before `main` by programs built with the DPU flavour of the installation
+/// (`pkg-config doca-dpu`, whose `doca_build_config.h` defines `DOCA_ARCH_DPU`): `dpu`
+/// nonzero makes the process the DPU side of the machine, zero the host side.
+/// `DOCA_SW_ROLE` still overrides. Not part of DOCA's interface.
+#[unsafe(no_mangle)]
+pub extern "C" fn doca_capi_build_role_set(dpu: c_int) -> doca_error_t {
+    ffi(|| {
+        doca_core::device::set_build_role(if dpu != 0 {
+            doca_core::device::Role::Dpu
+        } else {
+            doca_core::device::Role::Host
+        });
+        Ok(())
+    })
+}
+
 /// Hands C a NULL-terminated array of boxed handles and its length; both outputs are
 /// checked before `items` is made.
 fn give_list<T>(

@@ -421,12 +421,36 @@ pub unsafe extern "C" fn doca_workq_progress_retrieve(
             }
             Err(RetrieveError::Again) => Err(doca_core::Error::new(ErrorCode::Again)),
             Err(RetrieveError::IoFailed(c)) => {
+                let failed = failure_report(&c);
                 // SAFETY: output checked.
                 unsafe { deliver(ev, c) };
-                Err(doca_core::Error::new(ErrorCode::IoFailed))
+                Err(failed)
             }
         }
     })
+}
+
+/// The error `progress_retrieve` returns for a failed job: `DOCA_ERROR_IO_FAILED`, with
+/// the job's own error as its context when debug messages are wanted (the returned error
+/// is logged then: "job 0x10001 (user data 0x7) failed: DOCA_ERROR_NOT_PERMITTED: ...").
+/// Formats nothing otherwise, so that the data path allocates nothing.
+fn failure_report(c: &doca_core::Completion) -> doca_core::Error {
+    if !crate::log::enabled(crate::log::LEVEL_DEBUG) {
+        return doca_core::Error::new(ErrorCode::IoFailed);
+    }
+    let why = match &c.error {
+        Some(e) => e.to_string(),
+        None => ErrorCode::from_raw(c.event().result as i32)
+            .map_or_else(|| format!("error {}", c.event().result), |e| e.to_string()),
+    };
+    err(
+        ErrorCode::IoFailed,
+        format!(
+            "job {:#x} (user data {:#x}) failed: {why}",
+            c.event().job_type,
+            c.event().user_data.u64()
+        ),
+    )
 }
 
 /// `doca_workq_event_handle_arm`.

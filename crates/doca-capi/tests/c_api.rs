@@ -1,8 +1,10 @@
 //! The C interface as a DOCA program sees it: the libraries are installed with
-//! `scripts/install-capi.sh` into a scratch prefix, the C tests in `tests/c/` are
-//! compiled with `-Wall -Wextra -Werror` and `pkg-config --cflags --libs doca`, and run
-//! (under valgrind's memcheck when it is installed) with the inline engine and with
-//! engine threads. Drift checks compare the headers with the Rust `extern "C"` functions.
+//! `scripts/install-capi.sh` into a scratch prefix, the C tests in `tests/c/` and the
+//! samples in `samples/` are compiled with strict flags ([`STRICT`]) and
+//! `pkg-config --cflags --libs doca` (or `doca-dpu` for DPU-side programs), and run
+//! (under valgrind's memcheck when it is installed) with no topology file and no
+//! environment variables, and again with engine threads. Drift checks compare the
+//! headers with the Rust `extern "C"` functions and with DOCA 2.2's includes.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -89,28 +91,68 @@ fn check(out: &Output, what: &str) -> String {
     stdout
 }
 
-/// Compiles `tests/c/<name>.c` the way a DOCA program is built.
-fn build(name: &str) -> PathBuf {
-    let src = crate_dir().join("tests/c").join(format!("{name}.c"));
+/// The flags every C program here is compiled with: a strict build, as with GCC 14,
+/// where an implicit declaration (a header that lacks an include) is an error.
+const STRICT: &[&str] = &[
+    "-Wall",
+    "-Wextra",
+    "-Werror",
+    "-Werror=implicit-function-declaration",
+    "-Werror=implicit-int",
+    "-Werror=int-conversion",
+    "-Werror=incompatible-pointer-types",
+    "-std=gnu11",
+];
+
+/// Compiles `src` into `bin/<name>` the way a DOCA program is built, with the
+/// pkg-config module `module` (`doca` for the host side, `doca-dpu` for the DPU side).
+fn compile(src: &Path, name: &str, module: &str) -> PathBuf {
     let bin = scratch().join("bin").join(name);
     std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
     let mut c = Command::new("cc");
-    c.args(["-Wall", "-Wextra", "-Werror", "-std=gnu11", "-g"])
-        .arg(&src)
+    c.args(STRICT)
+        .arg("-g")
+        .arg(src)
         .arg("-o")
         .arg(&bin)
-        .args(pkg_config(&["--cflags", "--libs", "doca"]));
-    check(&c.output().unwrap(), &format!("compiling {name}.c"));
+        .args(pkg_config(&["--cflags", "--libs", module]));
+    check(
+        &c.output().unwrap(),
+        &format!("compiling {}", src.display()),
+    );
     bin
 }
 
-/// A topology with one device whose jobs run on 2 engine threads.
+/// Compiles `tests/c/<name>.c` as a host-side program.
+fn build(name: &str) -> PathBuf {
+    compile(
+        &crate_dir().join("tests/c").join(format!("{name}.c")),
+        name,
+        "doca",
+    )
+}
+
+/// Compiles the sample `samples/<name>/<name>.c` with the pkg-config module `module`.
+fn build_sample(name: &str, module: &str) -> PathBuf {
+    compile(
+        &crate_dir()
+            .join("samples")
+            .join(name)
+            .join(format!("{name}.c")),
+        &format!("{name}-{module}"),
+        module,
+    )
+}
+
+/// A topology whose devices run jobs on 2 engine threads: the default machine's
+/// addresses, on both sides.
 fn engine_topology() -> PathBuf {
     let p = scratch().join("engine.toml");
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
     std::fs::write(
         &p,
-        "[[host.device]]\npci_addr = \"0000:3b:00.0\"\nengine_threads = 2\n",
+        "[[host.device]]\npci_addr = \"0000:3b:00.0\"\nengine_threads = 2\n\
+         [[dpu.device]]\npci_addr = \"0000:03:00.0\"\nengine_threads = 2\n",
     )
     .unwrap();
     p
@@ -293,7 +335,7 @@ fn static_library_links() {
     let bin = scratch().join("bin/dma_sha_static");
     std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
     let mut c = Command::new("cc");
-    c.args(["-Wall", "-Wextra", "-Werror", "-std=gnu11"])
+    c.args(STRICT)
         .arg(crate_dir().join("tests/c/dma_sha.c"))
         .arg("-o")
         .arg(&bin)
@@ -362,7 +404,8 @@ fn experimental_marker_warns() {
     std::fs::create_dir_all(src.parent().unwrap()).unwrap();
     std::fs::write(&src, "#include <doca_error.h>\nconst char *f(void) { return doca_get_error_name(DOCA_SUCCESS); }\n").unwrap();
     let out = Command::new("cc")
-        .args(["-Wall", "-c", "-o", "/dev/null"])
+        .args(STRICT.iter().filter(|f| **f != "-Werror"))
+        .args(["-c", "-o", "/dev/null"])
         .arg(&src)
         .arg(format!("-I{}", p.join("include").display()))
         .output()
@@ -543,7 +586,7 @@ fn headers_and_rust_declare_the_same_functions() {
         .iter()
         .map(|s| s.to_string())
         .collect();
-    let internal: BTreeSet<String> = ["doca_capi_log_text"]
+    let internal: BTreeSet<String> = ["doca_capi_log_text", "doca_capi_build_role_set"]
         .iter()
         .map(|s| s.to_string())
         .collect();
@@ -579,7 +622,7 @@ fn header_prototypes_match_rust_signatures() {
         ));
     }
     for f in rust_functions() {
-        if f.name == "doca_capi_log_text" {
+        if f.name == "doca_capi_log_text" || f.name == "doca_capi_build_role_set" {
             continue;
         }
         let params: Vec<String> = f.params.iter().map(|t| c_type(t)).collect();
@@ -594,15 +637,8 @@ fn header_prototypes_match_rust_signatures() {
     std::fs::create_dir_all(src.parent().unwrap()).unwrap();
     std::fs::write(&src, &text).unwrap();
     let out = Command::new("cc")
-        .args([
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-            "-DDOCA_ALLOW_EXPERIMENTAL_API",
-            "-c",
-            "-o",
-            "/dev/null",
-        ])
+        .args(STRICT)
+        .args(["-DDOCA_ALLOW_EXPERIMENTAL_API", "-c", "-o", "/dev/null"])
         .arg(&src)
         .arg(format!("-I{}", p.join("include").display()))
         .output()
@@ -631,7 +667,8 @@ fn every_declared_function_is_exported() {
     std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
     std::fs::write(&src, text).unwrap();
     let out = Command::new("cc")
-        .args(["-Wall", "-Wextra", "-Werror", "-Wno-pedantic", "-o"])
+        .args(STRICT)
+        .args(["-Wno-pedantic", "-o"])
         .arg(&bin)
         .arg(&src)
         .args(pkg_config(&["--cflags", "--libs", "doca"]))
@@ -642,7 +679,8 @@ fn every_declared_function_is_exported() {
 }
 
 /// meson's `dependency('doca')` finds the installation: the sample builds with its own
-/// meson.build, as a DOCA sample does.
+/// meson.build, as a DOCA sample does; `lib/pkgconfig/dpu` gives it the DPU flavour
+/// under the name `doca`, and the sample then runs as the DPU side.
 #[test]
 fn meson_builds_the_sample() {
     if !have("meson") || !have("ninja") {
@@ -656,7 +694,7 @@ fn meson_builds_the_sample() {
     for f in ["meson.build", "erasure_coding_recover.c"] {
         std::fs::copy(sample.join(f), dir.join(f)).unwrap();
     }
-    let pc = prefix().join("lib/pkgconfig");
+    let pc = prefix().join("lib/pkgconfig/dpu");
     let out = Command::new("meson")
         .args(["setup", "build"])
         .current_dir(&dir)
@@ -677,20 +715,25 @@ fn meson_builds_the_sample() {
         .output()
         .unwrap();
     assert!(check(&out, "the meson-built sample").contains("--delete_index"));
+    let input = scratch().join("meson-sample/input");
+    std::fs::write(&input, vec![0x5au8; 10_000]).unwrap();
+    let out = Command::new(dir.join("build/erasure_coding_recover"))
+        .args(["-i", input.to_str().unwrap(), "-o"])
+        .arg(dir.join("blocks"))
+        .args(["-b", "-d", "1"])
+        .env_remove("DOCA_SW_TOPOLOGY")
+        .env_remove("DOCA_SW_ROLE")
+        .output()
+        .unwrap();
+    assert!(check(&out, "the meson-built sample, DPU side").contains("1 block(s) rebuilt"));
 }
 
 /// The erasure coding sample: encode a file, lose blocks, recover it byte for byte.
 #[test]
 fn erasure_coding_sample_recovers_a_file() {
-    let bin = scratch().join("bin/erasure_coding_recover");
-    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
-    let mut c = Command::new("cc");
-    c.args(["-Wall", "-Wextra", "-Werror", "-std=gnu11"])
-        .arg(crate_dir().join("samples/erasure_coding_recover/erasure_coding_recover.c"))
-        .arg("-o")
-        .arg(&bin)
-        .args(pkg_config(&["--cflags", "--libs", "doca"]));
-    check(&c.output().unwrap(), "compiling the sample");
+    // DOCA's sample runs on the DPU and opens 03:00.0 by default: built for the DPU, it
+    // finds that device with no topology file and no -p.
+    let bin = build_sample("erasure_coding_recover", "doca-dpu");
     let input = scratch().join("sample-input");
     let data: Vec<u8> = (0..123_457u32)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
@@ -745,4 +788,373 @@ fn erasure_coding_sample_recovers_a_file() {
             "{o:?}"
         );
     }
+}
+
+fn sha256_hex(data: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(data)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// DOCA's local DMA copy, built for the DPU: runs with its defaults (03:00.0, the
+/// sample's text) and no set_permissions; built for the host it refuses, as DOCA's does.
+#[test]
+fn sample_dma_local_copy_on_the_dpu_side() {
+    let dpu = build_sample("dma_local_copy", "doca-dpu");
+    let out = run(&dpu, &[], false);
+    assert!(
+        out.contains(
+            "Success, memory copied and verified as correct (31 bytes): This is a sample piece of text"
+        ),
+        "{out}"
+    );
+    let out = run(&dpu, &["-t", "another text", "-p", "0000:03:00.0"], true);
+    assert!(out.contains("(13 bytes): another text"), "{out}");
+    // A device the DPU side does not have: a clear error, a failing exit status.
+    let o = Command::new(&dpu)
+        .args(["-p", "3b:00.0"])
+        .env_remove("DOCA_SW_TOPOLOGY")
+        .env_remove("DOCA_SW_ROLE")
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("No DMA device at 3b:00.0"),
+        "{o:?}"
+    );
+    let host = build_sample("dma_local_copy", "doca");
+    let o = Command::new(&host)
+        .env_remove("DOCA_SW_ROLE")
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("Sample can run only on the DPU"),
+        "{o:?}"
+    );
+}
+
+/// SHA-256 one-shot and partial, as DOCA's SHA samples: the digest is the real one.
+#[test]
+fn sample_sha_create_one_shot_and_partial() {
+    let bin = build_sample("sha_create", "doca");
+    let out = run(&bin, &[], false);
+    assert!(
+        out.contains(&format!(
+            "SHA256 output is: {}",
+            sha256_hex(b"1234567890abcdef")
+        )),
+        "{out}"
+    );
+    let text: String = (0..300u32)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect();
+    for engine in [false, true] {
+        let out = run(&bin, &["-d", &text], engine);
+        assert!(
+            out.contains(&format!(
+                "SHA256 output is: {}",
+                sha256_hex(text.as_bytes())
+            )),
+            "{out}"
+        );
+        assert!(out.contains("300 bytes in 5 segment(s) agrees"), "{out}");
+    }
+}
+
+/// A graph of DMA, SHA and a user node, several instances at once.
+#[test]
+fn sample_graph_dma_sha() {
+    let bin = build_sample("graph_dma_sha", "doca");
+    for engine in [false, true] {
+        let out = run(&bin, &["-n", "6"], engine);
+        for i in 0..6 {
+            let text = format!("graph instance {i} copies and hashes this text");
+            assert!(
+                out.contains(&format!(
+                    "instance {i}: sha256 {} of '{text}'",
+                    sha256_hex(text.as_bytes())
+                )),
+                "{out}"
+            );
+        }
+        assert!(out.contains("6 graph instances completed"), "{out}");
+    }
+    let o = Command::new(&bin).args(["-n", "99"]).output().unwrap();
+    assert!(!o.status.success(), "99 instances were accepted");
+}
+
+/// A host build and a DPU build see their own sides of the default machine, at once;
+/// DOCA_SW_ROLE overrides the build.
+#[test]
+fn host_and_dpu_builds_run_at_once() {
+    let src = crate_dir().join("tests/c/role_probe.c");
+    let host = compile(&src, "role_probe-host", "doca");
+    let dpu = compile(&src, "role_probe-dpu", "doca-dpu");
+    let spawn = |bin: &Path| {
+        Command::new(bin)
+            .arg("300")
+            .env_remove("DOCA_SW_TOPOLOGY")
+            .env_remove("DOCA_SW_ROLE")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (h, d) = (spawn(&host), spawn(&dpu));
+    let h = check(&h.wait_with_output().unwrap(), "host probe");
+    let d = check(&d.wait_with_output().unwrap(), "DPU probe");
+    assert!(
+        h.contains("arch=host\ndev=0000:3b:00.0\ndev=0000:b1:00.0\nreps=DOCA_ERROR_NOT_SUPPORTED"),
+        "{h}"
+    );
+    assert!(
+        d.contains("arch=dpu\ndev=0000:03:00.0\nrep=0000:3b:00.0\nrep=0000:b1:00.0\n"),
+        "{d}"
+    );
+    let o = Command::new(&dpu)
+        .env_remove("DOCA_SW_TOPOLOGY")
+        .env("DOCA_SW_ROLE", "host")
+        .output()
+        .unwrap();
+    assert!(
+        check(&o, "DPU probe as host").contains("arch=dpu\ndev=0000:3b:00.0\n"),
+        "DOCA_SW_ROLE overrides the build"
+    );
+    // Under valgrind too.
+    assert!(run(&dpu, &[], false).contains("role_probe: ok"));
+}
+
+/// With -l 60, a failed job's reason is logged when the program retrieves it.
+#[test]
+fn failed_jobs_log_their_reason_at_debug_level() {
+    let bin = build("failure_reasons");
+    for engine in [false, true] {
+        let out = run(&bin, &["-l", "60"], engine);
+        assert!(out.contains("failure_reasons: ok"), "{out}");
+        assert!(
+            out.contains("job 0x10001 (user data 0x7) failed: DOCA_ERROR_NOT_PERMITTED")
+                && out.contains("does not grant write access"),
+            "{out}"
+        );
+        assert!(out.contains("multiple of 64 bytes"), "{out}");
+    }
+    let out = run(&bin, &[], false);
+    assert!(
+        !out.contains("NOT_PERMITTED"),
+        "reasons are debug messages:\n{out}"
+    );
+}
+
+/// What DOCA 2.2's headers include (`doca-2.2-abi.md`, "What each header includes"):
+/// programs rely on it.
+const DOCA_INCLUDES: &[(&str, &[&str])] = &[
+    ("doca_error.h", &["doca_compat.h", "doca_common_defines.h"]),
+    ("doca_types.h", &["stdint.h"]),
+    ("doca_version.h", &["stddef.h", "doca_compat.h"]),
+    (
+        "doca_dev.h",
+        &["stdint.h", "doca_types.h", "doca_compat.h", "doca_error.h"],
+    ),
+    (
+        "doca_mmap.h",
+        &["stdbool.h", "stddef.h", "stdint.h", "doca_dev.h"],
+    ),
+    (
+        "doca_buf.h",
+        &[
+            "stdbool.h",
+            "stdint.h",
+            "stddef.h",
+            "doca_compat.h",
+            "doca_error.h",
+        ],
+    ),
+    (
+        "doca_buf_inventory.h",
+        &[
+            "stddef.h",
+            "stdint.h",
+            "doca_compat.h",
+            "doca_error.h",
+            "doca_buf.h",
+            "doca_mmap.h",
+        ],
+    ),
+    (
+        "doca_bufpool.h",
+        &["stddef.h", "stdint.h", "doca_error.h", "doca_types.h"],
+    ),
+    (
+        "doca_buf_array.h",
+        &[
+            "stddef.h",
+            "stdint.h",
+            "doca_compat.h",
+            "doca_error.h",
+            "doca_buf.h",
+            "doca_mmap.h",
+        ],
+    ),
+    (
+        "doca_ctx.h",
+        &["stdint.h", "doca_dev.h", "doca_error.h", "doca_types.h"],
+    ),
+    (
+        "doca_sync_event.h",
+        &["doca_compat.h", "doca_error.h", "doca_ctx.h"],
+    ),
+    (
+        "doca_graph.h",
+        &[
+            "stdbool.h",
+            "stdint.h",
+            "stddef.h",
+            "doca_compat.h",
+            "doca_error.h",
+            "doca_ctx.h",
+        ],
+    ),
+    (
+        "doca_dma.h",
+        &["inttypes.h", "doca_buf.h", "doca_compat.h", "doca_ctx.h"],
+    ),
+    (
+        "doca_sha.h",
+        &["doca_compat.h", "doca_buf.h", "doca_ctx.h", "doca_error.h"],
+    ),
+    (
+        "doca_erasure_coding.h",
+        &[
+            "inttypes.h",
+            "doca_buf.h",
+            "doca_compat.h",
+            "doca_ctx.h",
+            "doca_dev.h",
+        ],
+    ),
+    (
+        "doca_log.h",
+        &[
+            "stddef.h",
+            "stdio.h",
+            "stdint.h",
+            "doca_compat.h",
+            "doca_error.h",
+        ],
+    ),
+    ("doca_argp.h", &["doca_compat.h", "doca_error.h"]),
+    (
+        "doca_comm_channel.h",
+        &[
+            "stddef.h",
+            "stdint.h",
+            "doca_types.h",
+            "doca_error.h",
+            "doca_compat.h",
+            "doca_dev.h",
+        ],
+    ),
+    ("doca_rdma_bridge.h", &["doca_error.h", "doca_types.h"]),
+    (
+        "doca_compat.h",
+        &["doca_config.h", "string.h", "stdint.h", "doca_version.h"],
+    ),
+    ("doca_config.h", &["doca_build_config.h"]),
+];
+
+/// Code that compiles only when `header` was included: a standard header's macro or
+/// function, a DOCA header's include guard and first declared function.
+fn include_probe(header: &str) -> String {
+    let std_probe = match header {
+        "stdint.h" => Some("#ifndef UINT64_MAX\n#error stdint.h\n#endif\n"),
+        "inttypes.h" => Some("#ifndef PRIu64\n#error inttypes.h\n#endif\n"),
+        "stddef.h" => Some("#ifndef offsetof\n#error stddef.h\n#endif\n"),
+        "stdbool.h" => Some("#ifndef __bool_true_false_are_defined\n#error stdbool.h\n#endif\n"),
+        "stdio.h" => Some(
+            "#ifndef EOF\n#error stdio.h\n#endif\nstatic void *probe_stdio(void) { return (void *)&fprintf; }\n",
+        ),
+        "string.h" => Some(
+            "static void *probe_string(void) { return (void *)&memcpy; }\nstatic void *probe_strlen(void) { return (void *)&strlen; }\n",
+        ),
+        _ => None,
+    };
+    if let Some(p) = std_probe {
+        return p.to_owned();
+    }
+    let text = std::fs::read_to_string(crate_dir().join("include").join(header)).unwrap();
+    let guard = text
+        .lines()
+        .find_map(|l| l.strip_prefix("#ifndef "))
+        .unwrap_or_else(|| panic!("{header} has no include guard"))
+        .trim();
+    let mut probe = format!("#ifndef {guard}\n#error {header} was not included\n#endif\n");
+    if let Some(i) = text.find("\n__DOCA_EXPERIMENTAL\n") {
+        let rest = &text[i + "\n__DOCA_EXPERIMENTAL\n".len()..];
+        let decl = &rest[..rest.find('(').unwrap()];
+        let name = decl
+            .split(|c: char| c.is_whitespace() || c == '*')
+            .next_back()
+            .unwrap();
+        let ident = header.trim_end_matches(".h");
+        probe.push_str(&format!(
+            "static void *probe_{ident}(void) {{ return (void *)&{name}; }}\n"
+        ));
+    }
+    probe
+}
+
+/// A program that includes one header sees everything DOCA's header brings in, header
+/// by header (and whatever that brings in, transitively).
+#[test]
+fn each_header_includes_what_docas_does() {
+    let p = prefix();
+    let includes = |h: &str| -> &'static [&'static str] {
+        DOCA_INCLUDES
+            .iter()
+            .find(|(name, _)| *name == h)
+            .map_or(&[], |(_, inc)| *inc)
+    };
+    let mut checked = 0;
+    for (header, _) in DOCA_INCLUDES {
+        if !crate_dir().join("include").join(header).exists() {
+            eprintln!("{header} is not provided yet: not checked");
+            continue;
+        }
+        // The transitive closure of DOCA's includes.
+        let mut seen: Vec<&str> = Vec::new();
+        let mut todo: Vec<&str> = includes(header).to_vec();
+        while let Some(h) = todo.pop() {
+            if !seen.contains(&h) {
+                seen.push(h);
+                todo.extend_from_slice(includes(h));
+            }
+        }
+        let mut text = format!("#include <{header}>\n");
+        for h in &seen {
+            text.push_str(&include_probe(h));
+        }
+        text.push_str("int main(void) { return 0; }\n");
+        let stem = header.trim_end_matches(".h");
+        let src = scratch().join(format!("includes/{stem}.c"));
+        std::fs::create_dir_all(src.parent().unwrap()).unwrap();
+        std::fs::write(&src, &text).unwrap();
+        let out = Command::new("cc")
+            .args(STRICT)
+            .args([
+                "-Wno-unused-function",
+                "-DDOCA_ALLOW_EXPERIMENTAL_API",
+                "-c",
+                "-o",
+            ])
+            .arg(scratch().join(format!("includes/{stem}.o")))
+            .arg(&src)
+            .arg(format!("-I{}", p.join("include").display()))
+            .output()
+            .unwrap();
+        check(&out, &format!("a program that includes only {header}"));
+        checked += 1;
+    }
+    assert!(checked >= 19, "only {checked} headers checked");
 }

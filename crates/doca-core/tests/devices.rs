@@ -6,26 +6,58 @@ use doca_core::{ErrorCode, PciFuncType};
 const GUIDE: &str = include_str!("../../../topology/bluefield-guide.toml");
 
 #[test]
-fn default_topology_has_one_device_that_supports_everything() {
+fn default_machine_host_side_has_the_samples_host_devices() {
     let t = Topology::default_topology();
+    assert_eq!(t, Topology::default_machine(Role::Host));
     assert_eq!(t.role, Role::Host);
     let list = device::devinfo_list_from(&t);
-    assert_eq!(list.len(), 1);
-    let d = &list[0];
-    for cap in Capability::ALL {
-        assert!(d.has_capability(*cap), "{cap:?}");
+    let addrs: Vec<_> = list.iter().map(|d| d.pci_addr_str()).collect();
+    assert_eq!(addrs, ["0000:3b:00.0", "0000:b1:00.0"]);
+    for d in &list {
+        for cap in Capability::ALL {
+            assert!(d.has_capability(*cap), "{cap:?}");
+        }
+        for (name, ty, _) in device::JOB_TYPES {
+            assert!(d.job_supported(*ty).is_ok(), "{name}");
+        }
+        assert_eq!(d.role(), Role::Host);
+        assert_eq!(d.engine_threads(), 0);
     }
-    for (name, ty, _) in device::JOB_TYPES {
-        assert!(d.job_supported(*ty).is_ok(), "{name}");
-    }
-    assert_eq!(d.pci_addr_str().len(), 12);
+    // Short and full forms both name a device.
+    assert!(list[0].is_pci_addr_equal("3b:00.0").unwrap());
+    assert!(list[0].is_pci_addr_equal("0000:3b:00.0").unwrap());
+    assert!(list[1].is_pci_addr_equal("b1:00.0").unwrap());
+    assert!(!list[1].is_pci_addr_equal("03:00.0").unwrap());
     // Host role: representor listing is not supported even with the capability.
+    let d = &list[0];
     assert!(!d.is_rep_list_all_supported());
     let dev = d.open().unwrap();
     assert_eq!(
         dev.rep_list(RepFilter::All).unwrap_err().code(),
         ErrorCode::NotSupported
     );
+}
+
+#[test]
+fn default_machine_dpu_side_represents_both_host_functions() {
+    let t = Topology::default_machine(Role::Dpu);
+    assert_eq!(t.role, Role::Dpu);
+    let list = device::devinfo_list_from(&t);
+    assert_eq!(list.len(), 1);
+    let d = &list[0];
+    assert_eq!(d.pci_addr_str(), "0000:03:00.0");
+    assert!(d.is_pci_addr_equal("03:00.0").unwrap());
+    assert_eq!(d.role(), Role::Dpu);
+    for cap in Capability::ALL {
+        assert!(d.has_capability(*cap), "{cap:?}");
+    }
+    assert!(d.is_rep_list_all_supported() && d.is_mmap_from_export_dpu_supported());
+    let dev = d.open().unwrap();
+    let reps = dev.rep_list(RepFilter::All).unwrap();
+    let addrs: Vec<_> = reps.iter().map(|r| r.pci_addr_str()).collect();
+    assert_eq!(addrs, ["0000:3b:00.0", "0000:b1:00.0"]);
+    assert!(reps[0].is_pci_addr_equal("3b:00.0").unwrap());
+    assert!(reps.iter().all(|r| !r.vuid().is_empty()));
 }
 
 #[test]

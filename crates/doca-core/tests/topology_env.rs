@@ -1,8 +1,8 @@
 //! The topology in force comes from `DOCA_SW_TOPOLOGY` / `DOCA_SW_ROLE`, read anew by
 //! each list (one test in this binary: it changes the environment).
 
-use doca_core::device::{ROLE_ENV, TOPOLOGY_ENV};
-use doca_core::{ErrorCode, devinfo_list};
+use doca_core::device::{ROLE_ENV, Role, TOPOLOGY_ENV, build_role, set_build_role};
+use doca_core::{Dev, ErrorCode, devinfo_list};
 use std::io::Write;
 
 #[test]
@@ -17,10 +17,53 @@ fn lists_are_snapshots_of_the_file_in_force() {
             .unwrap()
     };
 
-    // Default: one device.
+    // Default: the default machine's host side, or its DPU side for a program built for
+    // the DPU; DOCA_SW_ROLE overrides the build.
     // SAFETY: this test binary has a single test, so no other thread reads the environment.
-    unsafe { std::env::remove_var(TOPOLOGY_ENV) };
-    assert_eq!(devinfo_list().unwrap().len(), 1);
+    unsafe {
+        std::env::remove_var(TOPOLOGY_ENV);
+        std::env::remove_var(ROLE_ENV);
+    }
+    let addrs = || -> Vec<String> {
+        devinfo_list()
+            .unwrap()
+            .iter()
+            .map(|d| d.pci_addr_str())
+            .collect()
+    };
+    assert_eq!(build_role(), None);
+    assert_eq!(addrs(), ["0000:3b:00.0", "0000:b1:00.0"]);
+    assert_eq!(
+        Dev::open_by_pci("b1:00.0").unwrap().as_devinfo().role(),
+        Role::Host
+    );
+    set_build_role(Role::Dpu);
+    assert_eq!(addrs(), ["0000:03:00.0"]);
+    assert_eq!(
+        Dev::open_by_pci("03:00.0").unwrap().as_devinfo().role(),
+        Role::Dpu
+    );
+    assert_eq!(
+        Dev::open_by_pci("0000:03:00.0")
+            .unwrap()
+            .as_devinfo()
+            .role(),
+        Role::Dpu
+    );
+    assert_eq!(
+        Dev::open_by_pci("3b:00.0").unwrap_err().code(),
+        ErrorCode::NotFound
+    );
+    // SAFETY: as above.
+    unsafe { std::env::set_var(ROLE_ENV, "host") };
+    assert_eq!(addrs(), ["0000:3b:00.0", "0000:b1:00.0"]);
+    // SAFETY: as above.
+    unsafe { std::env::set_var(ROLE_ENV, "arm") };
+    assert_eq!(devinfo_list().unwrap_err().code(), ErrorCode::InvalidValue);
+    // SAFETY: as above.
+    unsafe { std::env::remove_var(ROLE_ENV) };
+    set_build_role(Role::Host);
+    assert_eq!(addrs(), ["0000:3b:00.0", "0000:b1:00.0"]);
 
     write(
         "[[host.device]]\npci_addr = \"0000:01:00.0\"\n[[host.device]]\npci_addr = \"0000:02:00.0\"\n",

@@ -104,6 +104,59 @@ fn memcpy_and_user_data_echo() {
     }
 }
 
+/// DOCA's samples never call `set_permissions`: a new mmap lets the local device read
+/// and write, so jobs write into it; an explicit read-only setting still refuses writes.
+#[test]
+fn new_mmap_is_local_read_write_by_default() {
+    for dev in engines() {
+        let mut mmap = Mmap::new();
+        assert_eq!(mmap.permissions(), AccessFlags::LOCAL_READ_WRITE);
+        mmap.set_memory(vec![0u8; 8192]).unwrap();
+        mmap.dev_add(&dev).unwrap();
+        mmap.start().unwrap();
+        let mut ro = Mmap::new();
+        ro.set_memory(vec![0u8; 4096]).unwrap();
+        ro.set_permissions(AccessFlags::LOCAL_READ_ONLY).unwrap();
+        ro.dev_add(&dev).unwrap();
+        ro.start().unwrap();
+        let mut inv = BufInventory::new(8).unwrap();
+        inv.start().unwrap();
+        let dma = Dma::new();
+        started(dma.as_ctx(), &dev);
+        let mut wq = WorkQ::new(4).unwrap();
+        dma.as_ctx().workq_add(&mut wq).unwrap();
+
+        let mut src = inv.buf_at(&mmap, 0, 64).unwrap();
+        src.append(b"no set_permissions needed").unwrap();
+        let dst = inv.buf_at(&mmap, 4096, 64).unwrap();
+        wq.submit_job(dma.as_ctx(), MemcpyJob::new(src, dst, 1))
+            .map_err(|(e, _)| e)
+            .unwrap();
+        let mut c = wait(&mut wq).unwrap();
+        assert_eq!(c.event().result, 0);
+        let dst = c.take_buf(MemcpyJob::DST).unwrap();
+        assert_eq!(dst.data_to_vec(), b"no set_permissions needed");
+        let mut back = [0u8; 25];
+        mmap.read_at(4096, &mut back).unwrap();
+        assert_eq!(&back, b"no set_permissions needed");
+        drop(c);
+
+        let mut src = inv.buf_at(&mmap, 0, 64).unwrap();
+        src.append(b"x").unwrap();
+        let dst = inv.buf_at(&ro, 0, 64).unwrap();
+        wq.submit_job(dma.as_ctx(), MemcpyJob::new(src, dst, 2))
+            .map_err(|(e, _)| e)
+            .unwrap();
+        match wait(&mut wq) {
+            Err(RetrieveError::IoFailed(c)) => {
+                assert_eq!(c.event().result, ErrorCode::NotPermitted as u64)
+            }
+            other => panic!("a write into a read-only mmap: {other:?}"),
+        }
+        dma.as_ctx().workq_rm(&mut wq).unwrap();
+    }
+}
+
 #[test]
 fn scatter_gather_memcpy() {
     for dev in engines() {

@@ -22,11 +22,23 @@ const GUIDE: &str = concat!(
 );
 
 #[test]
-fn default_device_table() {
+fn default_machine_tables() {
     let (rc, out, _) = caps(&[]);
     assert_eq!(rc, 0);
-    assert!(out.starts_with("1 device(s), host side"), "{out}");
+    assert!(
+        out.starts_with("2 device(s), host side of the default machine"),
+        "{out}"
+    );
+    assert!(out.contains("\n0000:3b:00.0  pf") && out.contains("\n0000:b1:00.0  pf"));
     assert!(out.contains("ec.recover"));
+    let (rc, out, _) = caps(&["--role", "dpu", "--json"]);
+    assert_eq!(rc, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["role"], "dpu");
+    assert_eq!(v["devices"][0]["pci_addr"], "0000:03:00.0");
+    let reps = v["devices"][0]["representors"].as_array().unwrap();
+    assert_eq!(reps[0]["pci_addr"], "0000:3b:00.0");
+    assert_eq!(reps[1]["pci_addr"], "0000:b1:00.0");
 }
 
 #[test]
@@ -69,7 +81,7 @@ fn bad_inputs_are_clear_errors() {
         err.contains("DOCA_ERROR_NOT_FOUND") && err.contains("/nonexistent/topology.toml"),
         "{err}"
     );
-    let (rc, _, err) = caps(&["--role", "dpu"]);
+    let (rc, _, err) = caps(&["--role", "arm"]);
     assert_eq!(rc, 2);
-    assert!(err.contains("topology file"), "{err}");
+    assert!(err.contains("possible values: host, dpu"), "{err}");
 }

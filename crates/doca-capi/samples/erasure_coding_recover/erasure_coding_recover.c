@@ -8,8 +8,10 @@
  *   erasure_coding_recover -i DIR
  *       a directory as input: decode it (rebuild the missing blocks and DIR/recovered)
  *
- * DIR holds data_<i> and rdnc_<j> block files and a "meta" file. Build it like any DOCA
- * program: meson (dependency('doca')) or gcc ... $(pkg-config --cflags --libs doca).
+ * DIR holds data_<i> and rdnc_<j> block files and a "meta" file. Like DOCA's own sample
+ * it runs on the DPU and opens the device at 03:00.0 unless -p names another. Build it
+ * like any DPU program: gcc ... $(pkg-config --cflags --libs doca-dpu), or meson
+ * (dependency('doca')) with PKG_CONFIG_PATH=<prefix>/lib/pkgconfig/dpu.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -208,7 +210,6 @@ static doca_error_t state_init(struct ec_state *s, const char *pci, size_t mem_l
 		return r;
 	if ((r = doca_mmap_create(NULL, &s->mmap)) != DOCA_SUCCESS ||
 	    (r = doca_mmap_set_memrange(s->mmap, s->mem, mem_len)) != DOCA_SUCCESS ||
-	    (r = doca_mmap_set_permissions(s->mmap, DOCA_ACCESS_LOCAL_READ_WRITE)) != DOCA_SUCCESS ||
 	    (r = doca_mmap_dev_add(s->mmap, s->dev)) != DOCA_SUCCESS || (r = doca_mmap_start(s->mmap)) != DOCA_SUCCESS)
 		return r;
 	if ((r = doca_buf_inventory_create(NULL, 2, DOCA_BUF_EXTENSION_NONE, &s->inv)) != DOCA_SUCCESS ||
@@ -472,6 +473,7 @@ out:
 int main(int argc, char **argv)
 {
 	struct ec_config cfg = {
+		.pci = "03:00.0",
 		.output = "/tmp/ec_recover",
 		.matrix = DOCA_CODING_MATRIX_CAUCHY,
 		.data_blocks = 2,
@@ -486,7 +488,7 @@ int main(int argc, char **argv)
 	r = doca_argp_init("erasure_coding_recover", &cfg);
 	if (r != DOCA_SUCCESS)
 		return EXIT_FAILURE;
-	add_param("p", "pci-addr", "<PCI-ADDRESS>", "DOCA device PCI address (default: the first EC device)", pci_cb,
+	add_param("p", "pci-addr", "<PCI-ADDRESS>", "DOCA device PCI address - default: 03:00.0", pci_cb,
 		  DOCA_ARGP_TYPE_STRING);
 	add_param("i", "input", "<path>", "Input file to encode, or encoded directory to decode", input_cb,
 		  DOCA_ARGP_TYPE_STRING);

@@ -7,7 +7,10 @@ mod topology;
 
 pub use caps::{Capability, JOB_TYPES, job_type_by_name, job_type_info};
 pub use pci::{PCI_ADDR_SIZE, PCI_BDF_SIZE, PciAddr};
-pub use topology::{DeviceProps, ROLE_ENV, RepProps, Role, TOPOLOGY_ENV, Topology};
+pub use topology::{
+    DEFAULT_MACHINE, DeviceProps, ROLE_ENV, RepProps, Role, TOPOLOGY_ENV, Topology, build_role,
+    set_build_role,
+};
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::types::PciFuncType;

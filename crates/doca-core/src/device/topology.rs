@@ -1,9 +1,11 @@
 //! The software topology: which devices this process sees.
 //!
-//! With no configuration there is one local device that supports every library. The
-//! environment variable `DOCA_SW_TOPOLOGY` names a TOML file describing a machine: host
-//! devices, DPU devices with their representors, and which side this process runs on
-//! (`role`, overridable with `DOCA_SW_ROLE=host|dpu`). See `topology/bluefield-guide.toml`.
+//! With no configuration the machine is one BlueField at the PCI addresses DOCA's
+//! samples use by default (`default-machine.toml` beside this file), seen from the host
+//! side, or from the DPU side by programs built for it. The environment variable
+//! `DOCA_SW_TOPOLOGY` names a TOML file describing another machine: host devices, DPU
+//! devices with their representors, and which side this process runs on (`role`,
+//! overridable with `DOCA_SW_ROLE=host|dpu`). See `topology/bluefield-guide.toml`.
 
 use super::caps::Capability;
 use super::pci::PciAddr;
@@ -12,11 +14,39 @@ use crate::types::PciFuncType;
 use serde::Deserialize;
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 /// Environment variable naming the topology file.
 pub const TOPOLOGY_ENV: &str = "DOCA_SW_TOPOLOGY";
-/// Environment variable overriding the topology file's `role`.
+/// Environment variable overriding the topology file's `role` and the program's build.
 pub const ROLE_ENV: &str = "DOCA_SW_ROLE";
+
+/// The default machine (no topology file), in the topology file format.
+pub const DEFAULT_MACHINE: &str = include_str!("default-machine.toml");
+
+/// The side the program was built for: 0 unset, 1 host, 2 DPU.
+static BUILD_ROLE: AtomicU8 = AtomicU8::new(0);
+
+/// Records the side the program was built for (C programs built with the DPU flavour
+/// of the headers and pkg-config, which define `DOCA_ARCH_DPU`, set [`Role::Dpu`] before
+/// `main`). It picks the side of the topology when `DOCA_SW_ROLE` is not set, over a
+/// topology file's `role`.
+pub fn set_build_role(role: Role) {
+    let v = match role {
+        Role::Host => 1,
+        Role::Dpu => 2,
+    };
+    BUILD_ROLE.store(v, Ordering::Relaxed);
+}
+
+/// The side recorded by [`set_build_role`], if any.
+pub fn build_role() -> Option<Role> {
+    match BUILD_ROLE.load(Ordering::Relaxed) {
+        1 => Some(Role::Host),
+        2 => Some(Role::Dpu),
+        _ => None,
+    }
+}
 
 /// Which side of a BlueField this process is on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
@@ -211,42 +241,44 @@ fn bounded_name(s: &str, limit: usize, field: &str, what: &str) -> Result<String
 }
 
 impl Topology {
-    /// The default: one host-role device that supports everything.
+    /// The default machine's host side: what a process sees with no topology file
+    /// (see [`default_machine`](Topology::default_machine)).
     pub fn default_topology() -> Topology {
-        Topology {
-            role: Role::Host,
-            devices: vec![Arc::new(DeviceProps {
-                pci_addr: PciAddr {
-                    domain: 0,
-                    bus: 0x01,
-                    device: 0,
-                    function: 0,
-                },
-                func_type: PciFuncType::Pf,
-                iface_name: "swdoca0".into(),
-                ibdev_name: "swdoca_0".into(),
-                mac: [0x02, 0x00, 0x5e, 0x00, 0x01, 0x00],
-                ipv4: [127, 0, 0, 1],
-                ipv6: Ipv6Addr::LOCALHOST.octets(),
-                lid: 0,
-                caps: Capability::ALL.to_vec(),
-                job_types: None,
-                engine_threads: 0,
-                reps: Vec::new(),
-                role: Role::Host,
-            })],
-        }
+        Topology::default_machine(Role::Host)
+    }
+
+    /// One side of the default machine: one BlueField whose functions sit where DOCA's
+    /// samples look for them. Host side: `0000:3b:00.0` and `0000:b1:00.0`; DPU side:
+    /// `0000:03:00.0`, with the representors of both host functions. Every device has
+    /// every capability and runs jobs in the caller.
+    pub fn default_machine(role: Role) -> Topology {
+        Topology::from_toml(DEFAULT_MACHINE, Some(role.as_str()))
+            .expect("the embedded default machine is a valid topology")
     }
 
     /// One host-role device that supports everything, at `pci_addr` ("XX:XX.X" or
     /// "XXXX:XX:XX.X"), running jobs on `engine_threads` threads (0: in the caller) —
     /// the builder form of a one-device topology file.
     pub fn single_device(pci_addr: &str, engine_threads: u32) -> Result<Topology, Error> {
-        let mut t = Topology::default_topology();
-        let d = Arc::make_mut(&mut t.devices[0]);
-        d.pci_addr = PciAddr::parse(pci_addr)?;
-        d.engine_threads = engine_threads;
-        Ok(t)
+        let pci_addr = PciAddr::parse(pci_addr)?;
+        Ok(Topology {
+            role: Role::Host,
+            devices: vec![Arc::new(DeviceProps {
+                pci_addr,
+                func_type: PciFuncType::Pf,
+                iface_name: "swdoca0".into(),
+                ibdev_name: "swdoca_0".into(),
+                mac: [0x02, 0x00, 0x5e, 0x00, pci_addr.bus, pci_addr.device],
+                ipv4: [127, 0, 0, 1],
+                ipv6: Ipv6Addr::LOCALHOST.octets(),
+                lid: 0,
+                caps: Capability::ALL.to_vec(),
+                job_types: None,
+                engine_threads,
+                reps: Vec::new(),
+                role: Role::Host,
+            })],
+        })
     }
 
     /// Parses a topology file's text. `role_override` (from `DOCA_SW_ROLE`) wins over the
@@ -416,24 +448,23 @@ impl Topology {
     }
 
     /// Reads the topology in force now: the file named by `DOCA_SW_TOPOLOGY`, or the
-    /// default; the role comes from `DOCA_SW_ROLE` when set.
+    /// default machine. The side comes from `DOCA_SW_ROLE` when set, else from the
+    /// program's build ([`set_build_role`]: programs built for the DPU run as the DPU
+    /// side), else from the file (the default machine: host).
     pub fn current() -> Result<Topology, Error> {
-        Topology::current_with_role(std::env::var(ROLE_ENV).ok().as_deref())
+        let env = std::env::var(ROLE_ENV).ok();
+        let role = env.as_deref().or(build_role().map(Role::as_str));
+        Topology::current_with_role(role)
     }
 
     /// Like [`current`](Topology::current), with the role given (`None`: the file's).
     pub fn current_with_role(role: Option<&str>) -> Result<Topology, Error> {
         match std::env::var_os(TOPOLOGY_ENV) {
             Some(path) => Topology::from_file(std::path::Path::new(&path), role),
-            None => match role.map(Role::parse).transpose()? {
-                Some(Role::Dpu) => Err(Error::with_context(
-                    ErrorCode::InvalidValue,
-                    format!(
-                        "the dpu role needs a topology file ({TOPOLOGY_ENV}) that describes DPU devices"
-                    ),
-                )),
-                _ => Ok(Topology::default_topology()),
-            },
+            None => {
+                let role = role.map(Role::parse).transpose()?.unwrap_or(Role::Host);
+                Ok(Topology::default_machine(role))
+            }
         }
     }
 }

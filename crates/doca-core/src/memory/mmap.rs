@@ -194,7 +194,9 @@ fn bad_state(msg: &'static str) -> Error {
 }
 
 impl Mmap {
-    /// `doca_mmap_create` with zero user data.
+    /// `doca_mmap_create` with zero user data. As in DOCA, a new mmap lets the local
+    /// device read and write its memory ([`AccessFlags::LOCAL_READ_WRITE`]) until
+    /// [`set_permissions`](Mmap::set_permissions) says otherwise.
     pub fn new() -> Mmap {
         Mmap::with_user_data(Data::default())
     }
@@ -207,7 +209,7 @@ impl Mmap {
                     memory: None,
                     base: 0,
                     len: 0,
-                    permissions: AccessFlags::LOCAL_READ_ONLY,
+                    permissions: AccessFlags::LOCAL_READ_WRITE,
                     max_devices: DEFAULT_MAX_NUM_DEVICES,
                     devices: Vec::new(),
                     free_cb: None,
@@ -314,7 +316,7 @@ impl Mmap {
         Ok((st.base as *mut u8, st.len))
     }
 
-    /// `doca_mmap_set_permissions`.
+    /// `doca_mmap_set_permissions`: replaces the default (local read-write).
     pub fn set_permissions(&mut self, access: AccessFlags) -> Result<()> {
         let mut st = self.configurable()?;
         st.permissions = access;

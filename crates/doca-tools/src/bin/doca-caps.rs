@@ -15,7 +15,8 @@ struct Args {
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
-    /// Topology file to read (default: $DOCA_SW_TOPOLOGY, else the built-in device).
+    /// Topology file to read (default: $DOCA_SW_TOPOLOGY, else the default machine: one
+    /// BlueField with host functions 3b:00.0 and b1:00.0 and DPU port 03:00.0).
     #[arg(short, long, value_name = "FILE")]
     topology: Option<PathBuf>,
     /// Side of the topology to show: host or dpu (default: the file's role, or $DOCA_SW_ROLE).
@@ -72,8 +73,12 @@ fn yes(b: bool) -> &'static str {
     if b { "yes" } else { "no" }
 }
 
-fn print_table(role: Role, list: &[DevInfo]) {
-    println!("{} device(s), {} side", list.len(), role.as_str());
+fn print_table(role: Role, machine: &str, list: &[DevInfo]) {
+    println!(
+        "{} device(s), {} side of {machine}",
+        list.len(),
+        role.as_str()
+    );
     println!(
         "{:<13} {:<4} {:<10} {:<10} {:<17} {:<15} {:<7} capabilities",
         "PCI", "FUNC", "IFACE", "IBDEV", "MAC", "IPV4", "ENGINE"
@@ -127,6 +132,14 @@ fn print_table(role: Role, list: &[DevInfo]) {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    let machine = match args
+        .topology
+        .clone()
+        .or(std::env::var_os(device::TOPOLOGY_ENV).map(PathBuf::from))
+    {
+        Some(path) => path.display().to_string(),
+        None => "the default machine (other side: --role host|dpu)".to_owned(),
+    };
     let topo = match &args.topology {
         Some(path) => Topology::from_file(path, args.role.as_deref()),
         None => Topology::current_with_role(
@@ -156,7 +169,7 @@ fn main() -> ExitCode {
             }
         }
     } else {
-        print_table(topo.role, &list);
+        print_table(topo.role, &machine, &list);
     }
     ExitCode::SUCCESS
 }

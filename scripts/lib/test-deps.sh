@@ -1,0 +1,37 @@
+# Sourced by scripts/test.sh and .ci/run: test_packages_missing prints the Debian
+# packages the test suite needs that this machine lacks, one per line, by checking for
+# exactly what each tool needs:
+#   - ISA-L, built from source for the comparisons: nasm, autoreconf, automake,
+#     libtoolize, make;
+#   - bindgen (ISA-L's Rust bindings): a libclang shared library where clang-sys looks
+#     for one (libclang.so, libclang-N.so, libclang.so.N or libclang-N.so.N in
+#     $LIBCLANG_PATH or under /usr/lib* and /usr/local/lib*; libclang-cpp is a different
+#     library and does not count);
+#   - the C interface's tests: cc, c++, pkg-config, valgrind, meson and ninja.
+
+have_libclang() {
+    local d f
+    if command -v llvm-config >/dev/null 2>&1; then
+        set -- "$(llvm-config --libdir 2>/dev/null)"
+    else
+        set --
+    fi
+    for d in ${LIBCLANG_PATH:-} "$@" /usr/local/llvm*/lib* /usr/local/lib* /usr/local/lib*/* \
+        /usr/local/lib*/*/* /usr/lib* /usr/lib*/* /usr/lib*/*/*; do
+        [ -d "$d" ] || continue
+        for f in "$d"/libclang.so "$d"/libclang.so.* "$d"/libclang-*.so "$d"/libclang-*.so.*; do
+            case "$f" in *-cpp.*) continue ;; esac
+            [ -e "$f" ] && return 0
+        done
+    done
+    return 1
+}
+
+test_packages_missing() {
+    local t
+    for t in nasm:nasm autoreconf:autoconf automake:automake libtoolize:libtool make:make \
+        cc:gcc c++:g++ pkg-config:pkg-config valgrind:valgrind meson:meson ninja:ninja-build; do
+        command -v "${t%%:*}" >/dev/null 2>&1 || echo "${t#*:}"
+    done
+    have_libclang || echo libclang-dev
+}
