@@ -149,7 +149,10 @@ fn new_mmap_is_local_read_write_by_default() {
             .unwrap();
         match wait(&mut wq) {
             Err(RetrieveError::IoFailed(c)) => {
-                assert_eq!(c.event().result, ErrorCode::NotPermitted as u64)
+                assert_eq!(c.event().result, ErrorCode::NotPermitted as u64);
+                // The completion says why, in the words the C face logs at debug level.
+                let why = c.error.as_ref().unwrap().to_string();
+                assert!(why.contains("does not grant write access"), "{why}");
             }
             other => panic!("a write into a read-only mmap: {other:?}"),
         }
