@@ -103,6 +103,21 @@ fn masked_gt(v: u64, value: u64, mask: u64) -> bool {
     (v & mask) > value
 }
 
+/// Refuses a wait for `(event & mask) > value` that no event value can end: the masked
+/// event is at most `reach` (the mask itself, or less for asynchronous waits, whose event
+/// stays within 0..=254).
+fn satisfiable(value: u64, mask: u64, reach: u64) -> Result<()> {
+    if value < reach {
+        return Ok(());
+    }
+    Err(Error::with_context(
+        ErrorCode::InvalidValue,
+        format!(
+            "a wait for (event & {mask:#x}) > {value} can never end: the masked event is at most {reach}"
+        ),
+    ))
+}
+
 /// A sync event (`struct doca_sync_event`): configure its publisher and subscriber
 /// locations, then start it synchronously ([`start`](SyncEvent::start)) or as a
 /// context ([`as_ctx`](SyncEvent::as_ctx)) for jobs; the mode is fixed until stopped.
@@ -359,8 +374,10 @@ impl SyncEvent {
         Ok(prev)
     }
 
-    /// `doca_sync_event_wait_gt`: busy-polls until `(event & mask) > value`.
+    /// `doca_sync_event_wait_gt`: busy-polls until `(event & mask) > value`. A wait that
+    /// can never end (`value >= mask`) is refused with `InvalidValue`.
     pub fn wait_gt(&self, value: u64, mask: u64) -> Result<()> {
+        satisfiable(value, mask, mask)?;
         let c = self.sync_mode()?;
         while !masked_gt(c.load(Ordering::Acquire), value, mask) {
             std::hint::spin_loop();
@@ -370,6 +387,7 @@ impl SyncEvent {
 
     /// `doca_sync_event_wait_gt_yield`: polls, yielding the processor between polls.
     pub fn wait_gt_yield(&self, value: u64, mask: u64) -> Result<()> {
+        satisfiable(value, mask, mask)?;
         let c = self.sync_mode()?;
         while !masked_gt(c.load(Ordering::Acquire), value, mask) {
             std::thread::yield_now();
@@ -382,6 +400,7 @@ impl SyncEvent {
     /// are seen within a millisecond). `TimeOut` when `timeout` passes first. An
     /// addition to DOCA's API.
     pub fn wait_gt_blocking(&self, value: u64, mask: u64, timeout: Option<Duration>) -> Result<()> {
+        satisfiable(value, mask, mask)?;
         let c = self.sync_mode()?;
         let deadline = timeout.map(|t| Instant::now() + t);
         // A few polls first: a value that is about to change costs no sleep.
@@ -549,6 +568,10 @@ impl CtxOps for SyncEventOps {
                     job.params[0]
                 ),
             ));
+        }
+        if job.job_type == JOB_WAIT_GT {
+            let mask = job.params[1];
+            satisfiable(job.params[0], mask, (mask & 0xff).min(MAX_ASYNC_WAIT_VALUE))?;
         }
         Ok(())
     }

@@ -268,6 +268,23 @@ fn bad_topology_files_say_what_is_wrong() {
             "[[host.device]]\npci_addr = \"0000:01:00.0\"\njob_types = [\"dma.teleport\"]",
             "teleport",
         ),
+        // Numbers have stated limits: no absurd thread counts reach the engine.
+        (
+            "[[host.device]]\npci_addr = \"0000:01:00.0\"\nengine_threads = 100000000",
+            "limit of 256",
+        ),
+        (
+            "[[host.device]]\npci_addr = \"0000:01:00.0\"\nengine_threads = 4294967295",
+            "limit of 256",
+        ),
+        (
+            "[[host.device]]\npci_addr = \"0000:01:00.0\"\nengine_threads = 4294967296",
+            "engine_threads",
+        ),
+        (
+            "[[host.device]]\npci_addr = \"0000:01:00.0\"\nlid = 70000",
+            "lid",
+        ),
     ];
     for (text, needle) in cases {
         let e = Topology::from_toml(text, None).unwrap_err();
@@ -276,6 +293,47 @@ fn bad_topology_files_say_what_is_wrong() {
     }
     assert_eq!(
         Topology::from_toml("", Some("side")).unwrap_err().code(),
+        ErrorCode::InvalidValue
+    );
+}
+
+/// Only regular files of bounded size are read as topologies: a device, a FIFO or a
+/// directory is refused at once (they were read forever).
+#[test]
+fn topology_paths_that_are_not_regular_files_are_refused() {
+    use std::path::Path;
+    for path in ["/dev/zero", "/dev/null", "/"] {
+        let e = Topology::from_file(Path::new(path), None).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidValue, "{path}");
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+    }
+    let dir = std::env::temp_dir().join(format!("doca-topo-fifo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("fifo");
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+    )
+    .unwrap();
+    let e = Topology::from_file(&fifo, None).unwrap_err();
+    assert!(e.to_string().contains("not a regular file"), "{e}");
+    let big = dir.join("big.toml");
+    std::fs::write(&big, vec![b'#'; (device::MAX_TOPOLOGY_FILE + 1) as usize]).unwrap();
+    let e = Topology::from_file(&big, None).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::InvalidValue);
+    assert!(e.to_string().contains("the limit is"), "{e}");
+    assert_eq!(
+        Topology::from_file(&dir.join("missing.toml"), None)
+            .unwrap_err()
+            .code(),
+        ErrorCode::NotFound
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(
+        Topology::single_device("3b:00.0", 100_000_000)
+            .unwrap_err()
+            .code(),
         ErrorCode::InvalidValue
     );
 }

@@ -357,3 +357,49 @@ fn an_epoll_loop_wakes_for_a_pending_wait() {
         ctx.stop().unwrap();
     }
 }
+
+/// A wait that no value can end (`(event & mask) > value` with `value >= mask`, mask 0
+/// included) is refused at once, synchronous or asynchronous: it used to block forever,
+/// and a pending asynchronous one kept `workq_rm` and `ctx_stop` refusing forever.
+#[test]
+fn waits_that_can_never_end_are_refused() {
+    let dev = device(0);
+    let se = started(&dev);
+    for (value, mask) in [
+        (0, 0),
+        (5, 0),
+        (0xff, 0xff),
+        (u64::MAX, u64::MAX),
+        (16, 0x0f),
+    ] {
+        for e in [
+            se.wait_gt(value, mask).unwrap_err(),
+            se.wait_gt_yield(value, mask).unwrap_err(),
+            se.wait_gt_blocking(value, mask, None).unwrap_err(),
+        ] {
+            assert_eq!(e.code(), ErrorCode::InvalidValue, "{value} {mask:#x}");
+            assert!(e.to_string().contains("can never end"), "{e}");
+        }
+    }
+    // A wait that a later value ends still waits.
+    se.update_set(0x10).unwrap();
+    se.wait_gt(0x0f, 0xff).unwrap();
+
+    for threads in [0, 2] {
+        let dev = device(threads);
+        let mut wq = WorkQ::new(4).unwrap();
+        let se = async_event(&dev, &mut wq);
+        let ctx = se.as_ctx();
+        // Asynchronous waits see values 0..=254: mask 0x100 leaves nothing to pass.
+        for (value, mask) in [(0, 0), (3, 0x03), (0, 0x100), (254, u64::MAX)] {
+            let (e, _) = wq
+                .submit_job(ctx, SyncEventJob::wait_gt(value, mask, 1))
+                .unwrap_err();
+            assert_eq!(e.code(), ErrorCode::InvalidValue, "{value} {mask:#x}");
+            assert!(e.to_string().contains("can never end"), "{e}");
+        }
+        assert_eq!(wq.inflight(), 0);
+        ctx.workq_rm(&mut wq).unwrap();
+        ctx.stop().unwrap();
+    }
+}

@@ -8,8 +8,8 @@ mod topology;
 pub use caps::{Capability, JOB_TYPES, job_type_by_name, job_type_info};
 pub use pci::{PCI_ADDR_SIZE, PCI_BDF_SIZE, PciAddr};
 pub use topology::{
-    DEFAULT_MACHINE, DeviceProps, ROLE_ENV, RepProps, Role, TOPOLOGY_ENV, Topology, build_role,
-    set_build_role,
+    DEFAULT_MACHINE, DeviceProps, MAX_ENGINE_THREADS, MAX_TOPOLOGY_FILE, ROLE_ENV, RepProps, Role,
+    TOPOLOGY_ENV, Topology, build_role, set_build_role,
 };
 
 use crate::error::{Error, ErrorCode, Result};

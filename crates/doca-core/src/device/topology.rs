@@ -240,6 +240,63 @@ fn bounded_name(s: &str, limit: usize, field: &str, what: &str) -> Result<String
     Ok(s.to_owned())
 }
 
+/// The largest topology file read, in bytes.
+pub const MAX_TOPOLOGY_FILE: u64 = 1 << 20;
+
+/// The most engine threads a device may have.
+pub const MAX_ENGINE_THREADS: u32 = 256;
+
+fn read_topology_file(path: &std::path::Path) -> Result<String, Error> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let cannot = |why: String| {
+        Error::with_context(
+            ErrorCode::NotFound,
+            format!("cannot read topology file {}: {why}", path.display()),
+        )
+    };
+    // Non-blocking: opening a FIFO must not wait for a writer.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(path)
+        .map_err(|e| cannot(e.to_string()))?;
+    let meta = file.metadata().map_err(|e| cannot(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(Error::with_context(
+            ErrorCode::InvalidValue,
+            format!(
+                "topology file {} is not a regular file (a FIFO, device or directory is not read)",
+                path.display()
+            ),
+        ));
+    }
+    if meta.len() > MAX_TOPOLOGY_FILE {
+        return Err(Error::with_context(
+            ErrorCode::InvalidValue,
+            format!(
+                "topology file {} holds {} bytes; the limit is {MAX_TOPOLOGY_FILE}",
+                path.display(),
+                meta.len()
+            ),
+        ));
+    }
+    let mut text = String::new();
+    file.take(MAX_TOPOLOGY_FILE + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| cannot(e.to_string()))?;
+    if text.len() as u64 > MAX_TOPOLOGY_FILE {
+        return Err(Error::with_context(
+            ErrorCode::InvalidValue,
+            format!(
+                "topology file {} grew past the limit of {MAX_TOPOLOGY_FILE} bytes while read",
+                path.display()
+            ),
+        ));
+    }
+    Ok(text)
+}
+
 impl Topology {
     /// The default machine's host side: what a process sees with no topology file
     /// (see [`default_machine`](Topology::default_machine)).
@@ -261,6 +318,14 @@ impl Topology {
     /// the builder form of a one-device topology file.
     pub fn single_device(pci_addr: &str, engine_threads: u32) -> Result<Topology, Error> {
         let pci_addr = PciAddr::parse(pci_addr)?;
+        if engine_threads > MAX_ENGINE_THREADS {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                format!(
+                    "{engine_threads} engine threads is more than the limit of {MAX_ENGINE_THREADS}"
+                ),
+            ));
+        }
         Ok(Topology {
             role: Role::Host,
             devices: vec![Arc::new(DeviceProps {
@@ -356,6 +421,15 @@ impl Topology {
                     Some(out)
                 }
             };
+            if d.engine_threads > MAX_ENGINE_THREADS {
+                return Err(Error::with_context(
+                    ErrorCode::InvalidValue,
+                    format!(
+                        "{what}: engine_threads = {} is more than the limit of {MAX_ENGINE_THREADS}",
+                        d.engine_threads
+                    ),
+                ));
+            }
             if role == Role::Host && !d.representor.is_empty() {
                 return Err(Error::with_context(
                     ErrorCode::InvalidValue,
@@ -430,17 +504,14 @@ impl Topology {
         Ok(Topology { role, devices })
     }
 
-    /// Reads a topology file; `role_override` wins over the file's `role`.
+    /// Reads a topology file; `role_override` wins over the file's `role`. Only a regular
+    /// file of at most [`MAX_TOPOLOGY_FILE`] bytes is read (a FIFO or a device such as
+    /// `/dev/zero` is refused before a byte is read).
     pub fn from_file(
         path: &std::path::Path,
         role_override: Option<&str>,
     ) -> Result<Topology, Error> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            Error::with_context(
-                ErrorCode::NotFound,
-                format!("cannot read topology file {}: {e}", path.display()),
-            )
-        })?;
+        let text = read_topology_file(path)?;
         Topology::from_toml(&text, role_override).map_err(|e| {
             let msg = format!("{}: {}", path.display(), e.context_str().unwrap_or(""));
             e.context(msg)

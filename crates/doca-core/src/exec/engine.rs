@@ -86,7 +86,11 @@ impl Engine {
     /// The engine of `dev` (shared by its contexts), or `None` for a device that runs
     /// jobs in the caller.
     pub(crate) fn for_device(dev: &Dev) -> Option<Arc<Engine>> {
-        let n = dev.as_devinfo().engine_threads() as usize;
+        // Topologies refuse more; a DeviceProps built by hand is held to the same limit.
+        let n = dev
+            .as_devinfo()
+            .engine_threads()
+            .min(crate::device::MAX_ENGINE_THREADS) as usize;
         if n == 0 {
             return None;
         }
@@ -164,6 +168,25 @@ impl Engine {
         q.reserved += n;
         let want = q.reserved.saturating_sub(q.items.len());
         q.items.reserve(want);
+    }
+
+    /// Gives back the room [`reserve`](Engine::reserve) made for a work queue that
+    /// detaches; the queue's memory shrinks once it holds far more room than the work
+    /// queues still attached need (attach/detach cycles do not grow it).
+    pub(crate) fn release(&self, n: usize) {
+        let mut q = lock(&self.inner.q);
+        let base = self.inner.threads * self.inner.threads;
+        q.reserved = q.reserved.saturating_sub(n).max(base);
+        let keep = q.reserved.max(q.items.len());
+        if q.items.capacity() > 2 * keep {
+            q.items.shrink_to(keep);
+        }
+    }
+
+    /// The room the task queue holds now.
+    #[cfg(test)]
+    pub(crate) fn capacity(&self) -> usize {
+        lock(&self.inner.q).items.capacity()
     }
 
     pub(crate) fn push(&self, t: Task) {
@@ -322,6 +345,42 @@ fn worker(inner: &Inner) {
 mod tests {
     use super::*;
     use std::sync::atomic::AtomicU32;
+
+    /// Attaching and detaching a deep work queue again and again leaves the engine's
+    /// queue no bigger than one attachment needs (it grew by the depth each time).
+    #[test]
+    fn attach_detach_cycles_give_the_room_back() {
+        let t = crate::device::Topology::single_device("e1:00.0", 2).unwrap();
+        let dev = crate::device::devinfo_list_from(&t)[0].open().unwrap();
+        let se = crate::SyncEvent::new();
+        se.publisher_add_location_cpu(&dev).unwrap();
+        se.subscriber_add_location_cpu(&dev).unwrap();
+        se.as_ctx().start().unwrap();
+        let engine = Engine::for_device(&dev).unwrap();
+        let idle = engine.capacity();
+        let depth = 1 << 16;
+        let mut wq = crate::WorkQ::new(depth).unwrap();
+        for _ in 0..20 {
+            se.as_ctx().workq_add(&mut wq).unwrap();
+            assert!(engine.capacity() >= depth as usize);
+            assert!(engine.capacity() < 3 * depth as usize);
+            se.as_ctx().workq_rm(&mut wq).unwrap();
+        }
+        assert!(
+            engine.capacity() <= 2 * idle.max(4),
+            "{}",
+            engine.capacity()
+        );
+        // Dropping an attached work queue gives its room back too.
+        se.as_ctx().workq_add(&mut wq).unwrap();
+        drop(wq);
+        assert!(
+            engine.capacity() <= 2 * idle.max(4),
+            "{}",
+            engine.capacity()
+        );
+        se.as_ctx().stop().unwrap();
+    }
 
     fn engine(threads: usize) -> (Arc<Inner>, Vec<std::thread::JoinHandle<()>>) {
         let inner = Arc::new(Inner {

@@ -551,8 +551,12 @@ impl WorkQ {
 impl Drop for WorkQ {
     fn drop(&mut self) {
         let id = self.id();
+        let depth = self.depth() as usize;
         for a in &self.attached {
             a.ctx.state().workqs.retain(|w| w.0 != id);
+            if let Some(e) = &a.engine {
+                e.release(depth);
+            }
         }
     }
 }
@@ -634,7 +638,10 @@ impl Ctx {
                 ),
             ));
         }
-        wq.attached.remove(i);
+        let gone = wq.attached.remove(i);
+        if let Some(e) = &gone.engine {
+            e.release(wq.depth() as usize);
+        }
         let id = wq.id();
         self.shared.state().workqs.retain(|w| w.0 != id);
         Ok(())

@@ -13,7 +13,30 @@ pub const DEFAULT_MAX_NUM_DEVICES: u32 = 16;
 
 /// Memory an mmap can own: anything that is one contiguous, writable byte range that
 /// stays put while the owner lives (`Vec<u8>`, `Box<[u8]>`, a file mapping, ...).
-pub trait MemoryRegion: Send + 'static {
+///
+/// # Safety
+///
+/// Buffers, jobs and engine threads read and write the range through raw pointers on
+/// the strength of this trait, so an implementation must uphold, for as long as the
+/// value lives (including after it is moved):
+///
+/// - `as_mut_ptr()` returns the start of `len()` bytes that are allocated, initialized,
+///   readable and writable, and not reachable through any other path (no `&` or `&mut`
+///   the implementation hands out elsewhere);
+/// - both return the same values on every call, and moving the value does not move
+///   the bytes (heap and mapped memory qualify; an inline array does not);
+/// - the bytes stay valid until the value is dropped.
+///
+/// A safe `impl` is refused by the compiler:
+///
+/// ```compile_fail,E0200
+/// struct Bogus;
+/// impl doca_core::MemoryRegion for Bogus {
+///     fn as_mut_ptr(&mut self) -> *mut u8 { 8 as *mut u8 }
+///     fn len(&self) -> usize { 1 << 40 }
+/// }
+/// ```
+pub unsafe trait MemoryRegion: Send + 'static {
     /// Start of the range. Must stay the same while `self` is not moved-from or dropped
     /// (moving the owner must not move the bytes, as for heap and mapped memory).
     fn as_mut_ptr(&mut self) -> *mut u8;
@@ -25,7 +48,9 @@ pub trait MemoryRegion: Send + 'static {
     }
 }
 
-impl MemoryRegion for Vec<u8> {
+// SAFETY: a Vec's heap buffer does not move when the Vec does, is initialized over len
+// and stays put while the Vec is not modified (the mmap owns it and never resizes it).
+unsafe impl MemoryRegion for Vec<u8> {
     fn as_mut_ptr(&mut self) -> *mut u8 {
         self.as_mut_slice().as_mut_ptr()
     }
@@ -34,7 +59,8 @@ impl MemoryRegion for Vec<u8> {
     }
 }
 
-impl MemoryRegion for Box<[u8]> {
+// SAFETY: a boxed slice's heap bytes do not move when the Box does.
+unsafe impl MemoryRegion for Box<[u8]> {
     fn as_mut_ptr(&mut self) -> *mut u8 {
         <[u8]>::as_mut_ptr(self)
     }
@@ -43,7 +69,8 @@ impl MemoryRegion for Box<[u8]> {
     }
 }
 
-impl MemoryRegion for memmap2::MmapMut {
+// SAFETY: a writable mapping stays at its address until it is unmapped on drop.
+unsafe impl MemoryRegion for memmap2::MmapMut {
     fn as_mut_ptr(&mut self) -> *mut u8 {
         <[u8]>::as_mut_ptr(self)
     }
