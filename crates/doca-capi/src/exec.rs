@@ -195,16 +195,21 @@ fn buf_arg(p: *const doca_buf, what: &str) -> Result<*mut BufDesc> {
     }
 }
 
-/// The context and job record a C job describes. The record borrows the job's buffers:
-/// the program keeps them untouched until the job's event is retrieved.
+/// Runs `f` with the context and the job record a C job describes; the context is
+/// borrowed for the call only. The record borrows the job's buffers (pinned by the work
+/// queue while the job is in flight).
 ///
 /// # Safety
-/// `job` is NULL or points to the full job struct of its type.
-pub(crate) unsafe fn record_from_c(job: *const doca_job) -> Result<(&'static doca_ctx, JobRecord)> {
+/// `job` is NULL or points to the full job struct of its type; `job->ctx` is NULL or a
+/// live context handle for the whole call.
+pub(crate) unsafe fn with_job_from_c<R>(
+    job: *const doca_job,
+    f: impl FnOnce(&doca_ctx, JobRecord) -> Result<R>,
+) -> Result<R> {
     // SAFETY: the caller's contract.
     let base = unsafe { handle(job, "job") }?;
-    // SAFETY: a job's ctx is NULL or a live context handle.
-    let ctx: &'static doca_ctx = unsafe { handle(base.ctx, "job->ctx") }?;
+    // SAFETY: a job's ctx is NULL or a live context handle (the caller's contract).
+    let ctx: &doca_ctx = unsafe { handle(base.ctx, "job->ctx") }?;
     let t = u32::try_from(base.type_)
         .map_err(|_| invalid(format!("job type {} is not a DOCA job type", base.type_)))?;
     if !ctx.ctx.ops().handles(t) {
@@ -307,14 +312,14 @@ pub(crate) unsafe fn record_from_c(job: *const doca_job) -> Result<(&'static doc
             }
         }
     };
-    Ok((ctx, rec))
+    f(ctx, rec)
 }
 
 /// What a finished job writes back to the program's memory beyond its buffers: the
 /// value a sync event get job read, the previous value of an add job.
 ///
 /// # Safety
-/// The record came from [`record_from_c`]; its output pointers are still valid.
+/// The record came from [`with_job_from_c`]; its output pointers are still valid.
 pub(crate) unsafe fn write_back(rec: &JobRecord) {
     if (rec.job_type == JOB_GET || rec.job_type == JOB_UPDATE_ADD) && rec.params[1] != 0 {
         // SAFETY: the program's output pointer, valid until it retrieves the event.
@@ -374,16 +379,21 @@ pub unsafe extern "C" fn doca_workq_submit(
     job: *const doca_job,
 ) -> doca_error_t {
     ffi(|| {
-        // SAFETY: NULL or a live handle used by this thread; the job struct matches its type.
-        let (w, (ctx, rec)) = unsafe { (handle_mut(workq, "workq")?, record_from_c(job)?) };
-        w.wq.submit(&ctx.ctx, rec).map_err(|(e, _)| e)
+        // SAFETY: NULL or a live handle used by this thread.
+        let w = unsafe { handle_mut(workq, "workq") }?;
+        // SAFETY: the job struct matches its type; its context is live.
+        unsafe {
+            with_job_from_c(job, |ctx, rec| {
+                w.wq.submit(&ctx.ctx, rec).map_err(|(e, _)| e)
+            })
+        }
     })
 }
 
 /// Fills `ev` from a completion (and the program's output pointers).
 ///
 /// # Safety
-/// `ev` is writable; the completion's record came from [`record_from_c`] or a graph.
+/// `ev` is writable; the completion's record came from [`with_job_from_c`] or a graph.
 pub(crate) unsafe fn deliver(ev: *mut doca_event, c: doca_core::Completion) {
     if c.record.job_type == doca_core::graph::JOB_GRAPH {
         // SAFETY: forwarded.

@@ -1,6 +1,6 @@
 //! `doca_graph.h`.
 
-use crate::exec::{doca_ctx, doca_event, doca_job, doca_workq, record_from_c, write_back};
+use crate::exec::{doca_ctx, doca_event, doca_job, doca_workq, with_job_from_c, write_back};
 use crate::mem::destroy_in_place;
 use crate::{
     Result, doca_data, doca_error_t, doca_graph_instance_node_state, err, ffi, free_handle, handle,
@@ -337,7 +337,12 @@ pub unsafe extern "C" fn doca_graph_instance_set_ctx_node_data(
 ) -> doca_error_t {
     ffi(|| {
         // SAFETY: NULL or live handles; the job struct matches its type.
-        let ((h, n), (_, rec)) = unsafe { (inst_node(graph_instance, node)?, record_from_c(job)?) };
+        let ((h, n), rec) = unsafe {
+            (
+                inst_node(graph_instance, node)?,
+                with_job_from_c(job, |_, rec| Ok(rec))?,
+            )
+        };
         let ev = out_ptr(ev, "ev")?;
         h.inst
             .as_mut()
@@ -456,7 +461,7 @@ unsafe fn settle(h: &mut doca_graph_instance, mut inst: GraphInstance) {
             h.subs[i] = std::ptr::null_mut();
         }
         if let Ok(Some(rec)) = inst.node_record(n) {
-            // SAFETY: the record came from record_from_c.
+            // SAFETY: the record came from with_job_from_c.
             unsafe { write_back(rec) };
         }
         let ev = h.evs[i];

@@ -39,7 +39,10 @@ pub type doca_mmap_memrange_free_cb_t =
     unsafe extern "C" fn(addr: *mut c_void, len: usize, cookie: *mut c_void);
 
 /// Destroys a boxed handle in place: on refusal the object goes back where it was, so
-/// the C pointer stays valid.
+/// the C pointer stays valid. Should the destruction panic, the object it had taken is
+/// gone (dropped while unwinding): the box is freed too, exactly once, and the error
+/// says the handle no longer exists (before, the moved-out bytes stayed behind the C
+/// pointer and a second destroy dropped them again).
 ///
 /// # Safety
 /// `p` is a live boxed handle, not used by anyone else during the call.
@@ -51,17 +54,25 @@ pub(crate) unsafe fn destroy_in_place<T>(
     if p.is_null() {
         return Err(invalid(format!("{what} is NULL")));
     }
-    // SAFETY: p is a live boxed T; it is either written back or its box freed.
+    // SAFETY: p is a live boxed T; it is either written back or its box freed, once.
     unsafe {
         let t = std::ptr::read(p);
-        match f(t) {
-            Ok(()) => {
-                drop(Box::from_raw(p as *mut std::mem::MaybeUninit<T>));
+        let free_box = || drop(Box::from_raw(p as *mut std::mem::MaybeUninit<T>));
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(t))) {
+            Ok(Ok(())) => {
+                free_box();
                 Ok(())
             }
-            Err((t, e)) => {
+            Ok(Err((t, e))) => {
                 std::ptr::write(p, t);
                 Err(e)
+            }
+            Err(_) => {
+                free_box();
+                Err(crate::err(
+                    ErrorCode::Unexpected,
+                    format!("destroying the {what} panicked; the {what} no longer exists"),
+                ))
             }
         }
     }
@@ -721,4 +732,48 @@ pub unsafe extern "C" fn doca_buf_arr_get_gpu_handle(
         a.gpu_handle()?;
         Err(err(ErrorCode::NotSupported, "no GPU exists here"))
     })
+}
+
+#[cfg(test)]
+mod destroy_tests {
+    use super::destroy_in_place;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    static DROPS: AtomicUsize = AtomicUsize::new(0);
+
+    struct Counted;
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            DROPS.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// A destruction that panics drops the object once and frees its box once; a refused
+    /// one leaves the object in place; a successful one drops it once.
+    #[test]
+    fn a_panicking_destroy_frees_once() {
+        let p = Box::into_raw(Box::new(Counted));
+        // SAFETY: p is a live box, used by nobody else.
+        let r = unsafe {
+            destroy_in_place(p, "thing", |t: Counted| {
+                let _keep = t;
+                panic!("destroy bug")
+            })
+        };
+        assert_eq!(r.unwrap_err().code(), doca_core::ErrorCode::Unexpected);
+        assert_eq!(DROPS.load(Ordering::SeqCst), 1);
+
+        let p = Box::into_raw(Box::new(Counted));
+        // SAFETY: as above.
+        let r = unsafe {
+            destroy_in_place(p, "thing", |t: Counted| {
+                Err((t, doca_core::Error::new(doca_core::ErrorCode::InUse)))
+            })
+        };
+        assert_eq!(r.unwrap_err().code(), doca_core::ErrorCode::InUse);
+        assert_eq!(DROPS.load(Ordering::SeqCst), 1, "refused: still alive");
+        // SAFETY: as above: the refusal put it back.
+        unsafe { destroy_in_place(p, "thing", |_t: Counted| Ok(())) }.unwrap();
+        assert_eq!(DROPS.load(Ordering::SeqCst), 2);
+    }
 }

@@ -234,6 +234,19 @@ fn misuse_table() {
     run_both("misuse");
 }
 
+/// Buffers released by the program while their jobs are in flight stay alive until
+/// the jobs complete.
+#[test]
+fn buffers_released_while_jobs_are_in_flight() {
+    run_both("inflight_release");
+}
+
+/// A sync event stopped and destroyed while another thread waits on it.
+#[test]
+fn sync_event_destroyed_under_a_waiter() {
+    run(&build("sync_event_waiters"), &[], false);
+}
+
 #[test]
 fn sync_events_and_graphs() {
     run_both("sync_graph");

@@ -67,6 +67,8 @@ struct Shared {
     external: AtomicPtr<u64>,
     /// Threads in `wait_gt_blocking`.
     blocked: AtomicU32,
+    /// Threads in any wait: `stop` makes them return, `destroy` waits until they have.
+    waiters: AtomicU32,
     sleep: Mutex<()>,
     cv: Condvar,
     /// The context's shared state, for waking its work queues.
@@ -101,6 +103,32 @@ impl Shared {
 
 fn masked_gt(v: u64, value: u64, mask: u64) -> bool {
     (v & mask) > value
+}
+
+/// A thread inside a synchronous wait (counted in `Shared::waiters`).
+struct Waiting<'a> {
+    shared: &'a Shared,
+    counter: &'a AtomicU64,
+}
+
+impl Waiting<'_> {
+    /// `BadState` once the event was stopped under the waiter.
+    #[inline]
+    fn still_started(&self) -> Result<()> {
+        if self.shared.mode.load(Ordering::Acquire) == SYNC {
+            Ok(())
+        } else {
+            Err(bad_state(
+                "the sync event was stopped while this thread waited on it",
+            ))
+        }
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.shared.waiters.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// Refuses a wait for `(event & mask) > value` that no event value can end: the masked
@@ -171,6 +199,7 @@ impl SyncEvent {
             internal: AtomicU64::new(0),
             external: AtomicPtr::new(std::ptr::null_mut()),
             blocked: AtomicU32::new(0),
+            waiters: AtomicU32::new(0),
             sleep: Mutex::new(()),
             cv: Condvar::new(),
             ctx: OnceLock::new(),
@@ -320,7 +349,11 @@ impl SyncEvent {
             .mode
             .compare_exchange(SYNC, IDLE, Ordering::AcqRel, Ordering::Acquire)
         {
-            Ok(_) => Ok(()),
+            Ok(_) => {
+                // Waiters see the stop at their next look; sleeping ones are woken now.
+                self.shared.cv.notify_all();
+                Ok(())
+            }
             Err(ASYNC) => Err(bad_state(
                 "sync event runs as a context: stop it with its context",
             )),
@@ -334,13 +367,19 @@ impl SyncEvent {
     }
 
     /// `doca_sync_event_destroy`: refused with `InUse` (the event comes back) while
-    /// started.
+    /// started. Threads still inside a wait (it was stopped under them) return
+    /// `BadState` within a millisecond; destroy returns once they have, so that none of
+    /// them is left reading a destroyed event.
     pub fn destroy(self) -> std::result::Result<(), (SyncEvent, Error)> {
         if self.shared.mode.load(Ordering::Acquire) != IDLE || self.ctx.is_started() {
             return Err((
                 self,
                 Error::with_context(ErrorCode::InUse, "sync event is started; stop it first"),
             ));
+        }
+        while self.shared.waiters.load(Ordering::SeqCst) > 0 {
+            self.shared.cv.notify_all();
+            std::thread::yield_now();
         }
         Ok(())
     }
@@ -378,8 +417,9 @@ impl SyncEvent {
     /// can never end (`value >= mask`) is refused with `InvalidValue`.
     pub fn wait_gt(&self, value: u64, mask: u64) -> Result<()> {
         satisfiable(value, mask, mask)?;
-        let c = self.sync_mode()?;
-        while !masked_gt(c.load(Ordering::Acquire), value, mask) {
+        let w = self.enter_wait()?;
+        while !masked_gt(w.counter.load(Ordering::Acquire), value, mask) {
+            w.still_started()?;
             std::hint::spin_loop();
         }
         Ok(())
@@ -388,11 +428,24 @@ impl SyncEvent {
     /// `doca_sync_event_wait_gt_yield`: polls, yielding the processor between polls.
     pub fn wait_gt_yield(&self, value: u64, mask: u64) -> Result<()> {
         satisfiable(value, mask, mask)?;
-        let c = self.sync_mode()?;
-        while !masked_gt(c.load(Ordering::Acquire), value, mask) {
+        let w = self.enter_wait()?;
+        while !masked_gt(w.counter.load(Ordering::Acquire), value, mask) {
+            w.still_started()?;
             std::thread::yield_now();
         }
         Ok(())
+    }
+
+    /// Counts this thread as a waiter for as long as the guard lives (synchronous mode
+    /// only).
+    fn enter_wait(&self) -> Result<Waiting<'_>> {
+        self.shared.waiters.fetch_add(1, Ordering::SeqCst);
+        let w = Waiting {
+            shared: &self.shared,
+            counter: self.shared.counter(),
+        };
+        self.sync_mode()?;
+        Ok(w)
     }
 
     /// Waits until `(event & mask) > value` without burning a core: the thread sleeps
@@ -401,7 +454,8 @@ impl SyncEvent {
     /// addition to DOCA's API.
     pub fn wait_gt_blocking(&self, value: u64, mask: u64, timeout: Option<Duration>) -> Result<()> {
         satisfiable(value, mask, mask)?;
-        let c = self.sync_mode()?;
+        let w = self.enter_wait()?;
+        let c = w.counter;
         let deadline = timeout.map(|t| Instant::now() + t);
         // A few polls first: a value that is about to change costs no sleep.
         for _ in 0..64 {
@@ -416,6 +470,9 @@ impl SyncEvent {
         let r = loop {
             if masked_gt(c.load(Ordering::SeqCst), value, mask) {
                 break Ok(());
+            }
+            if let Err(e) = w.still_started() {
+                break Err(e);
             }
             let now = Instant::now();
             if deadline.is_some_and(|d| now >= d) {

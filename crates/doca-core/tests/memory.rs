@@ -462,3 +462,63 @@ fn file_mapping_as_memory() {
     assert_eq!(&bytes[4096..4105], b"persisted");
     std::fs::remove_file(&path).unwrap();
 }
+
+/// Two handles of one buffer on two threads: one moves the data section about while the
+/// other appends, reads and asks for its rooms. Whatever the interleaving, every answer
+/// stays inside the buffer and no byte outside it is touched (this used to overflow in
+/// `tailroom` and write out of bounds in `append`).
+#[test]
+fn handles_on_two_threads_cannot_break_the_buffer_bounds() {
+    let mut m = Mmap::new();
+    m.set_memory(vec![0u8; 3 * 4096]).unwrap();
+    m.start().unwrap();
+    let inv = inventory(4);
+    let guard_lo = inv.buf_at(&m, 0, 4096).unwrap();
+    let mut a = inv.buf_at(&m, 4096, 4096).unwrap();
+    let guard_hi = inv.buf_at(&m, 8192, 4096).unwrap();
+    let mut b = a.refcount_add().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(300);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut i = 0usize;
+            while std::time::Instant::now() < deadline {
+                i = i
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let off = (i >> 20) % 4097;
+                let len = (i >> 40) % 4097;
+                let _ = b.set_data_range(off, len.min(4096 - off));
+                if i.is_multiple_of(7) {
+                    b.reset_data_len();
+                }
+            }
+        });
+        let chunk = [0xA5u8; 700];
+        let mut out = vec![0u8; 4096];
+        while std::time::Instant::now() < deadline {
+            let (d, l) = a.data_span();
+            assert!(d >= a.head() as usize && d + l <= a.head() as usize + 4096);
+            assert!(a.headroom() <= 4096 && a.tailroom() <= 4096);
+            let (t, room) = a.tail_span();
+            assert!(t >= d.min(t) && t + room == a.head() as usize + 4096);
+            let _ = a.append(&chunk[..(d % 700) + 1]);
+            let _ = a.copy_data_to(&mut out);
+            let _ = a.data_to_vec();
+        }
+    });
+    // The neighbours were never written.
+    assert!(guard_lo.list_data_len() == 0);
+    let mut lo = [1u8; 4096];
+    m.read_at(0, &mut lo).unwrap();
+    assert!(
+        lo.iter().all(|&x| x == 0),
+        "bytes before the buffer were written"
+    );
+    let mut hi = [1u8; 4096];
+    m.read_at(8192, &mut hi).unwrap();
+    assert!(
+        hi.iter().all(|&x| x == 0),
+        "bytes after the buffer were written"
+    );
+    drop((guard_lo, guard_hi));
+}

@@ -403,3 +403,29 @@ fn waits_that_can_never_end_are_refused() {
         ctx.stop().unwrap();
     }
 }
+
+/// A thread waiting on an event that is stopped and destroyed under it returns an error
+/// (it used to read freed memory and return a bogus success); destroy refuses while
+/// started and returns only once every waiter has left.
+#[test]
+fn stopping_under_a_waiter_wakes_it_with_an_error() {
+    let dev = device(0);
+    for kind in 0..3 {
+        let se = started(&dev);
+        let waiter = se.clone();
+        let h = std::thread::spawn(move || match kind {
+            0 => waiter.wait_gt(5, 0xff),
+            1 => waiter.wait_gt_yield(5, 0xff),
+            _ => waiter.wait_gt_blocking(5, 0xff, None),
+        });
+        std::thread::sleep(Duration::from_millis(20));
+        let (se, e) = se.destroy().unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InUse);
+        se.stop().unwrap();
+        let r = h.join().unwrap();
+        let e = r.unwrap_err();
+        assert_eq!(e.code(), ErrorCode::BadState, "{kind}");
+        assert!(e.to_string().contains("stopped while"), "{e}");
+        se.destroy().unwrap();
+    }
+}

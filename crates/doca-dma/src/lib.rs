@@ -237,8 +237,7 @@ fn copy(src: &BufDesc, dst: &BufDesc, env: &ExecEnv<'_>) -> Result<()> {
     }
     for s in src.iter() {
         for d in dst.iter() {
-            let tail = (d.data() as usize + d.data_len(), d.tailroom());
-            if ranges_overlap((s.data() as usize, s.data_len()), tail) {
+            if ranges_overlap(s.data_span(), d.tail_span()) {
                 return Err(Error::with_context(
                     ErrorCode::InvalidValue,
                     "source and destination buffers overlap",
@@ -287,8 +286,7 @@ fn copy_one(src: &BufDesc, dst: &BufDesc, env: &ExecEnv<'_>) -> Result<()> {
             "destination tailroom is smaller than the source data",
         ));
     }
-    let tail = (dst.data() as usize + dst.data_len(), dst.tailroom());
-    if ranges_overlap((src.data() as usize, total), tail) {
+    if ranges_overlap((src.data_span().0, total), dst.tail_span()) {
         return Err(Error::with_context(
             ErrorCode::InvalidValue,
             "source and destination buffers overlap",
@@ -300,21 +298,36 @@ fn copy_one(src: &BufDesc, dst: &BufDesc, env: &ExecEnv<'_>) -> Result<()> {
             out = gather(src, dst, total, env);
             return;
         }
-        // Read again under the lock; never past the source data or the tailroom.
-        let n = src.data_len().min(dst.tailroom());
-        // SAFETY: [data, data+n) lies in the source's data and the n bytes after the
-        // destination's data in its tailroom, both inside started mmaps kept alive by the
-        // job's buffers; they do not overlap (checked); the job holds their bytes.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                src.data() as *const u8,
-                dst.data().add(dst.data_len()),
-                n,
-            )
-        };
+        // Look again under the lock, at one snapshot of each buffer: another job into
+        // the same destination may have taken its room meanwhile, and other handles may
+        // have moved the data. Nothing is written unless all of it fits.
+        let (from, n) = src.data_span();
+        let (to, room) = dst.tail_span();
+        if n > room {
+            out = Err(room_taken());
+            return;
+        }
+        if ranges_overlap((from, n), (to, n)) {
+            out = Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "source and destination buffers overlap",
+            ));
+            return;
+        }
+        // SAFETY: both spans lie inside their buffers, inside started mmaps kept alive by
+        // the job's buffers; they do not overlap (checked); the job holds their bytes.
+        unsafe { std::ptr::copy_nonoverlapping(from as *const u8, to as *mut u8, n) };
         out = dst.grow_data_len(n);
     });
     out
+}
+
+/// The error of a job whose destination room went to another job first.
+fn room_taken() -> Error {
+    Error::with_context(
+        ErrorCode::InvalidValue,
+        "destination tailroom is smaller than the source data (another job in flight took it)",
+    )
 }
 
 /// Copies that share their work with the engine's other threads: at least this much...
@@ -325,6 +338,11 @@ const PAR_PIECE: usize = 1 << 20;
 /// Appends `src`'s data (`total` bytes) to `dst`'s tailrooms (checked to fit), under the
 /// io locks; a large copy is split across the engine threads.
 fn gather(src: &BufDesc, dst: &BufDesc, total: usize, env: &ExecEnv<'_>) -> Result<()> {
+    // Under the locks: the room may have gone to another job in flight since the checks.
+    let room: usize = dst.iter().map(BufDesc::tailroom).sum();
+    if room < total || src.list_data_len() != total {
+        return Err(room_taken());
+    }
     let threads = env.threads();
     if threads > 1 && total >= PAR_MIN_BYTES {
         let pieces = (total / PAR_PIECE).clamp(1, 4 * threads);
@@ -358,12 +376,17 @@ fn copy_span(src: &BufDesc, dst: &BufDesc, start: usize, len: usize) {
     // (pointer, bytes) pieces of each stream from `start` on.
     let mut srcs = src
         .iter()
-        .map(|s| (s.data() as *const u8, s.data_len()))
+        .map(|s| {
+            let (p, n) = s.data_span();
+            (p as *const u8, n)
+        })
         .filter(|p| p.1 > 0);
     let mut dsts = dst
         .iter()
-        // SAFETY: the tailroom starts at data + data_len, inside the buffer.
-        .map(|d| (unsafe { d.data().add(d.data_len()) }, d.tailroom()))
+        .map(|d| {
+            let (p, n) = d.tail_span();
+            (p as *mut u8, n)
+        })
         .filter(|p| p.1 > 0);
     let skip = |it: &mut dyn Iterator<Item = (*mut u8, usize)>, mut off: usize| {
         for (p, n) in it {

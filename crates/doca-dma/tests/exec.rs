@@ -765,3 +765,53 @@ fn large_scatter_gather_copy_on_both_engines() {
         dma.as_ctx().workq_rm(&mut wq).unwrap();
     }
 }
+
+/// Two jobs in flight into one destination with room for one: exactly one succeeds and
+/// the destination holds its bytes; the other fails and writes nothing. (On engine
+/// threads both used to succeed, and one job's bytes were lost.)
+#[test]
+fn room_in_a_destination_goes_to_one_job() {
+    const N: usize = 16 << 20;
+    for dev in engines() {
+        let mut mmap = Mmap::new();
+        mmap.set_memory(vec![0u8; 3 * N]).unwrap();
+        mmap.dev_add(&dev).unwrap();
+        mmap.start().unwrap();
+        let mut inv = BufInventory::new(8).unwrap();
+        inv.start().unwrap();
+        let dma = Dma::new();
+        started(dma.as_ctx(), &dev);
+        let mut wq = WorkQ::new(4).unwrap();
+        dma.as_ctx().workq_add(&mut wq).unwrap();
+        for round in 0..3u8 {
+            let mut a = inv.buf_at(&mmap, 0, N).unwrap();
+            a.append(&vec![round.wrapping_mul(2) + 1; N]).unwrap();
+            let mut b = inv.buf_at(&mmap, N, N).unwrap();
+            b.append(&vec![round.wrapping_mul(2) + 2; N]).unwrap();
+            let dst = inv.buf_at(&mmap, 2 * N, N).unwrap();
+            let dst2 = dst.refcount_add().unwrap();
+            wq.submit_job(dma.as_ctx(), MemcpyJob::new(a, dst, 1))
+                .map_err(|(e, _)| e)
+                .unwrap();
+            wq.submit_job(dma.as_ctx(), MemcpyJob::new(b, dst2, 2))
+                .map_err(|(e, _)| e)
+                .unwrap();
+            let mut ok = Vec::new();
+            for _ in 0..2 {
+                match wait(&mut wq) {
+                    Ok(c) => ok.push(c.event().user_data.u64()),
+                    Err(RetrieveError::IoFailed(c)) => {
+                        assert_eq!(c.event().result, ErrorCode::InvalidValue as u64)
+                    }
+                    Err(e) => panic!("{e:?}"),
+                }
+            }
+            assert_eq!(ok.len(), 1, "round {round}: {ok:?} succeeded");
+            let mut out = vec![0u8; N];
+            mmap.read_at(2 * N, &mut out).unwrap();
+            let want = round.wrapping_mul(2) + ok[0] as u8;
+            assert!(out.iter().all(|&x| x == want), "round {round}");
+        }
+        dma.as_ctx().workq_rm(&mut wq).unwrap();
+    }
+}

@@ -485,6 +485,12 @@ struct Shape<'a> {
     matrix: &'a MatrixInner,
     src: &'a BufDesc,
     dst: &'a BufDesc,
+    /// One snapshot of the source elements' data spans (address, length): checks and
+    /// coding use these, whatever other handles do to the buffers meanwhile.
+    spans: [(usize, usize); MAX_LIST_ELEMENTS as usize],
+    n_spans: usize,
+    /// Where the results go: the destination's tailroom at the snapshot.
+    out_at: usize,
     block: usize,
 }
 
@@ -539,16 +545,22 @@ impl EcOps {
                 src.num_elements()
             )));
         }
-        if let Some(e) = src.iter().find(|e| !e.data_len().is_multiple_of(64)) {
+        let mut spans = [(0usize, 0usize); MAX_LIST_ELEMENTS as usize];
+        let mut n_spans = 0;
+        for (slot, e) in spans.iter_mut().zip(src.iter()) {
+            *slot = e.data_span();
+            n_spans += 1;
+        }
+        let spans_now = &spans[..n_spans];
+        if let Some(&(_, len)) = spans_now.iter().find(|(_, len)| !len.is_multiple_of(64)) {
             return Err(invalid(format!(
-                "every source element's data length must be a multiple of 64 bytes (pad buffers to 64 B); found {}",
-                e.data_len()
+                "every source element's data length must be a multiple of 64 bytes (pad buffers to 64 B); found {len}"
             )));
         }
         if !dst.is_last() || !dst.is_first() {
             return Err(invalid("the destination must be one buffer, not a list"));
         }
-        let total = src.list_data_len();
+        let total: usize = spans_now.iter().map(|s| s.1).sum();
         if total > MAX_BUF_SIZE as usize {
             return Err(invalid(format!(
                 "source data length {total} exceeds the maximum buffer size {MAX_BUF_SIZE}"
@@ -563,23 +575,22 @@ impl EcOps {
         let block = total / cols;
         ec_codec::check_block_len(block).map_err(codec_error)?;
         let out = rows * block;
-        if dst.tailroom() < out {
+        let (out_at, room) = dst.tail_span();
+        if room < out {
             return Err(invalid(format!(
-                "destination tailroom is {} bytes; the job appends {rows} blocks of {block} bytes ({out} bytes)",
-                dst.tailroom()
+                "destination tailroom is {room} bytes; the job appends {rows} blocks of {block} bytes ({out} bytes)"
             )));
         }
-        let out_range = (dst.data() as usize + dst.data_len(), out);
-        if src
-            .iter()
-            .any(|s| ranges_overlap((s.data() as usize, s.data_len()), out_range))
-        {
+        if spans_now.iter().any(|&s| ranges_overlap(s, (out_at, out))) {
             return Err(invalid("source and destination buffers overlap"));
         }
         Ok(Shape {
             matrix,
             src,
             dst,
+            spans,
+            n_spans,
+            out_at,
             block,
         })
     }
@@ -627,10 +638,15 @@ impl CtxOps for EcOps {
                 "the destination's mmap does not grant write access (DOCA_ACCESS_LOCAL_READ_WRITE)",
             ));
         }
-        let rows = s.matrix.gf().rows();
-        with_io_locked(&[s.src], &[s.dst], || run(&s, env))
-            .ok_or_else(|| invalid("job spans more than 16 mmaps"))?;
-        s.dst.grow_data_len(rows * s.block)
+        // Shaped again under the io locks, from one snapshot of the buffers: another job
+        // into the same destination may have taken its room since the first look. The
+        // result's room is claimed before the locks go.
+        with_io_locked(&[s.src], &[s.dst], || {
+            let s = self.shape(job)?;
+            run(&s, env);
+            s.dst.grow_data_len(s.matrix.gf().rows() * s.block)
+        })
+        .ok_or_else(|| invalid("job spans more than 16 mmaps"))?
     }
 }
 
@@ -667,19 +683,20 @@ fn run_span(s: &Shape<'_>, a: usize, b: usize) {
     let mut n = 0;
     cuts[n] = a;
     n += 1;
+    let spans = &s.spans[..s.n_spans];
     let mut pos = 0;
-    for e in s.src.iter() {
+    for &(_, len) in spans {
         let off = pos % block;
         if pos > 0 && off > a && off < b && !cuts[..n].contains(&off) {
             cuts[n] = off;
             n += 1;
         }
-        pos += e.data_len();
+        pos += len;
     }
     cuts[n] = b;
     n += 1;
     cuts[..n].sort_unstable();
-    let dst = s.dst.data() as usize + s.dst.data_len();
+    let dst = s.out_at;
     let mut ins = [std::ptr::null::<u8>(); MAX_COLS];
     let mut outs = [std::ptr::null_mut::<u8>(); MAX_ROWS];
     for w in cuts[..n].windows(2) {
@@ -688,22 +705,22 @@ fn run_span(s: &Shape<'_>, a: usize, b: usize) {
             continue;
         }
         // Each block's bytes at offset `lo`: walk the list once, blocks in order.
-        let mut elems = s.src.iter();
+        let mut elems = spans.iter();
         let mut cur = elems.next();
         let mut start = 0usize;
         for (c, p) in ins.iter_mut().take(cols).enumerate() {
             let want = c * block + lo;
-            while let Some(e) = cur {
-                if want < start + e.data_len() {
+            while let Some(&(_, len)) = cur {
+                if want < start + len {
                     break;
                 }
-                start += e.data_len();
+                start += len;
                 cur = elems.next();
             }
-            let Some(e) = cur else {
+            let Some(&(addr, _)) = cur else {
                 return;
             };
-            *p = (e.data() as usize + (want - start)) as *const u8;
+            *p = (addr + (want - start)) as *const u8;
         }
         for (r, p) in outs.iter_mut().take(rows).enumerate() {
             *p = (dst + r * block + lo) as *mut u8;

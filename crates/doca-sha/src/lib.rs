@@ -390,9 +390,10 @@ struct ShaOps;
 
 fn feed(state: &mut SessionState, src: &BufDesc) {
     for e in src.iter() {
-        // SAFETY: the element's data lies inside its started mmap, kept alive by the
-        // job's buffers; the job holds the mmaps' io locks while hashing.
-        let bytes = unsafe { std::slice::from_raw_parts(e.data() as *const u8, e.data_len()) };
+        let (data, len) = e.data_span();
+        // SAFETY: the span lies inside the element's buffer, inside its started mmap,
+        // kept alive by the job's buffers; the job holds the mmaps' io locks while hashing.
+        let bytes = unsafe { std::slice::from_raw_parts(data as *const u8, len) };
         match state {
             SessionState::Idle => {}
             SessionState::Sha1(h) => h.update(bytes),
@@ -419,9 +420,17 @@ fn finish(state: SessionState, resp: &BufDesc) -> Result<()> {
             64
         }
     };
-    // SAFETY: the response's tailroom holds n bytes (checked by the caller) inside its
+    // Looked at again under the io locks: the room may have gone to another job.
+    let (to, room) = resp.tail_span();
+    if room < n {
+        return Err(Error::with_context(
+            ErrorCode::InvalidValue,
+            "response tailroom is smaller than the digest (another job in flight took it)",
+        ));
+    }
+    // SAFETY: the tailroom span holds n bytes inside the response's buffer, inside its
     // mmap; the io locks are held.
-    unsafe { std::ptr::copy_nonoverlapping(out.as_ptr(), resp.data().add(resp.data_len()), n) };
+    unsafe { std::ptr::copy_nonoverlapping(out.as_ptr(), to as *mut u8, n) };
     resp.grow_data_len(n)
 }
 

@@ -7,7 +7,8 @@ use super::job::JobRecord;
 use super::workq::{WqShared, complete};
 use crate::device::Dev;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 
 pub(crate) struct Task {
@@ -27,10 +28,13 @@ struct Help {
     /// have since let go of it.
     entered: AtomicUsize,
     left: AtomicUsize,
+    /// A piece panicked (on whichever thread): the owner panics once all are done.
+    panicked: AtomicBool,
 }
 
 impl Help {
-    /// Runs pieces until none is left.
+    /// Runs pieces until none is left. A piece that panics still counts as done, so
+    /// that neither the owner nor a helper is left waiting, or unwinds early.
     fn work(&self) {
         loop {
             let i = self.next.fetch_add(1, Ordering::AcqRel);
@@ -39,10 +43,30 @@ impl Help {
             }
             // SAFETY: the owner of `f` waits until every claimed piece is done (`done`
             // reaches n) before `f` goes; a piece below n is claimed only once.
-            unsafe { (*self.f)(i) };
+            let piece = std::panic::catch_unwind(AssertUnwindSafe(|| unsafe { (*self.f)(i) }));
+            if piece.is_err() {
+                self.panicked.store(true, Ordering::Release);
+            }
             self.done.fetch_add(1, Ordering::AcqRel);
         }
     }
+}
+
+/// Runs a job: a panic in the library's code becomes the job's `Unexpected` error, and
+/// the thread (an engine thread, or the program's) carries on.
+pub(crate) fn execute_caught(
+    ctx: &CtxShared,
+    record: &mut JobRecord,
+    env: &ExecEnv<'_>,
+) -> crate::error::Result<()> {
+    std::panic::catch_unwind(AssertUnwindSafe(|| ctx.ops.execute(record, env))).unwrap_or_else(
+        |_| {
+            Err(crate::error::Error::with_context(
+                crate::error::ErrorCode::Unexpected,
+                "the job's execution panicked",
+            ))
+        },
+    )
 }
 
 enum Item {
@@ -227,6 +251,7 @@ impl Inner {
             done: AtomicUsize::new(0),
             entered: AtomicUsize::new(0),
             left: AtomicUsize::new(0),
+            panicked: AtomicBool::new(false),
         };
         let me: *const Help = &help;
         let helpers = self.threads.saturating_sub(1).min(n.saturating_sub(1));
@@ -254,6 +279,10 @@ impl Inner {
         };
         while help.left.load(Ordering::Acquire) < entered {
             std::thread::yield_now();
+        }
+        // Nobody refers to `help` any more: a piece's panic may unwind the owner now.
+        if help.panicked.load(Ordering::Acquire) {
+            std::panic::resume_unwind(Box::new("a piece of a parallel job panicked"));
         }
     }
 }
@@ -332,9 +361,7 @@ fn worker(inner: &Inner) {
                 dev,
                 mut record,
             }) => {
-                let r = ctx
-                    .ops
-                    .execute(&mut record, &ExecEnv::new(&dev, Some(inner)));
+                let r = execute_caught(&ctx, &mut record, &ExecEnv::new(&dev, Some(inner)));
                 complete(&wq, record, r);
             }
         }

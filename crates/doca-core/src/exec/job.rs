@@ -24,6 +24,9 @@ pub struct JobRecord {
     bufs: [*mut BufDesc; MAX_JOB_BUFS],
     /// Bit i set: the record owns one reference of `bufs[i]`.
     owned: u8,
+    /// Bit i set: `bufs[i]` is borrowed, and pinned while the job is in flight: the
+    /// record holds one reference (also in `owned`) until [`unpin`](JobRecord::unpin).
+    pinned: u8,
     /// Library parameters.
     pub params: [u64; 3],
     /// Library object kept alive while in flight.
@@ -61,6 +64,7 @@ impl JobRecord {
             user_data,
             bufs: [ptr::null_mut(); MAX_JOB_BUFS],
             owned: 0,
+            pinned: 0,
             params: [0; 3],
             aux: None,
             params_ctx: 0,
@@ -88,11 +92,57 @@ impl JobRecord {
 
     #[inline]
     fn clear_buf(&mut self, i: usize) {
+        self.unpin_slot(i);
         if let Some(b) = self.take_buf(i) {
             drop(b);
         }
         self.bufs[i] = ptr::null_mut();
         self.owned &= !(1 << i);
+    }
+
+    /// Takes a reference of every borrowed buffer for as long as the job is in flight,
+    /// so that a program releasing its own reference early cannot free a buffer an
+    /// engine thread is using. `BadState` when a buffer was already returned to its
+    /// inventory (nothing stays pinned then). Allocates nothing.
+    pub fn pin_borrowed(&mut self) -> Result<(), Error> {
+        for i in 0..MAX_JOB_BUFS {
+            let p = self.bufs[i];
+            if p.is_null() || self.owned & (1 << i) != 0 {
+                continue;
+            }
+            // SAFETY: a borrowed slot holds a descriptor the submitter keeps live at
+            // least until submission returns (`set_buf_raw`'s contract); descriptors stay
+            // in their slab, so a released one is seen with refcount 0.
+            if let Err(e) = unsafe { &*p }.acquire() {
+                self.unpin();
+                return Err(e);
+            }
+            self.owned |= 1 << i;
+            self.pinned |= 1 << i;
+        }
+        Ok(())
+    }
+
+    /// Releases the references [`pin_borrowed`](JobRecord::pin_borrowed) took; the
+    /// slots stay borrowed (the record can run again).
+    pub fn unpin(&mut self) {
+        for i in 0..MAX_JOB_BUFS {
+            self.unpin_slot(i);
+        }
+    }
+
+    #[inline]
+    fn unpin_slot(&mut self, i: usize) {
+        if self.pinned & (1 << i) == 0 {
+            return;
+        }
+        self.pinned &= !(1 << i);
+        self.owned &= !(1 << i);
+        if let Some(d) = NonNull::new(self.bufs[i]) {
+            // SAFETY: the pin owns one reference of this descriptor; the handle gives it
+            // back (the pointer stays in the slot: the submitter still holds its own).
+            drop(unsafe { Buf::from_raw(d) });
+        }
     }
 
     #[inline]
@@ -106,7 +156,7 @@ impl JobRecord {
     #[inline]
     /// Takes back the owned buffer in slot `i` (`None` for empty or borrowed slots).
     pub fn take_buf(&mut self, i: usize) -> Option<Buf> {
-        if i >= MAX_JOB_BUFS || self.owned & (1 << i) == 0 {
+        if i >= MAX_JOB_BUFS || self.owned & !self.pinned & (1 << i) == 0 {
             return None;
         }
         self.owned &= !(1 << i);
@@ -118,6 +168,7 @@ impl JobRecord {
 
 impl Drop for JobRecord {
     fn drop(&mut self) {
+        self.unpin();
         for i in 0..MAX_JOB_BUFS {
             drop(self.take_buf(i));
         }

@@ -246,6 +246,11 @@ impl WorkQ {
         if let Err(e) = shared.ops.validate(&mut record, &a.dev) {
             return Err((e, record));
         }
+        // Borrowed buffers (the C face) stay alive until the job completes, whatever
+        // the program does with its own references meanwhile.
+        if let Err(e) = record.pin_borrowed() {
+            return Err((e, record));
+        }
         self.inflight += 1;
         a.inflight += 1;
         record.params_ctx = Arc::as_ptr(shared) as *const () as usize;
@@ -260,9 +265,11 @@ impl WorkQ {
                 });
             }
             None => {
-                let r = shared
-                    .ops
-                    .execute(&mut record, &super::engine::ExecEnv::new(&a.dev, None));
+                let r = super::engine::execute_caught(
+                    shared,
+                    &mut record,
+                    &super::engine::ExecEnv::new(&a.dev, None),
+                );
                 if is_pending(&r) {
                     self.pending.push_back(record);
                     self.shared.pending.fetch_add(1, Ordering::AcqRel);
@@ -361,10 +368,11 @@ impl WorkQ {
                 .iter()
                 .find(|a| Arc::as_ptr(&a.ctx) as *const () as usize == record.params_ctx);
             let r = match a {
-                Some(a) => a
-                    .ctx
-                    .ops
-                    .execute(&mut record, &super::engine::ExecEnv::new(&a.dev, None)),
+                Some(a) => super::engine::execute_caught(
+                    &a.ctx,
+                    &mut record,
+                    &super::engine::ExecEnv::new(&a.dev, None),
+                ),
                 None => Err(Error::with_context(
                     ErrorCode::Unexpected,
                     "the job's context is no longer attached",
@@ -838,6 +846,13 @@ impl WorkQ {
                         let Some(mut record) = r.inst.inner.slots[i].record.take() else {
                             return;
                         };
+                        // As at submit: borrowed buffers live until the node's job is
+                        // back (unpinned in `node_finished`).
+                        if let Err(e) = record.pin_borrowed() {
+                            r.inst.inner.slots[i].record = Some(record);
+                            self.node_finished(run, i, None, None, Err(e));
+                            return;
+                        }
                         record.graph_tag = graph_tag(run, i);
                         a.inflight += 1;
                         self.engine_inflight += 1;
@@ -851,10 +866,11 @@ impl WorkQ {
                     None => {
                         // Run in place in the instance: done at once, the instance moves
                         // on without a completion.
-                        let res = a
-                            .ctx
-                            .ops
-                            .execute(record, &super::engine::ExecEnv::new(&a.dev, None));
+                        let res = super::engine::execute_caught(
+                            &a.ctx,
+                            record,
+                            &super::engine::ExecEnv::new(&a.dev, None),
+                        );
                         if is_pending(&res) {
                             let Some(mut record) = r.inst.inner.slots[i].record.take() else {
                                 return;
@@ -911,8 +927,9 @@ impl WorkQ {
         let inner = &mut g.inst.inner;
         {
             let slot = &mut inner.slots[i];
-            if record.is_some() {
-                slot.record = record;
+            if let Some(mut rec) = record {
+                rec.unpin();
+                slot.record = Some(rec);
             }
             slot.event = event;
             slot.result = r.as_ref().err().map_or(0, |e| e.raw() as u64);

@@ -94,15 +94,39 @@ impl BufDesc {
     }
 
     #[inline]
+    /// The data section as one snapshot, held to the buffer's fixed range
+    /// `[head, head + len)`: `(address, length)`. Other handles of the buffer may move
+    /// the data section at any time; whatever they do, the span lies inside the buffer,
+    /// so byte access through it stays in bounds. Every byte access uses it.
+    pub fn data_span(&self) -> (usize, usize) {
+        let head = self.head.load(Relaxed);
+        // No overflow: head + len was checked against the mmap's range at allocation.
+        let end = head + self.len();
+        let data = self.data.load(Relaxed).clamp(head, end);
+        let data_len = self.data_len.load(Relaxed).min(end - data);
+        (data, data_len)
+    }
+
+    #[inline]
+    /// The tailroom as one snapshot inside the buffer: `(address, length)`, the address
+    /// just after the data section (see [`data_span`](BufDesc::data_span)).
+    pub fn tail_span(&self) -> (usize, usize) {
+        let end = self.head.load(Relaxed) + self.len();
+        let (data, data_len) = self.data_span();
+        let tail = data + data_len;
+        (tail, end - tail)
+    }
+
+    #[inline]
     /// Bytes between head and data.
     pub fn headroom(&self) -> usize {
-        self.data.load(Relaxed) - self.head.load(Relaxed)
+        self.data_span().0 - self.head.load(Relaxed)
     }
 
     #[inline]
     /// Bytes after the data section up to the end of the buffer.
     pub fn tailroom(&self) -> usize {
-        self.len() - self.headroom() - self.data_len()
+        self.tail_span().1
     }
 
     #[inline]
@@ -138,6 +162,7 @@ impl BufDesc {
     /// Grows the data section by `n` bytes written into the tailroom by a library.
     /// `InvalidValue` when the tailroom is smaller.
     pub fn grow_data_len(&self, n: usize) -> Result<()> {
+        let (_, data_len) = self.data_span();
         if n > self.tailroom() {
             return Err(Error::with_context(
                 ErrorCode::InvalidValue,
@@ -145,7 +170,7 @@ impl BufDesc {
             ));
         }
         // The writer holds the bytes (io lock): a load and a store suffice.
-        self.data_len.store(self.data_len() + n, Relaxed);
+        self.data_len.store(data_len + n, Relaxed);
         Ok(())
     }
 
@@ -211,15 +236,14 @@ impl BufDesc {
     /// Copies the data section (of this element only) into `out`, which must be at least
     /// `data_len` long; returns the number of bytes copied.
     pub fn copy_data_to(&self, out: &mut [u8]) -> Result<usize> {
-        let n = self.data_len();
+        let (data, n) = self.data_span();
         if out.len() < n {
             return Err(Error::with_context(
                 ErrorCode::InvalidValue,
                 "output is shorter than the buffer's data length",
             ));
         }
-        let data = self.data();
-        self.mmap_shared().io.with(data as usize, n, false, || {
+        self.mmap_shared().io.with(data, n, false, || {
             // SAFETY: [data, data+data_len) lies inside the mmap's memory (an invariant kept
             // by every setter), which stays valid while this descriptor holds the mmap; no
             // writer holds the range (range lock).
@@ -230,10 +254,14 @@ impl BufDesc {
 
     /// The data section of this element, copied into a new vector.
     pub fn data_to_vec(&self) -> Vec<u8> {
-        let mut v = vec![0; self.data_len()];
-        // Cannot fail: the vector is exactly data_len long.
-        let _ = self.copy_data_to(&mut v);
-        v
+        loop {
+            let mut v = vec![0; self.data_span().1];
+            // Fails only when another handle grew the data meanwhile: look again.
+            if let Ok(n) = self.copy_data_to(&mut v) {
+                v.truncate(n);
+                return v;
+            }
+        }
     }
 
     /// The data of the whole list from here, gathered into a new vector.
@@ -263,6 +291,35 @@ impl BufDesc {
         self.data.store(data, Relaxed);
         self.data_len.store(data_len, Relaxed);
         Ok(())
+    }
+
+    /// Adds one reference: `BadState` when the buffer was already returned to its
+    /// inventory (a released descriptor is never brought back), `NoMemory` at 65535.
+    pub(crate) fn acquire(&self) -> Result<()> {
+        let mut cur = self.refcount.load(Ordering::Acquire);
+        loop {
+            if cur == 0 {
+                return Err(Error::with_context(
+                    ErrorCode::BadState,
+                    "buffer was already returned to its inventory",
+                ));
+            }
+            if cur >= MAX_REFCOUNT {
+                return Err(Error::with_context(
+                    ErrorCode::NoMemory,
+                    "buffer reference count is at its maximum (65535)",
+                ));
+            }
+            match self.refcount.compare_exchange_weak(
+                cur,
+                cur + 1,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return Ok(()),
+                Err(v) => cur = v,
+            }
+        }
     }
 
     pub(crate) fn release_one(&self) -> Result<u16> {
@@ -411,24 +468,7 @@ impl Buf {
 
     /// `doca_buf_refcount_add`: a new handle to the same buffer.
     pub fn refcount_add(&self) -> Result<Buf> {
-        let mut cur = self.refcount.load(Ordering::Acquire);
-        loop {
-            if cur >= MAX_REFCOUNT {
-                return Err(Error::with_context(
-                    ErrorCode::NoMemory,
-                    "buffer reference count is at its maximum (65535)",
-                ));
-            }
-            match self.refcount.compare_exchange_weak(
-                cur,
-                cur + 1,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => break,
-                Err(v) => cur = v,
-            }
-        }
+        self.acquire()?;
         // SAFETY: the reference was just added for the new handle.
         Ok(unsafe { Buf::from_desc(self.desc) })
     }
@@ -469,13 +509,14 @@ impl Buf {
     /// destination buffer; the data length grows. `InvalidValue` when the tailroom is
     /// too small (nothing is written then).
     pub fn append(&mut self, bytes: &[u8]) -> Result<()> {
-        if bytes.len() > self.tailroom() {
+        // One snapshot for the check and the write: other handles may move the data.
+        let (dst, room) = self.tail_span();
+        if bytes.len() > room {
             return Err(Error::with_context(
                 ErrorCode::InvalidValue,
                 "bytes do not fit in the buffer's tailroom",
             ));
         }
-        let dst = self.data.load(Relaxed) + self.data_len();
         self.mmap_shared().io.with(dst, bytes.len(), true, || {
             // SAFETY: [dst, dst+n) is inside the tailroom (checked), inside the mmap's memory,
             // valid while this descriptor holds the mmap; nothing else holds the range.
@@ -488,7 +529,7 @@ impl Buf {
     /// Overwrites the data section with `bytes` (placed at the current data address);
     /// `InvalidValue` when they do not fit before the end of the buffer.
     pub fn write_data(&mut self, bytes: &[u8]) -> Result<()> {
-        let room = self.len() - self.headroom();
+        let room = self.len().saturating_sub(self.headroom());
         if bytes.len() > room {
             return Err(Error::with_context(
                 ErrorCode::InvalidValue,
