@@ -273,45 +273,35 @@ fn copy_one(src: &BufDesc, dst: &BufDesc, env: &ExecEnv<'_>) -> Result<()> {
             "the destination's mmap does not grant write access (DOCA_ACCESS_LOCAL_READ_WRITE)",
         ));
     }
-    let total = src.data_len();
-    if total as u64 > MAX_BUF_SIZE {
+    if src.data_len() as u64 > MAX_BUF_SIZE {
         return Err(Error::with_context(
             ErrorCode::InvalidValue,
             "source is larger than the DMA maximum (2 GiB)",
         ));
     }
-    if dst.tailroom() < total {
-        return Err(Error::with_context(
-            ErrorCode::InvalidValue,
-            "destination tailroom is smaller than the source data",
-        ));
-    }
-    if ranges_overlap((src.data_span().0, total), dst.tail_span()) {
-        return Err(Error::with_context(
-            ErrorCode::InvalidValue,
-            "source and destination buffers overlap",
-        ));
-    }
     let mut out = Ok(());
     with_io_locked(&[src], &[dst], || {
-        if env.threads() > 1 && total >= PAR_MIN_BYTES {
-            out = gather(src, dst, total, env);
-            return;
-        }
-        // Look again under the lock, at one snapshot of each buffer: another job into
-        // the same destination may have taken its room meanwhile, and other handles may
+        // Under the lock, one snapshot of each buffer: another job into the same
+        // destination may have taken its room since submission, and other handles may
         // have moved the data. Nothing is written unless all of it fits.
         let (from, n) = src.data_span();
         let (to, room) = dst.tail_span();
         if n > room {
-            out = Err(room_taken());
+            out = Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "destination tailroom is smaller than the source data",
+            ));
             return;
         }
-        if ranges_overlap((from, n), (to, n)) {
+        if ranges_overlap((from, n), (to, room)) {
             out = Err(Error::with_context(
                 ErrorCode::InvalidValue,
                 "source and destination buffers overlap",
             ));
+            return;
+        }
+        if env.threads() > 1 && n >= PAR_MIN_BYTES {
+            out = gather(src, dst, n, env);
             return;
         }
         // SAFETY: both spans lie inside their buffers, inside started mmaps kept alive by

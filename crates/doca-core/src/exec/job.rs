@@ -24,6 +24,8 @@ pub struct JobRecord {
     bufs: [*mut BufDesc; MAX_JOB_BUFS],
     /// Bit i set: the record owns one reference of `bufs[i]`.
     owned: u8,
+    /// Bit i set: `bufs[i]` is borrowed (the submitter keeps the reference).
+    borrowed: u8,
     /// Bit i set: `bufs[i]` is borrowed, and pinned while the job is in flight: the
     /// record holds one reference (also in `owned`) until [`unpin`](JobRecord::unpin).
     pinned: u8,
@@ -64,6 +66,7 @@ impl JobRecord {
             user_data,
             bufs: [ptr::null_mut(); MAX_JOB_BUFS],
             owned: 0,
+            borrowed: 0,
             pinned: 0,
             params: [0; 3],
             aux: None,
@@ -88,6 +91,9 @@ impl JobRecord {
     pub unsafe fn set_buf_raw(&mut self, i: usize, desc: *mut BufDesc) {
         self.clear_buf(i);
         self.bufs[i] = desc;
+        if !desc.is_null() {
+            self.borrowed |= 1 << i;
+        }
     }
 
     #[inline]
@@ -98,16 +104,21 @@ impl JobRecord {
         }
         self.bufs[i] = ptr::null_mut();
         self.owned &= !(1 << i);
+        self.borrowed &= !(1 << i);
     }
 
     /// Takes a reference of every borrowed buffer for as long as the job is in flight,
     /// so that a program releasing its own reference early cannot free a buffer an
     /// engine thread is using. `BadState` when a buffer was already returned to its
     /// inventory (nothing stays pinned then). Allocates nothing.
+    #[inline]
     pub fn pin_borrowed(&mut self) -> Result<(), Error> {
+        if self.borrowed & !self.pinned == 0 {
+            return Ok(());
+        }
         for i in 0..MAX_JOB_BUFS {
             let p = self.bufs[i];
-            if p.is_null() || self.owned & (1 << i) != 0 {
+            if self.borrowed & !self.pinned & (1 << i) == 0 {
                 continue;
             }
             // SAFETY: a borrowed slot holds a descriptor the submitter keeps live at
@@ -125,7 +136,11 @@ impl JobRecord {
 
     /// Releases the references [`pin_borrowed`](JobRecord::pin_borrowed) took; the
     /// slots stay borrowed (the record can run again).
+    #[inline]
     pub fn unpin(&mut self) {
+        if self.pinned == 0 {
+            return;
+        }
         for i in 0..MAX_JOB_BUFS {
             self.unpin_slot(i);
         }

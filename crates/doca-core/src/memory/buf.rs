@@ -99,20 +99,27 @@ impl BufDesc {
     /// the data section at any time; whatever they do, the span lies inside the buffer,
     /// so byte access through it stays in bounds. Every byte access uses it.
     pub fn data_span(&self) -> (usize, usize) {
+        let (data, data_len, _) = self.snapshot();
+        (data, data_len)
+    }
+
+    #[inline]
+    /// `(data, data_len, end)`: one snapshot with `head <= data <= data + data_len <=
+    /// end = head + len`.
+    fn snapshot(&self) -> (usize, usize, usize) {
         let head = self.head.load(Relaxed);
         // No overflow: head + len was checked against the mmap's range at allocation.
         let end = head + self.len();
         let data = self.data.load(Relaxed).clamp(head, end);
         let data_len = self.data_len.load(Relaxed).min(end - data);
-        (data, data_len)
+        (data, data_len, end)
     }
 
     #[inline]
     /// The tailroom as one snapshot inside the buffer: `(address, length)`, the address
     /// just after the data section (see [`data_span`](BufDesc::data_span)).
     pub fn tail_span(&self) -> (usize, usize) {
-        let end = self.head.load(Relaxed) + self.len();
-        let (data, data_len) = self.data_span();
+        let (data, data_len, end) = self.snapshot();
         let tail = data + data_len;
         (tail, end - tail)
     }
@@ -162,8 +169,8 @@ impl BufDesc {
     /// Grows the data section by `n` bytes written into the tailroom by a library.
     /// `InvalidValue` when the tailroom is smaller.
     pub fn grow_data_len(&self, n: usize) -> Result<()> {
-        let (_, data_len) = self.data_span();
-        if n > self.tailroom() {
+        let (data, data_len, end) = self.snapshot();
+        if n > end - (data + data_len) {
             return Err(Error::with_context(
                 ErrorCode::InvalidValue,
                 "data would grow past the end of the buffer",

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs the Rust tests of doca-core, doca-dma, doca-ec, doca-sha and doca-capi (its unit
+# tests and the zero-allocation test) under AddressSanitizer (and LeakSanitizer), on the
+# stable toolchain:
+#
+#   bash scripts/asan-tests.sh
+#
+# Doctests are left out (rustdoc does not take the sanitizer flags), and so are the C
+# programs of doca-capi's c_api test: they run under valgrind's memcheck in the normal
+# test run. The instrumented build goes to target/x86_64-unknown-linux-gnu.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+target=x86_64-unknown-linux-gnu
+if ! rustup target list --installed 2>/dev/null | grep -qx "$target"; then
+    rustup target add "$target"
+fi
+export RUSTC_BOOTSTRAP=1
+export RUSTFLAGS="-Zsanitizer=address"
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0"
+cargo test --locked --target "$target" -p doca-core -p doca-dma -p doca-ec -p doca-sha --lib --tests
+cargo test --locked --target "$target" -p doca-capi --lib --test zero_alloc
+echo "asan-tests: every test passed under AddressSanitizer"
