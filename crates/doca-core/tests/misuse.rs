@@ -495,6 +495,42 @@ const CASES: &[Case] = &[
         ErrorCode::NotFound,
         || code(doca_core::Dev::open_by_pci("7f:1f.7")),
     ),
+    // --- limits and waits that can never end ---
+    (
+        "a topology with 10^8 engine threads",
+        ErrorCode::InvalidValue,
+        || {
+            code(Topology::from_toml(
+                "[[host.device]]\npci_addr = \"01:00.0\"\nengine_threads = 100000000",
+                None,
+            ))
+        },
+    ),
+    (
+        "a topology path that is a device",
+        ErrorCode::InvalidValue,
+        || code(Topology::from_file(std::path::Path::new("/dev/zero"), None)),
+    ),
+    ("a sync wait with mask 0", ErrorCode::InvalidValue, || {
+        let dev = device::devinfo_list().unwrap()[0].open().unwrap();
+        let se = doca_core::SyncEvent::new();
+        se.publisher_add_location_cpu(&dev).unwrap();
+        se.subscriber_add_location_cpu(&dev).unwrap();
+        se.start().unwrap();
+        code(se.wait_gt(0, 0))
+    }),
+    (
+        "a sync event destroyed while started",
+        ErrorCode::InUse,
+        || {
+            let dev = device::devinfo_list().unwrap()[0].open().unwrap();
+            let se = doca_core::SyncEvent::new();
+            se.publisher_add_location_cpu(&dev).unwrap();
+            se.subscriber_add_location_cpu(&dev).unwrap();
+            se.start().unwrap();
+            code(se.destroy().map_err(|(_, e)| e))
+        },
+    ),
 ];
 
 #[test]

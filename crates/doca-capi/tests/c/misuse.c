@@ -9,6 +9,7 @@
 #include <doca_log.h>
 #include <doca_mmap.h>
 #include <doca_sha.h>
+#include <doca_sync_event.h>
 
 static int cases;
 
@@ -193,8 +194,24 @@ int main(void)
 	CASE(doca_argp_register_version_callback(version_cb), DOCA_ERROR_BAD_STATE);
 	CASE(doca_log_backend_level_set(NULL, DOCA_LOG_LEVEL_INFO), DOCA_ERROR_INVALID_VALUE);
 
-	/* Tear down in the allowed order. */
+	/* A sync event: waits that can never end; destroy while started. */
+	{
+		struct doca_sync_event *se;
+
+		CHECK(doca_sync_event_create(&se));
+		CHECK(doca_sync_event_publisher_add_location_cpu(se, dev));
+		CHECK(doca_sync_event_subscriber_add_location_cpu(se, dev));
+		CHECK(doca_sync_event_start(se));
+		CASE(doca_sync_event_wait_gt(se, 0, 0), DOCA_ERROR_INVALID_VALUE);
+		CASE(doca_sync_event_wait_gt_yield(se, 7, 7), DOCA_ERROR_INVALID_VALUE);
+		CASE(doca_sync_event_destroy(se), DOCA_ERROR_IN_USE);
+		CHECK(doca_sync_event_stop(se));
+		CHECK(doca_sync_event_destroy(se));
+	}
+
+	/* Tear down in the allowed order; a released buffer cannot be taken back. */
 	CHECK(doca_buf_refcount_rm(a, NULL));
+	CASE(doca_buf_refcount_add(a, NULL), DOCA_ERROR_BAD_STATE);
 	CHECK(doca_buf_refcount_rm(b, NULL));
 	CHECK(doca_ctx_workq_rm(doca_dma_as_ctx(dma), wq));
 	CHECK(doca_ctx_workq_rm(doca_dma_as_ctx(dma), tiny));
