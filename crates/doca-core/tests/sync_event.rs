@@ -399,6 +399,24 @@ fn waits_that_can_never_end_are_refused() {
             assert!(e.to_string().contains("can never end"), "{e}");
         }
         assert_eq!(wq.inflight(), 0);
+        // A wait a later value ends stays pending; meanwhile stop says why it cannot.
+        wq.submit_job(ctx, SyncEventJob::wait_gt(3, 0xff, 2))
+            .map_err(|(e, _)| e)
+            .unwrap();
+        for _ in 0..50 {
+            // On engine threads the wait comes back to the owner to be retried.
+            assert!(matches!(wq.progress_retrieve(), Err(RetrieveError::Again)));
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(ctx.stop().unwrap_err().code(), ErrorCode::NotPermitted);
+        assert_eq!(ctx.workq_rm(&mut wq).unwrap_err().code(), ErrorCode::InUse);
+        se.update_set(4).unwrap_err(); // asynchronous mode: updates go through jobs
+        wq.submit_job(ctx, SyncEventJob::update_set(4, 3))
+            .map_err(|(e, _)| e)
+            .unwrap();
+        for _ in 0..2 {
+            wq.wait(Some(Duration::from_secs(10))).unwrap();
+        }
         ctx.workq_rm(&mut wq).unwrap();
         ctx.stop().unwrap();
     }

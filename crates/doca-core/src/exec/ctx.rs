@@ -214,11 +214,26 @@ impl Ctx {
         Ok(())
     }
 
-    /// `doca_ctx_stop`: refused with `InUse` while work queues are attached.
+    /// `doca_ctx_stop`: refused with `NotPermitted` while jobs are pending on an attached
+    /// work queue (as DOCA 2.2 says), and with `InUse` while work queues are attached.
     pub fn stop(&self) -> Result<()> {
         let mut st = self.shared.state();
         if !self.is_started() {
             return Err(bad_state("context is not started"));
+        }
+        let pending: u32 = st
+            .workqs
+            .iter()
+            .filter_map(|(_, w)| w.upgrade())
+            .map(|w| w.pending_jobs())
+            .sum();
+        if pending > 0 {
+            return Err(Error::with_context(
+                ErrorCode::NotPermitted,
+                format!(
+                    "{pending} job(s) are still pending on an attached work queue (a wait whose value has not passed yet); let them complete and retrieve them first"
+                ),
+            ));
         }
         if !st.workqs.is_empty() {
             return Err(Error::with_context(

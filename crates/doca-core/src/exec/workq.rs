@@ -31,6 +31,13 @@ pub(crate) struct WqShared {
     pending: std::sync::atomic::AtomicU32,
 }
 
+impl WqShared {
+    /// Jobs on this work queue waiting on a condition (a sync event wait not yet passed).
+    pub(crate) fn pending_jobs(&self) -> u32 {
+        self.pending.load(Ordering::Acquire)
+    }
+}
+
 /// A condition some pending job waits on may have changed: wake the owner's armed event
 /// handle or sleeping `wait`.
 pub(crate) fn poke(wq: &WqShared) {
