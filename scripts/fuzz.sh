@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the fuzz targets in fuzz/ with libFuzzer's coverage instrumentation and
 # AddressSanitizer (the flags cargo-fuzz passes; cargo-fuzz itself is not needed) and
-# runs each for a while:
+# runs each for a while (seed inputs that once found a bug, in fuzz/seeds/<target>,
+# run first):
 #
 #   bash scripts/fuzz.sh [--seconds N] [--runs N] [TARGET...]
 #
@@ -38,5 +39,8 @@ for t in "${targets[@]}"; do
     args=(-max_total_time="$seconds" -max_len=4096 -print_final_stats=1)
     [ -n "$runs" ] && args+=(-runs="$runs")
     echo "== fuzz $t (${seconds}s${runs:+, at most $runs runs})"
-    "fuzz/target/$target/release/$t" "${args[@]}" "$corpus"
+    # Inputs that once found a bug are kept in fuzz/seeds/<target> and run first.
+    seeds=()
+    [ -d "fuzz/seeds/$t" ] && seeds=("fuzz/seeds/$t")
+    "fuzz/target/$target/release/$t" "${args[@]}" "$corpus" "${seeds[@]}"
 done

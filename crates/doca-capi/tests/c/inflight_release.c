@@ -1,7 +1,8 @@
 /* A job keeps its buffers alive until it completes: the program releases its only
  * references to a source used by two jobs in flight, and to one destination, right
  * after submitting; both jobs still copy every byte (on engine threads the buffers
- * were freed under the engine: a crash). A released buffer cannot be taken back. */
+ * were freed under the engine: a crash). Releasing more references than the program
+ * holds cannot take the jobs' (IN_USE). A released buffer cannot be taken back. */
 #include "common.h"
 
 #include <doca_buf_inventory.h>
@@ -55,8 +56,10 @@ int main(void)
 		j2.base.user_data.u64 = 2;
 		CHECK(doca_workq_submit(wq, &j1.base));
 		CHECK(doca_workq_submit(wq, &j2.base));
-		/* The program's only references, released while the jobs may be running. */
+		/* The program's only references, released while the jobs may be running; the
+		 * jobs' own references cannot be released for them. */
 		CHECK(doca_buf_refcount_rm(src, NULL));
+		EXPECT_ERR(doca_buf_refcount_rm(src, NULL), DOCA_ERROR_IN_USE);
 		CHECK(doca_buf_refcount_rm(dst2, NULL));
 		for (done = 0; done < 2; done++) {
 			CHECK(wait_event(wq, &ev));

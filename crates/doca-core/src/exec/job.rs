@@ -124,7 +124,7 @@ impl JobRecord {
             // SAFETY: a borrowed slot holds a descriptor the submitter keeps live at
             // least until submission returns (`set_buf_raw`'s contract); descriptors stay
             // in their slab, so a released one is seen with refcount 0.
-            if let Err(e) = unsafe { &*p }.acquire() {
+            if let Err(e) = unsafe { &*p }.pin() {
                 self.unpin();
                 return Err(e);
             }
@@ -154,9 +154,9 @@ impl JobRecord {
         self.pinned &= !(1 << i);
         self.owned &= !(1 << i);
         if let Some(d) = NonNull::new(self.bufs[i]) {
-            // SAFETY: the pin owns one reference of this descriptor; the handle gives it
-            // back (the pointer stays in the slot: the submitter still holds its own).
-            drop(unsafe { Buf::from_raw(d) });
+            // SAFETY: this record holds the pin, which keeps the descriptor live; the
+            // pointer stays in the slot (the submitter may still hold its own reference).
+            unsafe { d.as_ref().unpin() };
         }
     }
 

@@ -26,6 +26,9 @@ pub struct BufDesc {
     pub(crate) data: AtomicUsize,
     pub(crate) data_len: AtomicUsize,
     pub(crate) refcount: AtomicU32,
+    /// References held by jobs in flight that borrowed the buffer (the C face): the
+    /// program's own releases cannot take them, and a pinned list does not change.
+    pub(crate) pins: AtomicU32,
     pub(crate) next: AtomicPtr<BufDesc>,
     pub(crate) prev: AtomicPtr<BufDesc>,
 }
@@ -58,6 +61,7 @@ impl BufDesc {
             data: AtomicUsize::new(0),
             data_len: AtomicUsize::new(0),
             refcount: AtomicU32::new(0),
+            pins: AtomicU32::new(0),
             next: AtomicPtr::new(ptr::null_mut()),
             prev: AtomicPtr::new(ptr::null_mut()),
         }
@@ -329,12 +333,41 @@ impl BufDesc {
         }
     }
 
+    /// Pins the buffer for a job in flight: one more reference, which only
+    /// [`unpin`](BufDesc::unpin) gives back.
+    pub(crate) fn pin(&self) -> Result<()> {
+        self.acquire()?;
+        self.pins.fetch_add(1, Ordering::AcqRel);
+        Ok(())
+    }
+
+    /// Gives back a reference [`pin`](BufDesc::pin) took.
+    ///
+    /// # Safety
+    /// The caller holds that pin, and the descriptor is live (the pin keeps it so).
+    pub(crate) unsafe fn unpin(&self) {
+        self.pins.fetch_sub(1, Ordering::AcqRel);
+        let _ = self.release_one();
+    }
+
+    /// Whether other references exist, or jobs in flight hold the buffer.
+    #[inline]
+    fn shared_or_pinned(&self) -> bool {
+        self.refcount() != 1 || self.pins.load(Ordering::Acquire) != 0
+    }
+
     pub(crate) fn release_one(&self) -> Result<u16> {
         let rc = self.refcount.load(Ordering::Acquire);
         if rc == 0 {
             return Err(Error::with_context(
                 ErrorCode::BadState,
                 "buffer was already returned to its inventory",
+            ));
+        }
+        if rc <= self.pins.load(Ordering::Acquire) {
+            return Err(Error::with_context(
+                ErrorCode::InUse,
+                "the buffer's remaining references belong to jobs in flight; retrieve their completions first",
             ));
         }
         if rc == 1 && !self.is_first() {
@@ -555,7 +588,7 @@ impl Buf {
     /// buffers must have one reference each (`InUse` otherwise), so no other handle can
     /// be walking a list while it changes.
     pub fn chain(&mut self, list2: Buf) -> std::result::Result<(), (Error, Buf)> {
-        if self.refcount() != 1 {
+        if self.shared_or_pinned() {
             return Err((
                 Error::with_context(
                     ErrorCode::InUse,
@@ -564,7 +597,7 @@ impl Buf {
                 list2,
             ));
         }
-        if list2.iter().any(|e| e.refcount() != 1) {
+        if list2.iter().any(BufDesc::shared_or_pinned) {
             return Err((
                 Error::with_context(
                     ErrorCode::InUse,
@@ -608,7 +641,7 @@ impl Buf {
     /// `doca_buf_list_unchain` by position: detaches the elements from `index` (at least
     /// 1) onwards and returns a handle to the detached list's head.
     pub fn unchain_at(&mut self, index: usize) -> Result<Buf> {
-        if self.refcount() != 1 {
+        if self.shared_or_pinned() {
             return Err(Error::with_context(
                 ErrorCode::InUse,
                 "list has other references; a shared list cannot change",
