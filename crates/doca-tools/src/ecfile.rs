@@ -409,6 +409,79 @@ fn read_padded(f: &File, off: u64, buf: &mut [u8], name: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Reads exactly `buf.len()` bytes of the input at `off`: the input held `size` bytes
+/// when the encode began, so a short read means it shrank meanwhile.
+fn read_input(f: &File, off: u64, buf: &mut [u8], name: &Path, size: u64) -> Result<()> {
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read_at(&mut buf[n..], off + n as u64) {
+            Ok(0) => {
+                return Err(Error::with_context(
+                    ErrorCode::IoFailed,
+                    format!(
+                        "'{}' shrank while it was being encoded (it held {size} bytes when the encode began; it ends at byte {}); no block was replaced",
+                        name.display(),
+                        off + n as u64
+                    ),
+                ));
+            }
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(io_error(format!("cannot read '{}'", name.display()), &e)),
+        }
+    }
+    Ok(())
+}
+
+/// Fails unless the input still is what `before` described: the same size and
+/// modification time as `now`, and no byte past that size (a file whose size lies,
+/// such as `/proc/self/status`, which says 0 bytes and holds text).
+fn input_unchanged(
+    f: &File,
+    before: &std::fs::Metadata,
+    now: &std::fs::Metadata,
+    name: &Path,
+) -> Result<()> {
+    let changed = |why: String| {
+        Err(Error::with_context(
+            ErrorCode::IoFailed,
+            format!(
+                "'{}' {why}; no block was replaced (encode a copy that does not change)",
+                name.display()
+            ),
+        ))
+    };
+    if now.len() != before.len() {
+        return changed(format!(
+            "changed size while it was being encoded ({} -> {} bytes)",
+            before.len(),
+            now.len()
+        ));
+    }
+    if now.modified().ok() != before.modified().ok() {
+        return changed("was modified while it was being encoded".into());
+    }
+    let mut probe = [0u8; 1];
+    loop {
+        match f.read_at(&mut probe, before.len()) {
+            Ok(0) => return Ok(()),
+            Ok(_) if before.len() == 0 => {
+                return changed(
+                    "says it holds 0 bytes but has content (a /proc or /sys file?)".into(),
+                );
+            }
+            Ok(_) => {
+                return changed(format!(
+                    "holds more bytes than its size ({}) says",
+                    before.len()
+                ));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(io_error(format!("cannot read '{}'", name.display()), &e)),
+        }
+    }
+}
+
 fn write_at(f: &File, off: u64, buf: &[u8], name: &Path) -> Result<()> {
     f.write_all_at(buf, off)
         .map_err(|e| io_error(format!("cannot write '{}'", name.display()), &e))
@@ -466,6 +539,9 @@ pub fn encode(
             format!("'{}' is not a regular file", input.display()),
         ));
     }
+    // A file whose size lies (a /proc or /sys file says 0 and holds text) is refused
+    // before anything is written.
+    input_unchanged(&file, &meta, &meta, input)?;
     let mut layout = Layout::for_file(meta.len(), &input.to_string_lossy(), kind, data, rdnc)?;
     std::fs::create_dir_all(dir)
         .map_err(|e| io_error(format!("cannot create '{}'", dir.display()), &e))?;
@@ -535,7 +611,7 @@ pub fn encode(
                             let at = i as u64 * layout.block + off;
                             // Bytes of block i past the end of the file are zeros.
                             let end = layout.size.saturating_sub(at).min(len as u64) as usize;
-                            read_padded(&file, at, &mut chunk[..end], input)?;
+                            read_input(&file, at, &mut chunk[..end], input, layout.size)?;
                             chunk[end..].fill(0);
                         }
                         head.copy_from_slice(ins);
@@ -566,6 +642,12 @@ pub fn encode(
     pb.finish_and_clear();
     main_result?;
     let sums = sums?;
+    // The blocks stand for the input only if it did not change meanwhile (a write in
+    // place, an append, a truncation): else nothing replaces the old set.
+    let now = file
+        .metadata()
+        .map_err(|e| io_error(format!("cannot stat '{}'", input.display()), &e))?;
+    input_unchanged(&file, &meta, &now, input)?;
     layout.sums = Some(sums);
     let mut info = AtomicFile::create(&dir.join(DATA_INFO), true)?;
     write_at(

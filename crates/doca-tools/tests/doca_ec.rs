@@ -349,3 +349,64 @@ fn the_samples_mode_and_directories_without_a_manifest() {
         o.stderr
     );
 }
+
+/// An input whose size lies (`/proc/self/status` says 0 bytes) or that shrinks while it
+/// is encoded is refused, and no block is written: it used to be stored as 0 bytes, or
+/// zero-filled under its old size, and reported as success.
+#[test]
+fn inputs_that_lie_about_or_change_their_size_are_refused() {
+    let s = Scratch::new("ec-changing");
+    let o = ec(&["encode", "-i", "/proc/self/status", "-o", "p"], &s.0);
+    assert!(
+        o.code == 1 && o.stderr.contains("says it holds 0 bytes but has content"),
+        "{}",
+        o.stderr
+    );
+    assert!(!s.path("p").join("ec_manifest").exists());
+
+    // Truncated from another thread while the encode runs: at least one of a few tries
+    // catches it in the act; every refused run leaves no block set behind.
+    let data = vec![0x5Au8; 24 << 20];
+    let mut caught = 0;
+    for round in 0..8 {
+        let input = s.path(&format!("big{round}.bin"));
+        std::fs::write(&input, &data).unwrap();
+        let out = format!("b{round}");
+        let truncate = {
+            let input = input.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(3 + round));
+                let f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&input)
+                    .unwrap();
+                f.set_len(1 << 20).unwrap();
+            })
+        };
+        let o = ec(
+            &[
+                "encode",
+                "-i",
+                input.to_str().unwrap(),
+                "-o",
+                &out,
+                "--stripe",
+                "64K",
+            ],
+            &s.0,
+        );
+        truncate.join().unwrap();
+        if o.code != 0 {
+            assert!(
+                o.stderr.contains("shrank while it was being encoded")
+                    || o.stderr.contains("changed size while it was being encoded"),
+                "{}",
+                o.stderr
+            );
+            assert!(!s.path(&out).join("ec_manifest").exists());
+            assert!(!s.path(&out).join("data_block_0").exists());
+            caught += 1;
+        }
+    }
+    assert!(caught > 0, "no encode saw its input shrink");
+}
