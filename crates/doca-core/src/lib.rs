@@ -31,6 +31,7 @@ pub mod graph;
 pub mod memory;
 pub mod sync_event;
 pub mod types;
+mod xproc;
 
 pub use device::{
     Capability, Dev, DevInfo, DevInfoRep, DevRep, PciAddr, RepFilter, Role, Topology, devinfo_list,
@@ -38,7 +39,7 @@ pub use device::{
 pub use error::{Error, ErrorCode, Result};
 pub use exec::{Completion, Ctx, CtxOps, Event, JobRecord, RetrieveError, WorkQ};
 pub use graph::{Graph, GraphInstance, GraphNode, NodeState};
-pub use memory::{Buf, BufArray, BufDesc, BufInventory, BufPool, MemoryRegion, Mmap};
+pub use memory::{Buf, BufArray, BufDesc, BufInventory, BufPool, MemoryRegion, Mmap, RemoteMemory};
 pub use sync_event::{SyncEvent, SyncEventJob};
 pub use types::{AccessFlags, Data, PciFuncType};
 

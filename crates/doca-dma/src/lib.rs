@@ -35,7 +35,7 @@ use doca_core::device::Capability;
 use doca_core::exec::{CtxOps, ExecEnv, Job, JobRecord};
 use doca_core::memory::with_io_locked;
 use doca_core::types::action;
-use doca_core::{AccessFlags, BufDesc, Ctx, Data, Dev, DevInfo, Error, ErrorCode, Result};
+use doca_core::{BufDesc, Ctx, Data, Dev, DevInfo, Error, ErrorCode, RemoteMemory, Result};
 
 /// `DOCA_DMA_JOB_MEMCPY`.
 pub const JOB_MEMCPY: u32 = action::DMA_FIRST + 1;
@@ -212,14 +212,8 @@ fn copy(src: &BufDesc, dst: &BufDesc, env: &ExecEnv<'_>) -> Result<()> {
             ));
         }
     }
-    if dst
-        .iter()
-        .any(|e| !e.mmap_permissions().contains(AccessFlags::LOCAL_READ_WRITE))
-    {
-        return Err(Error::with_context(
-            ErrorCode::NotPermitted,
-            "the destination's mmap does not grant write access (DOCA_ACCESS_LOCAL_READ_WRITE)",
-        ));
+    if let Some(d) = dst.iter().find(|e| !e.mmap_writable()) {
+        return Err(not_writable(d));
     }
     let total = src.list_data_len();
     if total as u64 > MAX_BUF_SIZE {
@@ -237,7 +231,7 @@ fn copy(src: &BufDesc, dst: &BufDesc, env: &ExecEnv<'_>) -> Result<()> {
     }
     for s in src.iter() {
         for d in dst.iter() {
-            if ranges_overlap(s.data_span(), d.tail_span()) {
+            if same_space(s, d) && ranges_overlap(s.data_span(), d.tail_span()) {
                 return Err(Error::with_context(
                     ErrorCode::InvalidValue,
                     "source and destination buffers overlap",
@@ -264,14 +258,8 @@ fn copy_one(src: &BufDesc, dst: &BufDesc, env: &ExecEnv<'_>) -> Result<()> {
             "a buffer's mmap was not given access to the context's device (mmap dev_add)",
         ));
     }
-    if !dst
-        .mmap_permissions()
-        .contains(AccessFlags::LOCAL_READ_WRITE)
-    {
-        return Err(Error::with_context(
-            ErrorCode::NotPermitted,
-            "the destination's mmap does not grant write access (DOCA_ACCESS_LOCAL_READ_WRITE)",
-        ));
+    if !dst.mmap_writable() {
+        return Err(not_writable(dst));
     }
     if src.data_len() as u64 > MAX_BUF_SIZE {
         return Err(Error::with_context(
@@ -293,7 +281,7 @@ fn copy_one(src: &BufDesc, dst: &BufDesc, env: &ExecEnv<'_>) -> Result<()> {
             ));
             return;
         }
-        if ranges_overlap((from, n), (to, room)) {
+        if same_space(src, dst) && ranges_overlap((from, n), (to, room)) {
             out = Err(Error::with_context(
                 ErrorCode::InvalidValue,
                 "source and destination buffers overlap",
@@ -305,11 +293,74 @@ fn copy_one(src: &BufDesc, dst: &BufDesc, env: &ExecEnv<'_>) -> Result<()> {
             return;
         }
         // SAFETY: both spans lie inside their buffers, inside started mmaps kept alive by
-        // the job's buffers; they do not overlap (checked); the job holds their bytes.
-        unsafe { std::ptr::copy_nonoverlapping(from as *const u8, to as *mut u8, n) };
-        out = dst.grow_data_len(n);
+        // the job's buffers (or in an exporter's range, reached through it); they do not
+        // overlap (checked); the job holds their bytes.
+        out = unsafe { move_bytes(src.remote(), from, dst.remote(), to, n) }
+            .and_then(|()| dst.grow_data_len(n));
     });
     out
+}
+
+/// The error of a destination the job may not write.
+fn not_writable(d: &BufDesc) -> Error {
+    match d.remote() {
+        Some(r) => r.read_only(),
+        None => Error::with_context(
+            ErrorCode::NotPermitted,
+            "the destination's mmap does not grant write access (DOCA_ACCESS_LOCAL_READ_WRITE)",
+        ),
+    }
+}
+
+/// Whether two buffers' addresses are in one address space (both local, or both in one
+/// exporter's), so that their ranges can overlap.
+fn same_space(a: &BufDesc, b: &BufDesc) -> bool {
+    match (a.remote(), b.remote()) {
+        (None, None) => true,
+        (Some(x), Some(y)) => x.exporter_pid() == y.exporter_pid(),
+        _ => false,
+    }
+}
+
+/// Bytes one bounce of a copy between two exporters' memories carries.
+const BOUNCE: usize = 16 << 10;
+
+/// Copies `n` bytes from `sp` to `dp`, each an address of this process (`None`) or of
+/// an exporter's memory.
+///
+/// # Safety
+/// Local ranges must be valid (the source for reads, the destination for writes), not
+/// overlap, and be held by the caller's job.
+unsafe fn move_bytes(
+    sr: Option<&RemoteMemory>,
+    sp: usize,
+    dr: Option<&RemoteMemory>,
+    dp: usize,
+    n: usize,
+) -> Result<()> {
+    // SAFETY (all arms): the caller's promise covers the local ranges; remote ones are
+    // checked and reached by the kernel.
+    unsafe {
+        match (sr, dr) {
+            (None, None) => {
+                std::ptr::copy_nonoverlapping(sp as *const u8, dp as *mut u8, n);
+                Ok(())
+            }
+            (Some(r), None) => r.read_raw(sp, dp as *mut u8, n),
+            (None, Some(w)) => w.write_raw(dp, sp as *const u8, n),
+            (Some(r), Some(w)) => {
+                let mut bounce = [0u8; BOUNCE];
+                let mut off = 0;
+                while off < n {
+                    let m = (n - off).min(BOUNCE);
+                    r.read_raw(sp + off, bounce.as_mut_ptr(), m)?;
+                    w.write_raw(dp + off, bounce.as_ptr(), m)?;
+                    off += m;
+                }
+                Ok(())
+            }
+        }
+    }
 }
 
 /// The error of a job whose destination room went to another job first.
@@ -337,12 +388,18 @@ fn gather(src: &BufDesc, dst: &BufDesc, total: usize, env: &ExecEnv<'_>) -> Resu
     if threads > 1 && total >= PAR_MIN_BYTES {
         let pieces = (total / PAR_PIECE).clamp(1, 4 * threads);
         let per = total.div_ceil(pieces);
+        let failed = std::sync::Mutex::new(None);
         env.parallel(pieces, &|i| {
             let start = i * per;
-            copy_span(src, dst, start, per.min(total.saturating_sub(start)));
+            if let Err(e) = copy_span(src, dst, start, per.min(total.saturating_sub(start))) {
+                *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+            }
         });
+        if let Some(e) = failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            return Err(e);
+        }
     } else {
-        copy_span(src, dst, 0, total);
+        copy_span(src, dst, 0, total)?;
     }
     // The destination elements' data grow in order, each up to its tailroom.
     let mut left = total;
@@ -359,61 +416,60 @@ fn gather(src: &BufDesc, dst: &BufDesc, total: usize, env: &ExecEnv<'_>) -> Resu
 
 /// Copies bytes `[start, start + len)` of `src`'s data stream to the same positions of
 /// `dst`'s tailroom stream (the destination's data lengths are not changed).
-fn copy_span(src: &BufDesc, dst: &BufDesc, start: usize, len: usize) {
+fn copy_span(src: &BufDesc, dst: &BufDesc, start: usize, len: usize) -> Result<()> {
     if len == 0 {
-        return;
+        return Ok(());
     }
-    // (pointer, bytes) pieces of each stream from `start` on.
+    // (address, bytes, memory) pieces of each stream from `start` on.
+    type Piece<'a> = (usize, usize, Option<&'a RemoteMemory>);
     let mut srcs = src
         .iter()
         .map(|s| {
             let (p, n) = s.data_span();
-            (p as *const u8, n)
+            (p, n, s.remote())
         })
         .filter(|p| p.1 > 0);
     let mut dsts = dst
         .iter()
         .map(|d| {
             let (p, n) = d.tail_span();
-            (p as *mut u8, n)
+            (p, n, d.remote())
         })
         .filter(|p| p.1 > 0);
-    let skip = |it: &mut dyn Iterator<Item = (*mut u8, usize)>, mut off: usize| {
-        for (p, n) in it {
+    fn skip<'a>(it: &mut dyn Iterator<Item = Piece<'a>>, mut off: usize) -> Option<Piece<'a>> {
+        for (p, n, m) in it {
             if off < n {
-                // SAFETY: off < n keeps the pointer inside this piece.
-                return Some((unsafe { p.add(off) }, n - off));
+                return Some((p + off, n - off, m));
             }
             off -= n;
         }
         None
-    };
-    let mut s_it = srcs.by_ref().map(|(p, n)| (p as *mut u8, n));
-    let mut cur_s = skip(&mut s_it, start);
+    }
+    let mut cur_s = skip(&mut srcs, start);
     let mut cur_d = skip(&mut dsts, start);
     let mut left = len;
     while left > 0 {
-        let (Some((sp, sn)), Some((dp, dn))) = (cur_s, cur_d) else {
-            return;
+        let (Some((sp, sn, sm)), Some((dp, dn, dm))) = (cur_s, cur_d) else {
+            return Ok(());
         };
         let n = left.min(sn).min(dn);
         // SAFETY: [sp, sp+n) lies in the source's data and [dp, dp+n) in the destination's
-        // tailroom, both inside started mmaps kept alive by the job's buffers; they do not
-        // overlap (checked); the caller holds the job's byte ranges, and the pieces of one
-        // job write disjoint destination bytes.
-        unsafe { std::ptr::copy_nonoverlapping(sp as *const u8, dp, n) };
+        // tailroom, both inside started mmaps kept alive by the job's buffers (or in an
+        // exporter's range, reached through it); they do not overlap (checked); the
+        // caller holds the job's byte ranges, and the pieces of one job write disjoint
+        // destination bytes.
+        unsafe { move_bytes(sm, sp, dm, dp, n) }?;
         left -= n;
         cur_s = if n < sn {
-            // SAFETY: n < sn keeps the pointer inside its piece.
-            Some((unsafe { sp.add(n) }, sn - n))
+            Some((sp + n, sn - n, sm))
         } else {
-            s_it.next()
+            srcs.next()
         };
         cur_d = if n < dn {
-            // SAFETY: n < dn keeps the pointer inside its piece.
-            Some((unsafe { dp.add(n) }, dn - n))
+            Some((dp + n, dn - n, dm))
         } else {
             dsts.next()
         };
     }
+    Ok(())
 }

@@ -628,6 +628,12 @@ impl CtxOps for EcOps {
                 "a buffer's mmap was not given access to the context's device (mmap dev_add)",
             ));
         }
+        if s.src.iter().any(|e| e.remote().is_some()) || s.dst.remote().is_some() {
+            return Err(Error::with_context(
+                ErrorCode::NotSupported,
+                "erasure coding jobs work on this process's memory: bring imported memory in with a DMA job first",
+            ));
+        }
         if !s
             .dst
             .mmap_permissions()

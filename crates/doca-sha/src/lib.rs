@@ -33,9 +33,7 @@ use doca_core::device::Capability;
 use doca_core::exec::{CtxOps, ExecEnv, Job, JobRecord};
 use doca_core::memory::with_io_locked;
 use doca_core::types::action;
-use doca_core::{
-    AccessFlags, Buf, BufDesc, Ctx, Data, Dev, DevInfo, Error, ErrorCode, Result, WorkQ,
-};
+use doca_core::{Buf, BufDesc, Ctx, Data, Dev, DevInfo, Error, ErrorCode, Result, WorkQ};
 use sha2::Digest;
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -388,19 +386,40 @@ impl Job for ShaPartialJob {
 
 struct ShaOps;
 
-fn feed(state: &mut SessionState, src: &BufDesc) {
+fn update(state: &mut SessionState, bytes: &[u8]) {
+    match state {
+        SessionState::Idle => {}
+        SessionState::Sha1(h) => h.update(bytes),
+        SessionState::Sha256(h) => h.update(bytes),
+        SessionState::Sha512(h) => h.update(bytes),
+    }
+}
+
+/// Bytes of another process's memory hashed per read.
+const REMOTE_CHUNK: usize = 16 << 10;
+
+fn feed(state: &mut SessionState, src: &BufDesc) -> Result<()> {
     for e in src.iter() {
         let (data, len) = e.data_span();
+        if let Some(r) = e.remote() {
+            // Memory of an exporting process: read in chunks.
+            let mut chunk = [0u8; REMOTE_CHUNK];
+            let mut off = 0;
+            while off < len {
+                let n = (len - off).min(REMOTE_CHUNK);
+                // SAFETY: the chunk is valid for writes of n <= REMOTE_CHUNK bytes.
+                unsafe { r.read_raw(data + off, chunk.as_mut_ptr(), n) }?;
+                update(state, &chunk[..n]);
+                off += n;
+            }
+            continue;
+        }
         // SAFETY: the span lies inside the element's buffer, inside its started mmap,
         // kept alive by the job's buffers; the job holds the mmaps' io locks while hashing.
         let bytes = unsafe { std::slice::from_raw_parts(data as *const u8, len) };
-        match state {
-            SessionState::Idle => {}
-            SessionState::Sha1(h) => h.update(bytes),
-            SessionState::Sha256(h) => h.update(bytes),
-            SessionState::Sha512(h) => h.update(bytes),
-        }
+        update(state, bytes);
     }
+    Ok(())
 }
 
 fn finish(state: SessionState, resp: &BufDesc) -> Result<()> {
@@ -428,9 +447,13 @@ fn finish(state: SessionState, resp: &BufDesc) -> Result<()> {
             "response tailroom is smaller than the digest (another job in flight took it)",
         ));
     }
-    // SAFETY: the tailroom span holds n bytes inside the response's buffer, inside its
-    // mmap; the io locks are held.
-    unsafe { std::ptr::copy_nonoverlapping(out.as_ptr(), to as *mut u8, n) };
+    match resp.remote() {
+        // SAFETY: `out` holds n bytes.
+        Some(r) => unsafe { r.write_raw(to, out.as_ptr(), n) }?,
+        // SAFETY: the tailroom span holds n bytes inside the response's buffer, inside its
+        // mmap; the io locks are held.
+        None => unsafe { std::ptr::copy_nonoverlapping(out.as_ptr(), to as *mut u8, n) },
+    }
     resp.grow_data_len(n)
 }
 
@@ -559,14 +582,14 @@ fn run(job: &JobRecord, dev: &Dev, session: Option<&mut SessionState>) -> Result
     }
     let final_segment = !partial || job.params[0] & FLAG_PARTIAL_FINAL != 0;
     if final_segment {
-        if !resp
-            .mmap_permissions()
-            .contains(AccessFlags::LOCAL_READ_WRITE)
-        {
-            return Err(Error::with_context(
-                ErrorCode::NotPermitted,
-                "the response's mmap does not grant write access (DOCA_ACCESS_LOCAL_READ_WRITE)",
-            ));
+        if !resp.mmap_writable() {
+            return Err(match resp.remote() {
+                Some(r) => r.read_only(),
+                None => Error::with_context(
+                    ErrorCode::NotPermitted,
+                    "the response's mmap does not grant write access (DOCA_ACCESS_LOCAL_READ_WRITE)",
+                ),
+            });
         }
         if resp.tailroom() < algo.digest_len() {
             return Err(Error::with_context(
@@ -583,7 +606,7 @@ fn run(job: &JobRecord, dev: &Dev, session: Option<&mut SessionState>) -> Result
     let run = || match session {
         None => {
             let mut st = fresh(algo);
-            feed(&mut st, req);
+            feed(&mut st, req)?;
             finish(st, resp)
         }
         Some(st) => partial_step(st, algo, req, resp, final_segment),
@@ -613,7 +636,7 @@ fn partial_step(
         }
         _ => {}
     }
-    feed(st, req);
+    feed(st, req)?;
     if final_segment {
         let done = std::mem::replace(st, SessionState::Idle);
         finish(done, resp)?;

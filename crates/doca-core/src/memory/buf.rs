@@ -255,23 +255,56 @@ impl BufDesc {
             ));
         }
         self.mmap_shared().io.with(data, n, false, || {
+            if let Some(r) = self.remote() {
+                // SAFETY: `out` is valid for writes of n bytes and borrowed exclusively.
+                return unsafe { r.read_raw(data, out.as_mut_ptr(), n) };
+            }
             // SAFETY: [data, data+data_len) lies inside the mmap's memory (an invariant kept
             // by every setter), which stays valid while this descriptor holds the mmap; no
             // writer holds the range (range lock).
             unsafe { ptr::copy_nonoverlapping(data as *const u8, out.as_mut_ptr(), n) };
-        });
+            Ok(())
+        })?;
         Ok(n)
     }
 
-    /// The data section of this element, copied into a new vector.
+    /// The data section of this element, copied into a new vector. For a buffer of an
+    /// mmap created from an export, empty when the exporter's memory cannot be read
+    /// (use [`copy_data_to`](BufDesc::copy_data_to) to see why).
     pub fn data_to_vec(&self) -> Vec<u8> {
         loop {
             let mut v = vec![0; self.data_span().1];
-            // Fails only when another handle grew the data meanwhile: look again.
-            if let Ok(n) = self.copy_data_to(&mut v) {
-                v.truncate(n);
-                return v;
+            // Fails when another handle grew the data meanwhile: look again.
+            match self.copy_data_to(&mut v) {
+                Ok(n) => {
+                    v.truncate(n);
+                    return v;
+                }
+                Err(_) if self.remote().is_some() && v.len() >= self.data_span().1 => {
+                    return Vec::new();
+                }
+                Err(_) => {}
             }
+        }
+    }
+
+    #[inline]
+    /// The exporter's memory, when the buffer's mmap was created from an export: the
+    /// buffer's addresses are then the exporter's, reached through it, never directly.
+    pub fn remote(&self) -> Option<&super::RemoteMemory> {
+        self.mmap_shared().remote.as_ref()
+    }
+
+    #[inline]
+    /// Whether jobs may write into the buffer: its mmap allows local writes
+    /// (`LOCAL_READ_WRITE`), or, for an mmap created from an export, the exporter allows
+    /// the importer's writes.
+    pub fn mmap_writable(&self) -> bool {
+        match self.remote() {
+            Some(r) => r.writable(),
+            None => self
+                .mmap_permissions()
+                .contains(crate::types::AccessFlags::LOCAL_READ_WRITE),
         }
     }
 
@@ -558,10 +591,15 @@ impl Buf {
             ));
         }
         self.mmap_shared().io.with(dst, bytes.len(), true, || {
+            if let Some(r) = self.remote() {
+                // SAFETY: `bytes` is valid for reads of its length.
+                return unsafe { r.write_raw(dst, bytes.as_ptr(), bytes.len()) };
+            }
             // SAFETY: [dst, dst+n) is inside the tailroom (checked), inside the mmap's memory,
             // valid while this descriptor holds the mmap; nothing else holds the range.
             unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), dst as *mut u8, bytes.len()) };
-        });
+            Ok(())
+        })?;
         self.data_len.fetch_add(bytes.len(), Relaxed);
         Ok(())
     }

@@ -1,8 +1,11 @@
 //! `doca_mmap`: a memory range, the devices allowed to reach it, and their permissions.
 
-use crate::device::Dev;
+use super::export::{Export, ExportSpec, Import, RemoteMemory};
+use crate::device::{Capability, Dev, Role};
 use crate::error::{Error, ErrorCode, Result};
 use crate::types::{AccessFlags, Data};
+use crate::xproc::blob::Kind;
+
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -85,6 +88,8 @@ enum Memory {
         _region: Box<dyn MemoryRegion>,
     },
     Foreign,
+    /// Another process's memory (an mmap created from an export).
+    Remote,
 }
 
 type FreeCb = Box<dyn FnOnce(*mut u8, usize) + Send>;
@@ -98,7 +103,8 @@ pub(crate) struct MmapState {
     devices: Vec<Dev>,
     free_cb: Option<FreeCb>,
     pub(crate) started: bool,
-    exported: bool,
+    /// Live exports while started: to the DPU and for RDMA.
+    exports: [Option<(Export, Arc<[u8]>)>; 2],
     from_export: bool,
 }
 
@@ -118,6 +124,8 @@ pub(crate) struct MmapShared {
     /// Snapshot taken at start, read by jobs without the state lock: the configuration
     /// cannot change while started, and buffers exist only while started.
     pub(crate) frozen: Frozen,
+    /// The exporter's memory, for an mmap created from an export.
+    pub(crate) remote: Option<RemoteMemory>,
 }
 
 /// Most devices whose identities the start snapshot holds; mmaps with more devices are
@@ -182,6 +190,8 @@ impl MmapShared {
 impl Drop for MmapShared {
     fn drop(&mut self) {
         let st = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
+        // No importer touches the memory once this returns.
+        st.exports = Default::default();
         if st.memory.is_some()
             && let Some(cb) = st.free_cb.take()
         {
@@ -241,13 +251,14 @@ impl Mmap {
                     devices: Vec::new(),
                     free_cb: None,
                     started: false,
-                    exported: false,
+                    exports: Default::default(),
                     from_export: false,
                 }),
                 io: super::io::RangeLock::default(),
                 num_bufs: AtomicU32::new(0),
                 user_data,
                 frozen: Frozen::default(),
+                remote: None,
             }),
             _not_sync: PhantomData,
         }
@@ -465,6 +476,8 @@ impl Mmap {
                 format!("{n} buffers still point into the mmap"),
             ));
         }
+        // Importers lose access; this returns once none of their accesses is in flight.
+        st.exports = Default::default();
         st.started = false;
         Ok(())
     }
@@ -484,9 +497,9 @@ impl Mmap {
         self.shared.num_bufs.load(Ordering::Acquire)
     }
 
-    /// `doca_mmap_get_exported`.
+    /// `doca_mmap_get_exported`: whether a live export of this mmap exists.
     pub fn exported(&self) -> bool {
-        self.shared.state().exported
+        self.shared.state().exports.iter().any(Option::is_some)
     }
 
     /// `doca_mmap_get_from_export`.
@@ -508,6 +521,163 @@ impl Mmap {
         Ok(())
     }
 
+    /// `doca_mmap_export_dpu`: a descriptor that lets a DPU-side process create this
+    /// mmap's twin ([`Mmap::create_from_export`]) and reach its memory with jobs. The
+    /// mmap must be started, `dev` (a host device with the export capability) added,
+    /// and the permissions must include [`AccessFlags::DPU_READ_ONLY`] or
+    /// [`AccessFlags::DPU_READ_WRITE`]. Called again, the same descriptor; it stays
+    /// valid until the mmap is stopped or destroyed, which revokes it.
+    pub fn export_dpu(&self, dev: &Dev) -> Result<Arc<[u8]>> {
+        self.export(dev, Kind::MmapDpu)
+    }
+
+    /// `doca_mmap_export_rdma`: as [`export_dpu`](Mmap::export_dpu), for another
+    /// process of this machine that imports it with any device; the permissions must
+    /// include an `RDMA_*` flag.
+    pub fn export_rdma(&self, dev: &Dev) -> Result<Arc<[u8]>> {
+        self.export(dev, Kind::MmapRdma)
+    }
+
+    fn export(&self, dev: &Dev, kind: Kind) -> Result<Arc<[u8]>> {
+        let mut st = self.shared.state();
+        let i = (kind == Kind::MmapRdma) as usize;
+        if let Some((_, blob)) = &st.exports[i] {
+            return Ok(Arc::clone(blob));
+        }
+        if st.from_export {
+            return Err(Error::with_context(
+                ErrorCode::NotPermitted,
+                "an mmap created from an export cannot be exported again",
+            ));
+        }
+        if !st.started {
+            return Err(bad_state("mmap is not started; start it before exporting"));
+        }
+        if !st.devices.contains(dev) {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "the device was not added to this mmap (mmap dev_add)",
+            ));
+        }
+        let info = dev.as_devinfo();
+        let (need, names) = match kind {
+            Kind::MmapDpu => (
+                AccessFlags::DPU_READ_ONLY | AccessFlags::DPU_READ_WRITE,
+                "DOCA_ACCESS_DPU_READ_ONLY or DOCA_ACCESS_DPU_READ_WRITE",
+            ),
+            _ => (
+                AccessFlags::RDMA_READ | AccessFlags::RDMA_WRITE | AccessFlags::RDMA_ATOMIC,
+                "DOCA_ACCESS_RDMA_READ, _WRITE or _ATOMIC",
+            ),
+        };
+        if kind == Kind::MmapDpu {
+            if info.role() != Role::Host {
+                return Err(Error::with_context(
+                    ErrorCode::NotSupported,
+                    "only the host side exports memory to the DPU (this device is on the DPU)",
+                ));
+            }
+            if !info.has_capability(Capability::MmapExportDpu) {
+                return Err(Error::with_context(
+                    ErrorCode::NotSupported,
+                    format!("device {} cannot export memory to the DPU", info.pci_addr()),
+                ));
+            }
+        }
+        if !st.permissions.intersects(need) {
+            return Err(Error::with_context(
+                ErrorCode::NotPermitted,
+                format!("the mmap's permissions do not allow this export: set {names}"),
+            ));
+        }
+        let pci = info.pci_addr();
+        let export = Export::new(ExportSpec {
+            kind,
+            base: st.base as u64,
+            len: st.len as u64,
+            perms: st.permissions.bits(),
+            dev: pci_code(&pci),
+        })?;
+        let blob: Arc<[u8]> = Arc::from(export.blob());
+        st.exports[i] = Some((export, Arc::clone(&blob)));
+        Ok(blob)
+    }
+
+    /// `doca_mmap_create_from_export`: an mmap over the memory another process exported,
+    /// at the exporter's addresses, already started and not reconfigurable. `dev` is
+    /// this side's device: for a DPU export, a DPU device with the representor of the
+    /// exporting host device (the guide's matching table). Buffers are taken from it
+    /// by address as usual; jobs move the bytes between the two processes.
+    pub fn create_from_export(user_data: Data, desc: &[u8], dev: &Dev) -> Result<Mmap> {
+        let imp = Import::open(desc, &[Kind::MmapDpu, Kind::MmapRdma])?;
+        let info = dev.as_devinfo();
+        if imp.blob.kind == Kind::MmapDpu {
+            if info.role() != Role::Dpu {
+                return Err(Error::with_context(
+                    ErrorCode::NotSupported,
+                    "memory exported to the DPU is imported on the DPU side (this device is a host device)",
+                ));
+            }
+            if !info.has_capability(Capability::MmapFromExportDpu) {
+                return Err(Error::with_context(
+                    ErrorCode::NotSupported,
+                    format!(
+                        "device {} cannot create mmaps from exports",
+                        info.pci_addr()
+                    ),
+                ));
+            }
+            let host = imp.blob.dev;
+            if !info
+                .props()
+                .reps
+                .iter()
+                .any(|r| pci_code(&r.pci_addr) == host)
+            {
+                return Err(Error::with_context(
+                    ErrorCode::NotPermitted,
+                    format!(
+                        "device {} has no representor of the exporting host device {}",
+                        info.pci_addr(),
+                        pci_text(host)
+                    ),
+                ));
+            }
+        }
+        let (base, len) = (imp.blob.base as usize, imp.blob.len as usize);
+        let permissions = AccessFlags::from_bits_truncate(imp.blob.perms);
+        let st = MmapState {
+            memory: Some(Memory::Remote),
+            base,
+            len,
+            permissions,
+            max_devices: DEFAULT_MAX_NUM_DEVICES,
+            devices: vec![dev.clone()],
+            free_cb: None,
+            started: true,
+            exports: Default::default(),
+            from_export: true,
+        };
+        let frozen = Frozen::default();
+        frozen.store(&st);
+        Ok(Mmap {
+            shared: Arc::new(MmapShared {
+                state: Mutex::new(st),
+                io: super::io::RangeLock::default(),
+                num_bufs: AtomicU32::new(0),
+                user_data,
+                frozen,
+                remote: Some(RemoteMemory::new(imp)),
+            }),
+            _not_sync: PhantomData,
+        })
+    }
+
+    /// The exporter's memory, for an mmap created from an export.
+    pub fn remote(&self) -> Option<&RemoteMemory> {
+        self.shared.remote.as_ref()
+    }
+
     fn range_check(&self, offset: usize, n: usize) -> Result<usize> {
         let st = self.shared.state();
         if st.memory.is_none() {
@@ -526,6 +696,10 @@ impl Mmap {
     pub fn read_at(&self, offset: usize, out: &mut [u8]) -> Result<()> {
         let addr = self.range_check(offset, out.len())?;
         let n = out.len();
+        if let Some(r) = &self.shared.remote {
+            // SAFETY: `out` is valid for writes of n bytes and borrowed exclusively.
+            return unsafe { r.read_raw(addr, out.as_mut_ptr(), n) };
+        }
         self.shared.io.with(addr, n, false, || {
             // SAFETY: the range lies inside the mmap's memory (checked), which is valid for
             // reads while the mmap lives; no writer holds it (range lock).
@@ -537,6 +711,13 @@ impl Mmap {
     /// Copies bytes into the memory range, starting at `offset`.
     pub fn write_at(&self, offset: usize, bytes: &[u8]) -> Result<()> {
         let addr = self.range_check(offset, bytes.len())?;
+        if let Some(r) = &self.shared.remote {
+            if !r.writable() {
+                return Err(r.read_only());
+            }
+            // SAFETY: `bytes` is valid for reads of its length.
+            return unsafe { r.write_raw(addr, bytes.as_ptr(), bytes.len()) };
+        }
         self.shared.io.with(addr, bytes.len(), true, || {
             // SAFETY: as in `read_at`; the memory is valid for writes and nothing else holds
             // the range (range lock).
@@ -548,6 +729,12 @@ impl Mmap {
     /// The whole memory range as a mutable slice, while no buffer points into it (`InUse`
     /// otherwise): the borrow keeps new buffers from being made until it ends.
     pub fn memory_mut(&mut self) -> Result<&mut [u8]> {
+        if self.shared.remote.is_some() {
+            return Err(Error::with_context(
+                ErrorCode::NotSupported,
+                "the memory of an mmap created from an export lives in the exporting process; use read_at/write_at or jobs",
+            ));
+        }
         let n = self.num_bufs();
         if n > 0 {
             return Err(Error::with_context(
@@ -560,6 +747,24 @@ impl Mmap {
         // and the zero buffer count mean nothing else can reach the bytes during the borrow.
         Ok(unsafe { std::slice::from_raw_parts_mut(base, len) })
     }
+}
+
+/// A PCI address as one number (domain << 16 | bus << 8 | device << 3 | function).
+pub(crate) fn pci_code(a: &crate::device::PciAddr) -> u32 {
+    (u32::from(a.domain) << 16)
+        | (u32::from(a.bus) << 8)
+        | (u32::from(a.device & 0x1f) << 3)
+        | u32::from(a.function & 7)
+}
+
+fn pci_text(code: u32) -> String {
+    format!(
+        "{:04x}:{:02x}:{:02x}.{:x}",
+        code >> 16,
+        (code >> 8) & 0xff,
+        (code >> 3) & 0x1f,
+        code & 7
+    )
 }
 
 impl Default for Mmap {

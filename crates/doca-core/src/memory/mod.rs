@@ -3,12 +3,14 @@
 
 mod buf;
 mod buf_array;
+mod export;
 mod io;
 mod mmap;
 mod pool;
 
 pub use buf::{Buf, BufDesc, ListIter, MAX_REFCOUNT};
 pub use buf_array::BufArray;
+pub use export::RemoteMemory;
 pub use io::{MAX_JOB_MMAPS, with_io_locked};
 pub use mmap::{DEFAULT_MAX_NUM_DEVICES, MemoryRegion, Mmap};
 pub use pool::{BufInventory, BufPool, MAX_ELEMENTS};

@@ -1,0 +1,429 @@
+//! Memory shared between processes: an mmap's export (the exporter's side) and the
+//! memory of an mmap created from an export (the importer's side), whose bytes live in
+//! the exporter's address space and move with `process_vm_readv`/`process_vm_writev`.
+//!
+//! Every access of an importer is counted in its slot of the export's control block
+//! while the export is live; the exporter's stop or destroy revokes the export and waits
+//! until no access is in flight (or the importer is gone), so that no byte is touched
+//! afterwards.
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::xproc::blob::{BLOB_LEN, Blob, Kind};
+use crate::xproc::{self, LIVE, Page, Peer, REVOKED};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// One export of an mmap (or a sync event): its control page and descriptor.
+pub(crate) struct Export {
+    page: Page,
+    blob: Box<[u8; BLOB_LEN]>,
+    kind: Kind,
+}
+
+impl std::fmt::Debug for Export {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Export").field("kind", &self.kind).finish()
+    }
+}
+
+/// The fields an export describes.
+pub(crate) struct ExportSpec {
+    pub(crate) kind: Kind,
+    pub(crate) base: u64,
+    pub(crate) len: u64,
+    pub(crate) perms: u32,
+    pub(crate) dev: u32,
+}
+
+impl Export {
+    /// Publishes a new export in a new control page.
+    pub(crate) fn new(spec: ExportSpec) -> Result<Export> {
+        Export::publish(Page::create("export")?, spec)
+    }
+
+    /// Publishes a new export in `page` (a sync event's own page).
+    pub(crate) fn publish(page: Page, spec: ExportSpec) -> Result<Export> {
+        xproc::allow_peer_access();
+        let token = xproc::token()?;
+        let (pid, start) = xproc::me();
+        let b = page.block();
+        b.base.store(spec.base, Ordering::Relaxed);
+        b.len.store(spec.len, Ordering::Relaxed);
+        b.perms.store(spec.perms, Ordering::Relaxed);
+        b.dev.store(spec.dev, Ordering::Relaxed);
+        b.publish(spec.kind as u32, token, pid);
+        let blob = Blob {
+            kind: spec.kind,
+            pid,
+            uid: xproc::uid(),
+            start,
+            fd: page.fd(),
+            perms: spec.perms,
+            token,
+            base: spec.base,
+            len: spec.len,
+            dev: spec.dev,
+        };
+        Ok(Export {
+            page,
+            blob: Box::new(blob.encode()),
+            kind: spec.kind,
+        })
+    }
+
+    /// The descriptor (stable while the export lives).
+    pub(crate) fn blob(&self) -> &[u8] {
+        &self.blob[..]
+    }
+
+    pub(crate) fn page(&self) -> &Page {
+        &self.page
+    }
+
+    /// Ends the export: importers' later accesses fail, and this returns once no access
+    /// is in flight (accesses of importers that have exited do not count).
+    pub(crate) fn revoke(&self) {
+        let b = self.page.block();
+        if b.state.swap(REVOKED, Ordering::SeqCst) != LIVE {
+            return;
+        }
+        // Sleepers on a sync event's value (in any process) see the revocation now.
+        b.seq.fetch_add(1, Ordering::SeqCst);
+        xproc::futex_wake(&b.seq);
+        for s in &b.slots {
+            loop {
+                let n = s.inflight.load(Ordering::SeqCst);
+                if n == 0 {
+                    break;
+                }
+                let pid = s.pid.load(Ordering::Acquire);
+                if pid == 0 || !xproc::running(pid, s.start.load(Ordering::Acquire)) {
+                    break;
+                }
+                xproc::futex_wait(&s.inflight, n, Duration::from_millis(10));
+            }
+        }
+    }
+}
+
+impl Drop for Export {
+    fn drop(&mut self) {
+        self.revoke();
+    }
+}
+
+/// A live export opened by an importer: the exporter, the control page, and this
+/// process's slot in it.
+pub(crate) struct Import {
+    pub(crate) blob: Blob,
+    pub(crate) page: Page,
+    pub(crate) peer: Peer,
+    pub(crate) slot: usize,
+}
+
+impl std::fmt::Debug for Import {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Import")
+            .field("kind", &self.blob.kind)
+            .field("exporter", &self.peer.pid)
+            .finish()
+    }
+}
+
+fn no_live_export(kind: Kind) -> Error {
+    Error::with_context(
+        ErrorCode::NotFound,
+        format!(
+            "no live export stands behind this descriptor of {} (stopped, destroyed, or never made)",
+            kind.what()
+        ),
+    )
+}
+
+impl Import {
+    /// Checks a descriptor against the live export it names and takes a slot in it.
+    pub(crate) fn open(bytes: &[u8], kinds: &[Kind]) -> Result<Import> {
+        let blob = Blob::decode(bytes)?;
+        if !kinds.contains(&blob.kind) {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                format!(
+                    "the descriptor is of {}, not what is asked for",
+                    blob.kind.what()
+                ),
+            ));
+        }
+        if blob.uid != xproc::uid() {
+            return Err(Error::with_context(
+                ErrorCode::NotPermitted,
+                "the export belongs to another user",
+            ));
+        }
+        let peer = Peer::find(blob.pid, blob.start)?;
+        let page = Page::open(blob.pid, blob.fd)?;
+        let b = page.block();
+        if !b.matches(blob.kind as u32, blob.token) {
+            return Err(no_live_export(blob.kind));
+        }
+        let fields_agree = b.owner.load(Ordering::Acquire) == blob.pid
+            && b.base.load(Ordering::Acquire) == blob.base
+            && b.len.load(Ordering::Acquire) == blob.len
+            && b.perms.load(Ordering::Acquire) == blob.perms
+            && b.dev.load(Ordering::Acquire) == blob.dev;
+        if !fields_agree {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "the descriptor does not agree with its export (forged or altered)",
+            ));
+        }
+        let (me, start) = xproc::me();
+        if me == blob.pid {
+            return Err(Error::with_context(
+                ErrorCode::NotSupported,
+                "an export is imported by another process, not by its exporter",
+            ));
+        }
+        let slot = b.claim(me, start).ok_or_else(|| {
+            Error::with_context(
+                ErrorCode::NoMemory,
+                format!(
+                    "the export already has {} importing processes",
+                    xproc::MAX_IMPORTERS
+                ),
+            )
+        })?;
+        let imp = Import {
+            blob,
+            page,
+            peer,
+            slot,
+        };
+        if imp.page.block().state.load(Ordering::SeqCst) != LIVE {
+            return Err(no_live_export(blob.kind));
+        }
+        Ok(imp)
+    }
+
+    /// Counts one access in flight while the export is live and the exporter runs.
+    pub(crate) fn enter(&self) -> Result<Access<'_>> {
+        let b = self.page.block();
+        let s = &b.slots[self.slot];
+        s.inflight.fetch_add(1, Ordering::SeqCst);
+        let access = Access { imp: self };
+        if b.state.load(Ordering::SeqCst) != LIVE {
+            return Err(Error::with_context(
+                ErrorCode::ConnectionAborted,
+                format!(
+                    "the exporter stopped or destroyed {} (export revoked)",
+                    self.blob.kind.what()
+                ),
+            ));
+        }
+        if !self.peer.alive() {
+            return Err(exporter_gone(self.peer.pid));
+        }
+        Ok(access)
+    }
+}
+
+pub(crate) fn exporter_gone(pid: u32) -> Error {
+    Error::with_context(
+        ErrorCode::ConnectionReset,
+        format!("the exporting process {pid} has exited"),
+    )
+}
+
+impl Drop for Import {
+    fn drop(&mut self) {
+        let s = &self.page.block().slots[self.slot];
+        s.bell.store(-1, Ordering::Release);
+        s.inflight.store(0, Ordering::SeqCst);
+        xproc::futex_wake(&s.inflight);
+        let _ = s
+            .pid
+            .compare_exchange(xproc::me().0, 0, Ordering::AcqRel, Ordering::Relaxed);
+    }
+}
+
+/// One access in flight (see [`Import::enter`]).
+pub(crate) struct Access<'a> {
+    imp: &'a Import,
+}
+
+impl Drop for Access<'_> {
+    fn drop(&mut self) {
+        let b = self.imp.page.block();
+        let s = &b.slots[self.imp.slot];
+        s.inflight.fetch_sub(1, Ordering::SeqCst);
+        if b.state.load(Ordering::SeqCst) != LIVE {
+            xproc::futex_wake(&s.inflight);
+        }
+    }
+}
+
+/// The memory of an mmap created from an export: a range of the exporter's address
+/// space. Its addresses are the exporter's; they are never dereferenced here.
+#[derive(Debug)]
+pub struct RemoteMemory {
+    imp: Import,
+}
+
+/// Most iovecs one `process_vm_*` call takes here.
+const IOV_BATCH: usize = 64;
+
+impl RemoteMemory {
+    pub(crate) fn new(imp: Import) -> RemoteMemory {
+        RemoteMemory { imp }
+    }
+
+    /// Start of the exported range, in the exporter's address space.
+    pub fn base(&self) -> usize {
+        self.imp.blob.base as usize
+    }
+
+    /// Length of the exported range.
+    pub fn len(&self) -> usize {
+        self.imp.blob.len as usize
+    }
+
+    /// Whether the range is empty (never, for a live export).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The exporting process.
+    pub fn exporter_pid(&self) -> u32 {
+        self.imp.peer.pid
+    }
+
+    /// Whether the export lets importers write (`DPU_READ_WRITE` for a DPU export,
+    /// `RDMA_WRITE` for an RDMA one).
+    pub fn writable(&self) -> bool {
+        let p = crate::types::AccessFlags::from_bits_truncate(self.imp.blob.perms);
+        match self.imp.blob.kind {
+            Kind::MmapDpu => p.contains(crate::types::AccessFlags::DPU_READ_WRITE),
+            _ => p.contains(crate::types::AccessFlags::RDMA_WRITE),
+        }
+    }
+
+    /// The error of a write into an export that allows reads only.
+    pub fn read_only(&self) -> Error {
+        Error::with_context(
+            ErrorCode::NotPermitted,
+            "the exporter allows reads only (export with DOCA_ACCESS_DPU_READ_WRITE or DOCA_ACCESS_RDMA_WRITE to allow writes)",
+        )
+    }
+
+    fn check_range(&self, remote: usize, n: usize) -> Result<()> {
+        let inside = remote >= self.base()
+            && remote
+                .checked_add(n)
+                .is_some_and(|e| e <= self.base() + self.len());
+        if inside {
+            Ok(())
+        } else {
+            Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "byte range lies outside the exported memory range",
+            ))
+        }
+    }
+
+    /// Copies `n` bytes at `remote` (exporter's address) into `local`.
+    ///
+    /// # Safety
+    /// `local` must be valid for writes of `n` bytes, not accessed by anything else
+    /// during the call.
+    pub unsafe fn read_raw(&self, remote: usize, local: *mut u8, n: usize) -> Result<()> {
+        // SAFETY: as the caller promised.
+        unsafe { self.transfer(remote, local, n, false) }
+    }
+
+    /// Copies `n` bytes from `local` to `remote` (exporter's address).
+    ///
+    /// # Safety
+    /// `local` must be valid for reads of `n` bytes, not written by anything else during
+    /// the call.
+    pub unsafe fn write_raw(&self, remote: usize, local: *const u8, n: usize) -> Result<()> {
+        // SAFETY: as the caller promised; a write only reads `local`.
+        unsafe { self.transfer(remote, local as *mut u8, n, true) }
+    }
+
+    /// # Safety
+    /// `local` is valid for `n` bytes (writes when reading from the remote side).
+    unsafe fn transfer(&self, remote: usize, local: *mut u8, n: usize, write: bool) -> Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        self.check_range(remote, n)?;
+        if write && !self.writable() {
+            return Err(self.read_only());
+        }
+        let _access = self.imp.enter()?;
+        let mut done = 0usize;
+        while done < n {
+            // Pieces, so that one call never exceeds what the kernel moves at once.
+            let mut liov = [libc::iovec {
+                iov_base: std::ptr::null_mut(),
+                iov_len: 0,
+            }; IOV_BATCH];
+            let mut riov = liov;
+            let piece = 1usize << 30;
+            let mut k = 0;
+            let mut off = done;
+            while k < IOV_BATCH && off < n {
+                let m = (n - off).min(piece);
+                // SAFETY: off + m <= n keeps the local pointer inside the caller's range.
+                liov[k].iov_base = unsafe { local.add(off) } as *mut libc::c_void;
+                liov[k].iov_len = m;
+                riov[k].iov_base = (remote + off) as *mut libc::c_void;
+                riov[k].iov_len = m;
+                off += m;
+                k += 1;
+            }
+            // SAFETY: the local iovecs lie inside the caller's buffer (valid as promised);
+            // the remote ones are in the exporter's address space, which the kernel checks;
+            // the access is counted in flight, so the exporter has not revoked the export
+            // and waits for it before its memory can go.
+            let r = unsafe {
+                if write {
+                    libc::process_vm_writev(
+                        self.imp.peer.pid as libc::pid_t,
+                        liov.as_ptr(),
+                        k as libc::c_ulong,
+                        riov.as_ptr(),
+                        k as libc::c_ulong,
+                        0,
+                    )
+                } else {
+                    libc::process_vm_readv(
+                        self.imp.peer.pid as libc::pid_t,
+                        liov.as_ptr(),
+                        k as libc::c_ulong,
+                        riov.as_ptr(),
+                        k as libc::c_ulong,
+                        0,
+                    )
+                }
+            };
+            if r <= 0 {
+                let e = std::io::Error::last_os_error();
+                if r < 0 && e.kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                if !self.imp.peer.alive() || e.raw_os_error() == Some(libc::ESRCH) {
+                    return Err(exporter_gone(self.imp.peer.pid));
+                }
+                return Err(Error::with_context(
+                    ErrorCode::IoFailed,
+                    format!(
+                        "cannot {} the exporter's memory: {e}",
+                        if write { "write" } else { "read" }
+                    ),
+                ));
+            }
+            done += r as usize;
+        }
+        Ok(())
+    }
+}

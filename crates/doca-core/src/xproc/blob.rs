@@ -1,0 +1,197 @@
+//! Export descriptors: what `doca_mmap_export_*` and `doca_sync_event_export_to_dpu`
+//! hand the program to pass to the other side out of band. Fixed size, little endian,
+//! versioned and checksummed; decoding checks every field before anything is opened.
+
+use crate::error::{Error, ErrorCode, Result};
+
+/// Descriptor size in bytes.
+pub const BLOB_LEN: usize = 88;
+const MAGIC: [u8; 8] = *b"DOCASWX\0";
+const VERSION: u16 = 1;
+
+/// What a descriptor exports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Kind {
+    /// An mmap exported to the DPU (`doca_mmap_export_dpu`).
+    MmapDpu = 1,
+    /// An mmap exported for RDMA (`doca_mmap_export_rdma`).
+    MmapRdma = 2,
+    /// A sync event exported to the DPU.
+    SyncEvent = 3,
+}
+
+impl Kind {
+    fn from_raw(v: u8) -> Option<Kind> {
+        match v {
+            1 => Some(Kind::MmapDpu),
+            2 => Some(Kind::MmapRdma),
+            3 => Some(Kind::SyncEvent),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn what(self) -> &'static str {
+        match self {
+            Kind::MmapDpu => "an mmap exported to the DPU",
+            Kind::MmapRdma => "an mmap exported for RDMA",
+            Kind::SyncEvent => "a sync event",
+        }
+    }
+}
+
+/// The fields of a descriptor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Blob {
+    pub(crate) kind: Kind,
+    pub(crate) pid: u32,
+    pub(crate) uid: u32,
+    pub(crate) start: u64,
+    /// The control page's descriptor number in the exporter.
+    pub(crate) fd: i32,
+    pub(crate) perms: u32,
+    pub(crate) token: [u64; 2],
+    pub(crate) base: u64,
+    pub(crate) len: u64,
+    /// The exporting device's PCI address (domain << 16 | bus << 8 | device << 3 | function).
+    pub(crate) dev: u32,
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+fn invalid(msg: impl Into<std::borrow::Cow<'static, str>>) -> Error {
+    Error::with_context(ErrorCode::InvalidValue, msg)
+}
+
+impl Blob {
+    /// The descriptor's bytes.
+    pub(crate) fn encode(&self) -> [u8; BLOB_LEN] {
+        let mut b = [0u8; BLOB_LEN];
+        b[0..8].copy_from_slice(&MAGIC);
+        b[8..10].copy_from_slice(&VERSION.to_le_bytes());
+        b[10] = self.kind as u8;
+        b[12..16].copy_from_slice(&(BLOB_LEN as u32).to_le_bytes());
+        b[16..20].copy_from_slice(&self.pid.to_le_bytes());
+        b[20..24].copy_from_slice(&self.uid.to_le_bytes());
+        b[24..32].copy_from_slice(&self.start.to_le_bytes());
+        b[32..36].copy_from_slice(&self.fd.to_le_bytes());
+        b[36..40].copy_from_slice(&self.perms.to_le_bytes());
+        b[40..48].copy_from_slice(&self.token[0].to_le_bytes());
+        b[48..56].copy_from_slice(&self.token[1].to_le_bytes());
+        b[56..64].copy_from_slice(&self.base.to_le_bytes());
+        b[64..72].copy_from_slice(&self.len.to_le_bytes());
+        b[72..76].copy_from_slice(&self.dev.to_le_bytes());
+        let sum = fnv1a(&b[..80]);
+        b[80..88].copy_from_slice(&sum.to_le_bytes());
+        b
+    }
+
+    /// Parses and checks a descriptor (its form only: whether a live export stands
+    /// behind it is for the caller to find out).
+    pub(crate) fn decode(bytes: &[u8]) -> Result<Blob> {
+        if bytes.len() < 16 || bytes[0..8] != MAGIC {
+            return Err(invalid(
+                "the export descriptor is not one (wrong magic or too short)",
+            ));
+        }
+        let u16_at = |i: usize| u16::from_le_bytes([bytes[i], bytes[i + 1]]);
+        let version = u16_at(8);
+        if version != VERSION {
+            return Err(Error::with_context(
+                ErrorCode::NotSupported,
+                format!(
+                    "export descriptor version {version} is not supported (this library reads version {VERSION})"
+                ),
+            ));
+        }
+        if bytes.len() != BLOB_LEN {
+            return Err(invalid(format!(
+                "the export descriptor is {} bytes; a whole one is {BLOB_LEN} (truncated or padded?)",
+                bytes.len()
+            )));
+        }
+        let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap_or([0; 4]));
+        let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap_or([0; 8]));
+        if u32_at(12) as usize != BLOB_LEN || bytes[11] != 0 || u32_at(76) != 0 {
+            return Err(invalid("the export descriptor's header is damaged"));
+        }
+        if u64_at(80) != fnv1a(&bytes[..80]) {
+            return Err(invalid(
+                "the export descriptor's checksum does not match (damaged in transit?)",
+            ));
+        }
+        let kind = Kind::from_raw(bytes[10])
+            .ok_or_else(|| invalid("the export descriptor exports something unknown"))?;
+        let b = Blob {
+            kind,
+            pid: u32_at(16),
+            uid: u32_at(20),
+            start: u64_at(24),
+            fd: u32_at(32) as i32,
+            perms: u32_at(36),
+            token: [u64_at(40), u64_at(48)],
+            base: u64_at(56),
+            len: u64_at(64),
+            dev: u32_at(72),
+        };
+        if b.pid == 0 || b.pid > i32::MAX as u32 || b.fd < 0 {
+            return Err(invalid("the export descriptor names no process"));
+        }
+        let end = b.base.checked_add(b.len);
+        if kind != Kind::SyncEvent && (b.len == 0 || end.is_none_or(|e| e > usize::MAX as u64)) {
+            return Err(invalid(
+                "the export descriptor's memory range is empty or wraps around",
+            ));
+        }
+        Ok(b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Blob {
+        Blob {
+            kind: Kind::MmapDpu,
+            pid: 1234,
+            uid: 1000,
+            start: 99,
+            fd: 7,
+            perms: 1 << 5,
+            token: [1, 2],
+            base: 0x7f00_0000_0000,
+            len: 4096,
+            dev: 0x3b00,
+        }
+    }
+
+    #[test]
+    fn round_trips() {
+        let b = sample();
+        assert_eq!(Blob::decode(&b.encode()).unwrap(), b);
+    }
+
+    #[test]
+    fn every_flipped_bit_and_every_truncation_is_refused() {
+        let bytes = sample().encode();
+        for i in 0..BLOB_LEN * 8 {
+            let mut m = bytes;
+            m[i / 8] ^= 1 << (i % 8);
+            assert!(Blob::decode(&m).is_err(), "bit {i}");
+        }
+        for n in 0..BLOB_LEN {
+            assert!(Blob::decode(&bytes[..n]).is_err(), "length {n}");
+        }
+        let mut long = bytes.to_vec();
+        long.push(0);
+        assert!(Blob::decode(&long).is_err());
+    }
+}

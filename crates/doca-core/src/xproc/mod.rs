@@ -1,0 +1,335 @@
+//! Host and DPU as two processes of one user on one machine: what DOCA does over PCIe
+//! (memory export, sync event export), done with the kernel's help and no daemon.
+//!
+//! - [`Page`]: one shared page (a memfd) per export, holding its [`Block`]: the export's
+//!   token and state, and a slot per importing process with its accesses in flight.
+//!   Importers open the page through `/proc/<pid>/fd/<fd>` of the exporter.
+//! - [`blob`]: the descriptor a program passes out of band, versioned and checked.
+//! - [`Peer`]: the other process, identified by pid and start time (against pid reuse),
+//!   watched through a pidfd.
+//!
+//! Bytes move with `process_vm_readv`/`process_vm_writev`; the exporter lets peers of its
+//! own user do so (`PR_SET_PTRACER` where Yama restricts ptrace). The OS user boundary is
+//! the security boundary; within it, every blob and shared word is validated before use.
+
+pub(crate) mod blob;
+mod block;
+
+pub(crate) use block::{Block, LIVE, MAX_IMPORTERS, REVOKED};
+
+use crate::error::{Error, ErrorCode, Result};
+use std::fs::File;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::AtomicU32;
+use std::sync::{Once, OnceLock};
+use std::time::Duration;
+
+/// Size of a shared control page.
+pub(crate) const PAGE: usize = 4096;
+
+fn os_error(code: ErrorCode, what: &str) -> Error {
+    Error::with_context(code, format!("{what}: {}", std::io::Error::last_os_error()))
+}
+
+/// The start time of process `pid` (clock ticks since boot, field 22 of
+/// `/proc/<pid>/stat`) and whether it has exited (a zombie); `None` when there is no
+/// such process.
+pub(crate) fn proc_start(pid: u32) -> Option<(u64, bool)> {
+    if pid == 0 || pid > i32::MAX as u32 {
+        return None;
+    }
+    let stat = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold anything: the fields after its last ')'.
+    let close = stat.iter().rposition(|&b| b == b')')?;
+    let rest = std::str::from_utf8(&stat[close + 1..]).ok()?;
+    let mut fields = rest.split_ascii_whitespace();
+    let state = fields.next()?;
+    let start = fields.nth(18)?.parse().ok()?;
+    Some((start, matches!(state, "Z" | "X" | "x")))
+}
+
+/// This process's pid and start time.
+pub(crate) fn me() -> (u32, u64) {
+    static ME: OnceLock<(u32, u64)> = OnceLock::new();
+    // The pid can change across fork: look it up each time, the start time once per pid.
+    let pid = std::process::id();
+    let cached = *ME.get_or_init(|| (pid, proc_start(pid).map_or(0, |s| s.0)));
+    if cached.0 == pid {
+        cached
+    } else {
+        (pid, proc_start(pid).map_or(0, |s| s.0))
+    }
+}
+
+/// This process's real user id.
+pub(crate) fn uid() -> u32 {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    unsafe { libc::getuid() }
+}
+
+/// Whether the process `pid` that started at `start` still runs (not a zombie).
+pub(crate) fn running(pid: u32, start: u64) -> bool {
+    matches!(proc_start(pid), Some((s, false)) if s == start)
+}
+
+/// Lets other processes of this user read and write this process's memory
+/// (`process_vm_*`), as a BlueField's engines reach the host's: under Yama's ptrace
+/// scope 1 only ancestors could otherwise. Once per process.
+pub(crate) fn allow_peer_access() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: PR_SET_PTRACER takes a pid (or PR_SET_PTRACER_ANY) and touches no memory
+        // of ours; without Yama it fails with EINVAL, which changes nothing.
+        unsafe { libc::prctl(libc::PR_SET_PTRACER, libc::PR_SET_PTRACER_ANY, 0, 0, 0) };
+    });
+}
+
+/// 128 random bits.
+pub(crate) fn token() -> Result<[u64; 2]> {
+    let mut t = [0u64; 2];
+    let mut got = 0usize;
+    while got < 16 {
+        // SAFETY: the pointer and length stay inside `t`.
+        let n = unsafe {
+            libc::getrandom(
+                (t.as_mut_ptr() as *mut u8).add(got) as *mut libc::c_void,
+                16 - got,
+                0,
+            )
+        };
+        if n < 0 {
+            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(os_error(
+                ErrorCode::Unknown,
+                "no random bits for an export token",
+            ));
+        }
+        got += n as usize;
+    }
+    Ok(t)
+}
+
+/// Sleeps while `word` holds `expected`, at most `timeout` (a futex shared between
+/// processes: the word may live in a page mapped by several).
+pub(crate) fn futex_wait(word: &AtomicU32, expected: u32, timeout: Duration) {
+    let ts = libc::timespec {
+        tv_sec: timeout.as_secs().min(i64::MAX as u64) as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: the word is a live, aligned u32; FUTEX_WAIT only reads it and sleeps; the
+    // timespec lives across the call. Errors (EAGAIN, ETIMEDOUT, EINTR) all mean "look
+    // again", which every caller does.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT,
+            expected,
+            &ts as *const libc::timespec,
+            std::ptr::null::<u32>(),
+            0u32,
+        )
+    };
+}
+
+/// Wakes every process and thread sleeping on `word`.
+pub(crate) fn futex_wake(word: &AtomicU32) {
+    // SAFETY: FUTEX_WAKE only uses the address as a key; it reads no memory.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE,
+            i32::MAX,
+            std::ptr::null::<libc::timespec>(),
+            std::ptr::null::<u32>(),
+            0u32,
+        )
+    };
+}
+
+/// One shared control page: a memfd mapped read-write and shared.
+pub(crate) struct Page {
+    map: memmap2::MmapMut,
+    file: File,
+}
+
+impl std::fmt::Debug for Page {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Page").field("fd", &self.fd()).finish()
+    }
+}
+
+impl Page {
+    /// A new zeroed page of this process, for `what` (the memfd's name).
+    pub(crate) fn create(what: &str) -> Result<Page> {
+        let name = std::ffi::CString::new(format!("doca-sw {what}")).unwrap_or_default();
+        // SAFETY: the name is a valid C string; the flags are valid.
+        let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(os_error(ErrorCode::NoMemory, "cannot create a shared page"));
+        }
+        // SAFETY: memfd_create returned a new descriptor that nothing else owns.
+        let file = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+        file.set_len(PAGE as u64)
+            .map_err(|e| Error::with_context(ErrorCode::NoMemory, format!("shared page: {e}")))?;
+        Page::map(file)
+    }
+
+    /// Opens the page that process `pid` holds as descriptor `fd`, after checking that it
+    /// is a page of the right size belonging to this user.
+    pub(crate) fn open(pid: u32, fd: i32) -> Result<Page> {
+        if fd < 0 {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "the descriptor names no shared page",
+            ));
+        }
+        let path = format!("/proc/{pid}/fd/{fd}");
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => Error::with_context(
+                    ErrorCode::NotFound,
+                    "the exporting process or its export is gone (no such shared page)",
+                ),
+                std::io::ErrorKind::PermissionDenied => Error::with_context(
+                    ErrorCode::NotPermitted,
+                    format!("the export's shared page cannot be opened: {e}"),
+                ),
+                _ => Error::with_context(
+                    ErrorCode::NotFound,
+                    format!("the export's shared page cannot be opened: {e}"),
+                ),
+            })?;
+        let meta = file
+            .metadata()
+            .map_err(|e| Error::with_context(ErrorCode::NotFound, format!("shared page: {e}")))?;
+        use std::os::unix::fs::MetadataExt;
+        if !meta.file_type().is_file() || meta.len() != PAGE as u64 {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "the descriptor does not name an export (not a shared control page)",
+            ));
+        }
+        if meta.uid() != uid() {
+            return Err(Error::with_context(
+                ErrorCode::NotPermitted,
+                "the export belongs to another user",
+            ));
+        }
+        Page::map(file)
+    }
+
+    fn map(file: File) -> Result<Page> {
+        // SAFETY: the file is a page-sized memfd; the mapping is shared with the other
+        // processes that map it, and is only ever read and written through the atomics
+        // of `Block` (no `&[u8]` over it is handed out).
+        let map = unsafe { memmap2::MmapOptions::new().len(PAGE).map_mut(&file) }
+            .map_err(|e| Error::with_context(ErrorCode::NoMemory, format!("shared page: {e}")))?;
+        Ok(Page { map, file })
+    }
+
+    /// The descriptor number in this process.
+    pub(crate) fn fd(&self) -> RawFd {
+        self.file.as_raw_fd()
+    }
+
+    /// The control block the page holds.
+    pub(crate) fn block(&self) -> &Block {
+        const { assert!(std::mem::size_of::<Block>() <= PAGE) };
+        // SAFETY: the mapping is PAGE bytes, page-aligned (more than Block's alignment)
+        // and lives as long as `self`; Block is made of integer atomics only, valid for
+        // any bit pattern, so whatever another process writes there is a valid Block.
+        unsafe { &*(self.map.as_ptr() as *const Block) }
+    }
+}
+
+/// The other process of an export: pid, start time, and a pidfd that says when it exits.
+#[derive(Debug)]
+pub(crate) struct Peer {
+    pub(crate) pid: u32,
+    pub(crate) start: u64,
+    pidfd: Option<OwnedFd>,
+}
+
+impl Peer {
+    /// The process `pid` that started at `start`; `NotFound` when it no longer runs.
+    pub(crate) fn find(pid: u32, start: u64) -> Result<Peer> {
+        let gone = || {
+            Error::with_context(
+                ErrorCode::NotFound,
+                format!("the exporting process {pid} is gone"),
+            )
+        };
+        if !running(pid, start) {
+            return Err(gone());
+        }
+        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+        let pidfd = (fd >= 0).then(|| {
+            // SAFETY: a new descriptor that nothing else owns.
+            unsafe { OwnedFd::from_raw_fd(fd as RawFd) }
+        });
+        // The pidfd names whatever process had the pid when it was opened: check again
+        // that it is the one that started at `start`.
+        if !running(pid, start) {
+            return Err(gone());
+        }
+        Ok(Peer { pid, start, pidfd })
+    }
+
+    /// Whether the process still runs.
+    pub(crate) fn alive(&self) -> bool {
+        match &self.pidfd {
+            Some(fd) => {
+                let mut p = libc::pollfd {
+                    fd: fd.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                // SAFETY: one valid pollfd, no wait. A pidfd turns readable when the
+                // process exits.
+                let n = unsafe { libc::poll(&mut p, 1, 0) };
+                n == 0
+            }
+            None => running(self.pid, self.start),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::Ordering;
+
+    #[test]
+    fn this_process_runs_and_a_made_up_one_does_not() {
+        let (pid, start) = me();
+        assert!(start > 0);
+        assert!(running(pid, start));
+        assert!(!running(pid, start + 1));
+        assert!(proc_start(0).is_none());
+        assert!(proc_start(u32::MAX).is_none());
+    }
+
+    #[test]
+    fn a_page_opens_again_through_proc() {
+        let p = Page::create("test").unwrap();
+        p.block().seq.store(7, Ordering::SeqCst);
+        let q = Page::open(std::process::id(), p.fd()).unwrap();
+        assert_eq!(q.block().seq.load(Ordering::SeqCst), 7);
+        // Not a page: stdin or a missing descriptor.
+        assert!(Page::open(std::process::id(), 100_000).is_err());
+        assert!(Page::open(std::process::id(), -1).is_err());
+    }
+
+    #[test]
+    fn tokens_differ() {
+        assert_ne!(token().unwrap(), token().unwrap());
+    }
+}
