@@ -160,14 +160,8 @@ pub unsafe extern "C" fn doca_mmap_dev_rm(
     })
 }
 
-fn no_export() -> Error {
-    err(
-        ErrorCode::NotSupported,
-        "memory map export to another process is not available in the software DOCA",
-    )
-}
-
-/// `doca_mmap_export_dpu`.
+/// `doca_mmap_export_dpu`: the descriptor stays valid, at the same address, until the
+/// mmap is stopped or destroyed.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_mmap_export_dpu(
     mmap: *mut doca_mmap,
@@ -175,16 +169,12 @@ pub unsafe extern "C" fn doca_mmap_export_dpu(
     export_desc: *mut *const c_void,
     export_desc_len: *mut usize,
 ) -> doca_error_t {
-    ffi(|| {
-        // SAFETY: NULL or live handles.
-        unsafe { (handle(mmap, "mmap")?, handle(dev, "dev")?) };
-        out_ptr(export_desc, "export_desc")?;
-        out_ptr(export_desc_len, "export_desc_len")?;
-        Err(no_export())
-    })
+    // SAFETY: the same contract.
+    unsafe { export(mmap, dev, export_desc, export_desc_len, false) }
 }
 
-/// `doca_mmap_export_rdma`.
+/// `doca_mmap_export_rdma`: as `doca_mmap_export_dpu`, for another process of this
+/// machine (`DOCA_ACCESS_RDMA_*` permissions).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_mmap_export_rdma(
     mmap: *mut doca_mmap,
@@ -193,13 +183,42 @@ pub unsafe extern "C" fn doca_mmap_export_rdma(
     export_desc_len: *mut usize,
 ) -> doca_error_t {
     // SAFETY: the same contract.
-    unsafe { doca_mmap_export_dpu(mmap, dev, export_desc, export_desc_len) }
+    unsafe { export(mmap, dev, export_desc, export_desc_len, true) }
 }
 
-/// `doca_mmap_create_from_export`.
+/// # Safety
+/// NULL or live handles; NULL or writable out pointers.
+unsafe fn export(
+    mmap: *mut doca_mmap,
+    dev: *const doca_dev,
+    export_desc: *mut *const c_void,
+    export_desc_len: *mut usize,
+    rdma: bool,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or live handles.
+        let (m, d) = unsafe { (handle(mmap, "mmap")?, handle(dev, "dev")?) };
+        let desc = out_ptr(export_desc, "export_desc")?;
+        let len = out_ptr(export_desc_len, "export_desc_len")?;
+        let blob = if rdma {
+            m.export_rdma(&d.dev)?
+        } else {
+            m.export_dpu(&d.dev)?
+        };
+        // The mmap keeps its copy of the descriptor while the export lives.
+        // SAFETY: both out pointers are non-NULL and writable (the caller's contract).
+        unsafe {
+            put(desc, blob.as_ptr() as *const c_void);
+            put(len, blob.len());
+        }
+        Ok(())
+    })
+}
+
+/// `doca_mmap_create_from_export`: a started mmap over the exporter's memory.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_mmap_create_from_export(
-    _user_data: *const doca_data,
+    user_data_p: *const doca_data,
     export_desc: *const c_void,
     export_desc_len: usize,
     dev: *mut doca_dev,
@@ -210,9 +229,12 @@ pub unsafe extern "C" fn doca_mmap_create_from_export(
             return Err(invalid("export_desc is NULL or empty"));
         }
         // SAFETY: NULL or a live handle.
-        unsafe { handle(dev, "dev") }?;
-        out_ptr(mmap, "mmap")?;
-        Err(no_export())
+        let d = unsafe { handle(dev, "dev") }?;
+        // SAFETY: NULL or readable user data.
+        let ud = unsafe { user_data(user_data_p) };
+        // SAFETY: the caller passes export_desc_len readable bytes.
+        let desc = unsafe { std::slice::from_raw_parts(export_desc as *const u8, export_desc_len) };
+        new_handle(mmap, "mmap", || Mmap::create_from_export(ud, desc, &d.dev))
     })
 }
 

@@ -152,7 +152,10 @@ fn engine_topology() -> PathBuf {
     std::fs::write(
         &p,
         "[[host.device]]\npci_addr = \"0000:3b:00.0\"\nengine_threads = 2\n\
-         [[dpu.device]]\npci_addr = \"0000:03:00.0\"\nengine_threads = 2\n",
+         [[host.device]]\npci_addr = \"0000:b1:00.0\"\nengine_threads = 2\n\
+         [[dpu.device]]\npci_addr = \"0000:03:00.0\"\nengine_threads = 2\n\
+         [[dpu.device.representor]]\npci_addr = \"0000:3b:00.0\"\nvuid = \"MT0000SW0001pf0hpf\"\n\
+         [[dpu.device.representor]]\npci_addr = \"0000:b1:00.0\"\nvuid = \"MT0000SW0001pf1hpf\"\n",
     )
     .unwrap();
     p
@@ -847,6 +850,105 @@ fn sample_dma_local_copy_on_the_dpu_side() {
         String::from_utf8_lossy(&o.stderr).contains("Sample can run only on the DPU"),
         "{o:?}"
     );
+}
+
+/// DOCA's DMA copy pair as two processes: the host exports its text's memory and writes
+/// the descriptor and the buffer's address to files; the DPU side imports it, copies the
+/// text with a DMA job (host -> DPU), and writes a reply back (DPU -> host), which the
+/// host prints once told the DPU is done. With the default paths and devices, then with
+/// engine threads and paths of the test's own.
+#[test]
+fn sample_dma_copy_host_and_dpu_as_two_processes() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let host = build_sample("dma_copy_host", "doca");
+    let dpu = build_sample("dma_copy_dpu", "doca-dpu");
+    let dir = scratch().join("dma-copy");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (engine, own_paths) in [(false, false), (true, true)] {
+        let (desc, info) = if own_paths {
+            (dir.join("desc.bin"), dir.join("info.txt"))
+        } else {
+            (
+                PathBuf::from("/tmp/export_desc.txt"),
+                PathBuf::from("/tmp/buffer_info.txt"),
+            )
+        };
+        let _ = std::fs::remove_file(&desc);
+        let _ = std::fs::remove_file(&info);
+        let paths: Vec<String> = if own_paths {
+            vec![
+                "-f".into(),
+                desc.display().to_string(),
+                "-b".into(),
+                info.display().to_string(),
+            ]
+        } else {
+            vec![]
+        };
+        let mut hc = Command::new(&host);
+        hc.args(&paths)
+            .env_remove("DOCA_SW_TOPOLOGY")
+            .env_remove("DOCA_SW_ROLE")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if engine {
+            hc.env("DOCA_SW_TOPOLOGY", engine_topology());
+        }
+        let mut h = hc.spawn().unwrap();
+        let t = std::time::Instant::now();
+        while !(info.exists()
+            && std::fs::metadata(&info)
+                .map(|m| m.len() > 0)
+                .unwrap_or(false))
+        {
+            if let Some(st) = h.try_wait().unwrap() {
+                let o = h.wait_with_output().unwrap();
+                panic!(
+                    "the host side ended ({st:?}) before writing its buffer information: {}{}",
+                    String::from_utf8_lossy(&o.stdout),
+                    String::from_utf8_lossy(&o.stderr)
+                );
+            }
+            assert!(
+                t.elapsed() < std::time::Duration::from_secs(30),
+                "the host side wrote no buffer information"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let mut dargs = paths.clone();
+        dargs.extend(["-w".to_string(), "reply from the DPU".to_string()]);
+        let dargs: Vec<&str> = dargs.iter().map(String::as_str).collect();
+        let out = run(&dpu, &dargs, engine);
+        assert!(
+            out.contains("Remote DMA copy was done Successfully"),
+            "{out}"
+        );
+        assert!(
+            out.contains("Memory content: This is a sample piece of text"),
+            "{out}"
+        );
+        assert!(out.contains("Wrote back into host memory"), "{out}");
+        h.stdin.take().unwrap().write_all(b"\n").unwrap();
+        let ho = h.wait_with_output().unwrap();
+        let hout = check(&ho, "dma_copy_host");
+        assert!(
+            hout.contains("Memory content: reply from the DPU"),
+            "{hout}"
+        );
+        // The export ended with the host: its descriptor is refused now.
+        let o = Command::new(&dpu)
+            .args(&paths)
+            .env_remove("DOCA_SW_TOPOLOGY")
+            .env_remove("DOCA_SW_ROLE")
+            .output()
+            .unwrap();
+        assert!(!o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("Failed to create mmap from export"), "{err}");
+    }
 }
 
 /// SHA-256 one-shot and partial, as DOCA's SHA samples: the digest is the real one.
