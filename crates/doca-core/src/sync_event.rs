@@ -20,14 +20,18 @@
 //! # Ok::<(), doca_core::Error>(())
 //! ```
 
-use crate::device::{Capability, Dev, DevInfo};
+use crate::device::{Capability, Dev, DevInfo, Role};
 use crate::error::{Error, ErrorCode, Result};
 use crate::exec::{Ctx, CtxOps, ExecEnv, Job, JobRecord};
+use crate::memory::export::{Export, ExportSpec, Import, exporter_gone};
 use crate::types::{Data, action};
+use crate::xproc::blob::Kind;
+use crate::xproc::{self, Block, LIVE, Page};
 use std::fmt;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicPtr, AtomicU8, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 /// `DOCA_SYNC_EVENT_JOB_WAIT_GT`.
@@ -58,28 +62,54 @@ struct Config {
     subscriber: Option<Location>,
 }
 
+/// Where the counter lives: a shared page of this process from the start (so that
+/// exporting it is only a descriptor naming it), the exporter's page for an event created
+/// from an export, or (when no shared page can be made) private memory.
+enum Store {
+    Private(Box<Block>),
+    Page(Arc<Page>),
+    Imported(Box<Import>),
+}
+
 struct Shared {
     cfg: Mutex<Config>,
     /// IDLE, SYNC or ASYNC.
     mode: AtomicU8,
-    internal: AtomicU64,
-    /// Caller-supplied backing memory (`set_addr`), or null for `internal`.
+    store: Store,
+    /// Caller-supplied backing memory (`set_addr`), or null for the store's counter.
     external: AtomicPtr<u64>,
-    /// Threads in `wait_gt_blocking`.
-    blocked: AtomicU32,
     /// Threads in any wait: `stop` makes them return, `destroy` waits until they have.
     waiters: AtomicU32,
-    sleep: Mutex<()>,
-    cv: Condvar,
     /// The context's shared state, for waking its work queues.
     ctx: OnceLock<Weak<crate::exec::CtxShared>>,
+    /// The export to the DPU, while it lives.
+    export: Mutex<Option<(Export, Arc<[u8]>)>>,
+    /// Other processes' event handles, duplicated into this process: (pid, their fd, ours).
+    bells: Mutex<Vec<(u32, i32, OwnedFd)>>,
+    /// The event handle this process registered in the block (-1: none).
+    my_bell: std::sync::atomic::AtomicI32,
 }
 
 impl Shared {
+    fn block(&self) -> &Block {
+        match &self.store {
+            Store::Private(b) => b,
+            Store::Page(p) => p.block(),
+            Store::Imported(i) => i.page.block(),
+        }
+    }
+
+    fn imported(&self) -> Option<&Import> {
+        match &self.store {
+            Store::Imported(i) => Some(i),
+            _ => None,
+        }
+    }
+
     fn counter(&self) -> &AtomicU64 {
         let p = self.external.load(Ordering::Acquire);
         if p.is_null() {
-            &self.internal
+            &self.block().value
         } else {
             // SAFETY: `set_addr`'s caller promised 8 aligned bytes that stay valid and are
             // only accessed atomically for the sync event's life.
@@ -87,18 +117,138 @@ impl Shared {
         }
     }
 
-    /// The value changed: wake blocking waiters and work queues with waiting jobs.
+    /// For an event created from an export: `ConnectionAborted` once the exporter
+    /// destroyed it; with `probe`, also `ConnectionReset` once the exporter has exited.
+    fn remote_ok(&self, probe: bool) -> Result<()> {
+        let Some(i) = self.imported() else {
+            return Ok(());
+        };
+        if i.page.block().state.load(Ordering::Acquire) != LIVE {
+            return Err(Error::with_context(
+                ErrorCode::ConnectionAborted,
+                "the exporter destroyed the sync event",
+            ));
+        }
+        if probe && !i.peer.alive() {
+            return Err(exporter_gone(i.peer.pid));
+        }
+        Ok(())
+    }
+
+    /// Wakes every thread asleep in a blocking wait on this event (in any process): they
+    /// look at the event again.
+    fn wake_sleepers(&self) {
+        let b = self.block();
+        b.seq.fetch_add(1, Ordering::SeqCst);
+        xproc::futex_wake(&b.seq);
+    }
+
+    /// The value changed: wake blocking waiters (of every process), this process's work
+    /// queues with waiting jobs, and the other processes' registered event handles.
     fn changed(&self) {
-        if self.blocked.load(Ordering::SeqCst) > 0 {
-            let _g = self.sleep.lock().unwrap_or_else(|e| e.into_inner());
-            self.cv.notify_all();
+        let b = self.block();
+        b.seq.fetch_add(1, Ordering::SeqCst);
+        if b.sleepers.load(Ordering::SeqCst) > 0 {
+            xproc::futex_wake(&b.seq);
         }
         if self.mode.load(Ordering::Acquire) == ASYNC
             && let Some(ctx) = self.ctx.get().and_then(Weak::upgrade)
         {
             ctx.wake_workqs();
         }
+        if !matches!(self.store, Store::Private(_)) {
+            self.ring_bells(b);
+        }
     }
+
+    /// Wakes the event handles other processes registered for this event.
+    fn ring_bells(&self, b: &Block) {
+        let me = xproc::me().0;
+        let owner = b.owner.load(Ordering::Acquire);
+        if owner != me {
+            let fd = b.owner_bell.load(Ordering::Acquire);
+            if fd >= 0 {
+                self.ring(owner, fd);
+            }
+        }
+        for s in &b.slots {
+            let fd = s.bell.load(Ordering::Acquire);
+            let pid = s.pid.load(Ordering::Acquire);
+            if fd >= 0 && pid != 0 && pid != me {
+                self.ring(pid, fd);
+            }
+        }
+    }
+
+    /// Makes process `pid`'s event handle `fd` readable. Only ever writes to an eventfd:
+    /// the descriptor is duplicated (pidfd_getfd) and checked before the first use.
+    fn ring(&self, pid: u32, fd: i32) {
+        let mut bells = self.bells.lock().unwrap_or_else(|e| e.into_inner());
+        let i = match bells.iter().position(|(p, f, _)| *p == pid && *f == fd) {
+            Some(i) => i,
+            None => {
+                let Some(ours) = grab_eventfd(pid, fd) else {
+                    return;
+                };
+                if bells.len() >= 64 {
+                    bells.clear();
+                }
+                bells.push((pid, fd, ours));
+                bells.len() - 1
+            }
+        };
+        let one = 1u64.to_ne_bytes();
+        // A full counter (EAGAIN) is readable already.
+        let _ = rustix::io::write(&bells[i].2, &one);
+    }
+
+    /// Registers this process's event handle (of an event-driven work queue the context
+    /// is attached to) so that updates from the other side wake it.
+    fn register_bell(&self) {
+        if matches!(self.store, Store::Private(_)) {
+            return;
+        }
+        let Some(fd) = self
+            .ctx
+            .get()
+            .and_then(Weak::upgrade)
+            .and_then(|c| c.event_fd())
+        else {
+            return;
+        };
+        if self.my_bell.swap(fd, Ordering::AcqRel) == fd {
+            return;
+        }
+        xproc::allow_peer_access();
+        match &self.store {
+            Store::Imported(i) => i.page.block().slots[i.slot]
+                .bell
+                .store(fd, Ordering::Release),
+            Store::Page(p) => p.block().owner_bell.store(fd, Ordering::Release),
+            Store::Private(_) => {}
+        }
+    }
+}
+
+/// Duplicates process `pid`'s descriptor `fd` into this process, if it is an eventfd.
+fn grab_eventfd(pid: u32, fd: i32) -> Option<OwnedFd> {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+    if pidfd < 0 {
+        return None;
+    }
+    // SAFETY: a new descriptor nothing else owns.
+    let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd as RawFd) };
+    // SAFETY: pidfd_getfd takes a pidfd, a descriptor number of that process and flags,
+    // and returns a new descriptor or -1.
+    let got = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) };
+    if got < 0 {
+        return None;
+    }
+    // SAFETY: a new descriptor nothing else owns.
+    let got = unsafe { OwnedFd::from_raw_fd(got as RawFd) };
+    let link = std::fs::read_link(format!("/proc/self/fd/{}", got.as_raw_fd())).ok()?;
+    (link.as_os_str() == "anon_inode:[eventfd]").then_some(got)
 }
 
 fn masked_gt(v: u64, value: u64, mask: u64) -> bool {
@@ -116,12 +266,18 @@ impl Waiting<'_> {
     #[inline]
     fn still_started(&self) -> Result<()> {
         if self.shared.mode.load(Ordering::Acquire) == SYNC {
-            Ok(())
+            self.shared.remote_ok(false)
         } else {
             Err(bad_state(
                 "the sync event was stopped while this thread waited on it",
             ))
         }
+    }
+
+    /// As `still_started`, and the exporter (if any) still runs (a system call).
+    fn still_there(&self) -> Result<()> {
+        self.still_started()?;
+        self.shared.remote_ok(true)
     }
 }
 
@@ -190,19 +346,28 @@ fn not_supported(what: &'static str) -> Error {
 impl SyncEvent {
     /// `doca_sync_event_create`: value 0, no locations.
     pub fn new() -> SyncEvent {
+        let store = match Page::create("sync event") {
+            Ok(p) => Store::Page(Arc::new(p)),
+            // SAFETY: a Block is integer atomics only: all zeroes is a valid value.
+            Err(_) => Store::Private(unsafe { Box::<Block>::new_zeroed().assume_init() }),
+        };
+        SyncEvent::with_store(store)
+    }
+
+    fn with_store(store: Store) -> SyncEvent {
         let shared = Arc::new(Shared {
             cfg: Mutex::new(Config {
                 publisher: None,
                 subscriber: None,
             }),
             mode: AtomicU8::new(IDLE),
-            internal: AtomicU64::new(0),
+            store,
             external: AtomicPtr::new(std::ptr::null_mut()),
-            blocked: AtomicU32::new(0),
             waiters: AtomicU32::new(0),
-            sleep: Mutex::new(()),
-            cv: Condvar::new(),
             ctx: OnceLock::new(),
+            export: Mutex::new(None),
+            bells: Mutex::new(Vec::new()),
+            my_bell: std::sync::atomic::AtomicI32::new(-1),
         });
         let ctx = Ctx::new(SyncEventOps {
             shared: Arc::clone(&shared),
@@ -212,6 +377,7 @@ impl SyncEvent {
     }
 
     fn configure(&self, publisher: bool, loc: Location) -> Result<()> {
+        self.not_imported()?;
         if self.shared.mode.load(Ordering::Acquire) != IDLE || self.ctx.is_started() {
             return Err(bad_state(
                 "sync event is started; locations are set before start",
@@ -296,6 +462,7 @@ impl SyncEvent {
     /// is dropped and are accessed only atomically meanwhile (by this or other sync
     /// events, or other processes sharing the memory).
     pub unsafe fn set_addr(&self, addr: *mut u64) -> Result<()> {
+        self.not_imported()?;
         if self.shared.mode.load(Ordering::Acquire) != IDLE || self.ctx.is_started() {
             return Err(bad_state(
                 "sync event is started; set its memory before start",
@@ -317,7 +484,21 @@ impl SyncEvent {
         Ok(())
     }
 
+    /// `NotPermitted` for a handle created from an export (it cannot be configured).
+    fn not_imported(&self) -> Result<()> {
+        if self.shared.imported().is_some() {
+            return Err(Error::with_context(
+                ErrorCode::NotPermitted,
+                "a sync event created from an export cannot be configured; start it as it is",
+            ));
+        }
+        Ok(())
+    }
+
     fn check_configured(&self) -> Result<()> {
+        if self.shared.imported().is_some() {
+            return self.shared.remote_ok(true);
+        }
         let cfg = self.shared.cfg.lock().unwrap_or_else(|e| e.into_inner());
         if cfg.publisher.is_none() || cfg.subscriber.is_none() {
             return Err(bad_state(
@@ -351,7 +532,7 @@ impl SyncEvent {
         {
             Ok(_) => {
                 // Waiters see the stop at their next look; sleeping ones are woken now.
-                self.shared.cv.notify_all();
+                self.shared.wake_sleepers();
                 Ok(())
             }
             Err(ASYNC) => Err(bad_state(
@@ -378,15 +559,20 @@ impl SyncEvent {
             ));
         }
         while self.shared.waiters.load(Ordering::SeqCst) > 0 {
-            self.shared.cv.notify_all();
+            self.shared.wake_sleepers();
             std::thread::yield_now();
         }
+        // The export ends: the importers' later operations fail.
+        *self.shared.export.lock().unwrap_or_else(|e| e.into_inner()) = None;
         Ok(())
     }
 
     fn sync_mode(&self) -> Result<&AtomicU64> {
         match self.shared.mode.load(Ordering::Acquire) {
-            SYNC => Ok(self.shared.counter()),
+            SYNC => {
+                self.shared.remote_ok(false)?;
+                Ok(self.shared.counter())
+            }
             ASYNC => Err(bad_state(
                 "sync event runs in asynchronous mode: submit jobs on a work queue",
             )),
@@ -418,8 +604,14 @@ impl SyncEvent {
     pub fn wait_gt(&self, value: u64, mask: u64) -> Result<()> {
         satisfiable(value, mask, mask)?;
         let w = self.enter_wait()?;
+        let mut n = 0u32;
         while !masked_gt(w.counter.load(Ordering::Acquire), value, mask) {
-            w.still_started()?;
+            n = n.wrapping_add(1);
+            if n % 65536 == 0 {
+                w.still_there()?;
+            } else {
+                w.still_started()?;
+            }
             std::hint::spin_loop();
         }
         Ok(())
@@ -429,8 +621,14 @@ impl SyncEvent {
     pub fn wait_gt_yield(&self, value: u64, mask: u64) -> Result<()> {
         satisfiable(value, mask, mask)?;
         let w = self.enter_wait()?;
+        let mut n = 0u32;
         while !masked_gt(w.counter.load(Ordering::Acquire), value, mask) {
-            w.still_started()?;
+            n = n.wrapping_add(1);
+            if n % 1024 == 0 {
+                w.still_there()?;
+            } else {
+                w.still_started()?;
+            }
             std::thread::yield_now();
         }
         Ok(())
@@ -448,10 +646,12 @@ impl SyncEvent {
         Ok(w)
     }
 
-    /// Waits until `(event & mask) > value` without burning a core: the thread sleeps
-    /// and updates through this library wake it (changes made directly in shared memory
-    /// are seen within a millisecond). `TimeOut` when `timeout` passes first. An
-    /// addition to DOCA's API.
+    /// Waits until `(event & mask) > value` without burning a core: the thread sleeps on
+    /// a futex in the event's shared page, and updates through this library, from this
+    /// process or the other side's, wake it (changes made directly in `set_addr` memory
+    /// are seen within a millisecond). `TimeOut` when `timeout` passes first; for an
+    /// event created from an export, an error once the exporter destroyed it or exited.
+    /// An addition to DOCA's API.
     pub fn wait_gt_blocking(&self, value: u64, mask: u64, timeout: Option<Duration>) -> Result<()> {
         satisfiable(value, mask, mask)?;
         let w = self.enter_wait()?;
@@ -464,35 +664,128 @@ impl SyncEvent {
             }
             std::hint::spin_loop();
         }
-        let sh = &self.shared;
-        sh.blocked.fetch_add(1, Ordering::SeqCst);
-        let mut g = sh.sleep.lock().unwrap_or_else(|e| e.into_inner());
-        let r = loop {
+        let b = self.shared.block();
+        // Sleeps are cut into slices to look at the exporter (and at memory outside the
+        // page, which no futex watches).
+        let slice = if self.shared.external.load(Ordering::Acquire).is_null() {
+            Duration::from_millis(50)
+        } else {
+            Duration::from_millis(1)
+        };
+        loop {
+            let seq = b.seq.load(Ordering::SeqCst);
             if masked_gt(c.load(Ordering::SeqCst), value, mask) {
-                break Ok(());
+                return Ok(());
             }
-            if let Err(e) = w.still_started() {
-                break Err(e);
-            }
+            w.still_there()?;
             let now = Instant::now();
             if deadline.is_some_and(|d| now >= d) {
-                break Err(Error::with_context(
+                return Err(Error::with_context(
                     ErrorCode::TimeOut,
                     "the sync event did not pass the value in time",
                 ));
             }
-            let nap = deadline.map_or(Duration::from_millis(1), |d| {
-                (d - now).min(Duration::from_millis(1))
-            });
-            g = sh
-                .cv
-                .wait_timeout(g, nap)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+            let nap = deadline.map_or(slice, |d| (d - now).min(slice));
+            b.sleepers.fetch_add(1, Ordering::SeqCst);
+            xproc::futex_wait(&b.seq, seq, nap);
+            b.sleepers.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// `doca_sync_event_export_to_dpu`: a descriptor from which a DPU-side process
+    /// creates its handle of this event ([`SyncEvent::create_from_export`]); both then
+    /// share one counter. `dev` is a host device with the export capability. Called
+    /// again, the same descriptor; it stays valid until the event is destroyed.
+    pub fn export_to_dpu(&self, dev: &Dev) -> Result<Arc<[u8]>> {
+        let mut ex = self.shared.export.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, blob)) = &*ex {
+            return Ok(Arc::clone(blob));
+        }
+        let info = dev.as_devinfo();
+        let page = match &self.shared.store {
+            Store::Page(p) => Arc::clone(p),
+            Store::Imported(_) => {
+                return Err(Error::with_context(
+                    ErrorCode::NotPermitted,
+                    "a sync event created from an export cannot be exported again",
+                ));
+            }
+            Store::Private(_) => {
+                return Err(Error::with_context(
+                    ErrorCode::NoMemory,
+                    "the sync event could not be placed in shared memory when it was created",
+                ));
+            }
         };
-        drop(g);
-        sh.blocked.fetch_sub(1, Ordering::SeqCst);
-        r
+        if info.role() != Role::Host || !info.has_capability(Capability::SyncEventExportDpu) {
+            return Err(Error::with_context(
+                ErrorCode::NotSupported,
+                format!(
+                    "device {} cannot export sync events to the DPU (a host device with the capability is needed)",
+                    info.pci_addr()
+                ),
+            ));
+        }
+        if !self.shared.external.load(Ordering::Acquire).is_null() {
+            return Err(Error::with_context(
+                ErrorCode::NotSupported,
+                "a sync event whose counter is in set_addr memory cannot be exported; export one with its own counter",
+            ));
+        }
+        let export = Export::publish(
+            page,
+            ExportSpec {
+                kind: Kind::SyncEvent,
+                base: 0,
+                len: 8,
+                perms: 0,
+                dev: crate::memory::pci_code(&info.pci_addr()),
+            },
+        )?;
+        let blob: Arc<[u8]> = Arc::from(export.blob());
+        *ex = Some((export, Arc::clone(&blob)));
+        Ok(blob)
+    }
+
+    /// `doca_sync_event_create_from_export`: this side's handle of an event another
+    /// process exported, sharing its counter. It cannot be configured; start it (sync
+    /// or as a context) before use. `dev` is a DPU device with the representor of the
+    /// exporting host device.
+    pub fn create_from_export(dev: &Dev, desc: &[u8]) -> Result<SyncEvent> {
+        let imp = Import::open(desc, &[Kind::SyncEvent])?;
+        let info = dev.as_devinfo();
+        if info.role() != Role::Dpu || !info.has_capability(Capability::SyncEventExportDpu) {
+            return Err(Error::with_context(
+                ErrorCode::NotSupported,
+                format!(
+                    "device {} cannot create sync events from exports (a DPU device with the capability is needed)",
+                    info.pci_addr()
+                ),
+            ));
+        }
+        let host = imp.blob.dev;
+        if !info
+            .props()
+            .reps
+            .iter()
+            .any(|r| crate::memory::pci_code(&r.pci_addr) == host)
+        {
+            return Err(Error::with_context(
+                ErrorCode::NotPermitted,
+                format!(
+                    "device {} has no representor of the exporting host device",
+                    info.pci_addr()
+                ),
+            ));
+        }
+        let se = SyncEvent::with_store(Store::Imported(Box::new(imp)));
+        se.ctx.dev_add_implied(dev)?;
+        Ok(se)
+    }
+
+    /// Whether this handle was created from an export.
+    pub fn is_from_export(&self) -> bool {
+        self.shared.imported().is_some()
     }
 
     /// `doca_sync_event_job_get_supported`.
@@ -634,6 +927,7 @@ impl CtxOps for SyncEventOps {
     }
 
     fn execute(&self, job: &mut JobRecord, _env: &ExecEnv<'_>) -> Result<()> {
+        self.shared.remote_ok(job.job_type == JOB_WAIT_GT)?;
         let c = self.shared.counter();
         match job.job_type {
             JOB_GET => job.params[2] = c.load(Ordering::Acquire),
@@ -656,6 +950,8 @@ impl CtxOps for SyncEventOps {
                     ));
                 }
                 if !masked_gt(v, job.params[0], job.params[1]) {
+                    // Updates from another process ring this process's event handle.
+                    self.shared.register_bell();
                     return Err(Error::new(ErrorCode::InProgress));
                 }
             }
@@ -664,7 +960,9 @@ impl CtxOps for SyncEventOps {
     }
 
     fn on_start(&self) -> Result<()> {
-        {
+        if self.shared.imported().is_some() {
+            self.shared.remote_ok(true)?;
+        } else {
             let cfg = self.shared.cfg.lock().unwrap_or_else(|e| e.into_inner());
             if cfg.publisher.is_none() || cfg.subscriber.is_none() {
                 return Err(bad_state(

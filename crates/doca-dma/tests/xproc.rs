@@ -8,11 +8,8 @@
 use doca_core::device::{self, DEFAULT_MACHINE, Topology};
 use doca_core::{AccessFlags, Buf, BufInventory, Data, Dev, ErrorCode, Mmap, RetrieveError, WorkQ};
 use doca_dma::{Dma, MemcpyJob};
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use doca_testkit::peer::{self, Peer, hex, unhex};
 use std::time::{Duration, Instant};
-
-const CHILD_ENV: &str = "DOCA_XPROC_TEST_CHILD";
 
 /// The default machine's device `pci` on `role`'s side, with `threads` engine threads.
 fn device(role: &str, pci: &str, threads: u32) -> Dev {
@@ -32,87 +29,10 @@ fn host_dev() -> Dev {
     device("host", "0000:b1:00.0", 0)
 }
 
-fn hex(b: &[u8]) -> String {
-    if b.is_empty() {
-        return "-".into();
-    }
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-fn unhex(s: &str) -> Vec<u8> {
-    (0..s.len() / 2)
-        .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
-        .collect()
-}
-
 fn pattern(len: usize, seed: u8) -> Vec<u8> {
     (0..len)
         .map(|i| (i as u32).wrapping_mul(2654435761).to_le_bytes()[1] ^ seed)
         .collect()
-}
-
-/// A running child: this test binary, playing `role`, talking line by line.
-struct Peer {
-    child: Child,
-    to: Option<ChildStdin>,
-    from: BufReader<ChildStdout>,
-}
-
-impl Peer {
-    fn spawn(role: &str) -> Peer {
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "child_process",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(CHILD_ENV, role)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let to = child.stdin.take().unwrap();
-        let from = BufReader::new(child.stdout.take().unwrap());
-        Peer {
-            child,
-            to: Some(to),
-            from,
-        }
-    }
-
-    fn send(&mut self, line: &str) {
-        let to = self.to.as_mut().unwrap();
-        writeln!(to, "{line}").unwrap();
-        to.flush().unwrap();
-    }
-
-    /// The next line the child says (its own protocol lines start with '>').
-    fn recv(&mut self) -> String {
-        loop {
-            let mut l = String::new();
-            assert!(
-                self.from.read_line(&mut l).unwrap() > 0,
-                "child ended early"
-            );
-            if let Some(x) = l.strip_prefix('>') {
-                return x.trim().to_string();
-            }
-        }
-    }
-
-    fn finish(mut self) {
-        self.to = None;
-        let st = self.child.wait().unwrap();
-        assert!(st.success(), "child failed: {st:?}");
-    }
-}
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// Host side: a started mmap of `len` bytes holding `pattern(len, 1)`, exported.
@@ -146,17 +66,13 @@ fn run_job(wq: &mut WorkQ, dma: &Dma, src: Buf, dst: Buf) -> Result<Buf, doca_co
 /// `loop`, `try-read`, `quit`.
 #[test]
 fn child_process() {
-    let Ok(role) = std::env::var(CHILD_ENV) else {
+    let Some(role) = peer::role() else {
         return;
     };
-    let stdin = std::io::stdin();
-    let mut lines = stdin.lock().lines();
-    let mut say = |s: String| {
-        println!("\n>{s}");
-        std::io::stdout().flush().unwrap();
-    };
+    let mut lines = peer::commands();
+    let say = |s: String| peer::say(&s);
     match role.as_str() {
-        "importer" => importer(&mut lines, &mut say),
+        "importer" => importer(&mut lines, say),
         "exporter" => {
             // A host process that exports and then waits to be killed.
             let (mmap, _dev, blob, base) = exported(8 << 20, AccessFlags::DPU_READ_WRITE);
@@ -168,11 +84,8 @@ fn child_process() {
     }
 }
 
-fn importer(
-    lines: &mut impl Iterator<Item = std::io::Result<String>>,
-    say: &mut impl FnMut(String),
-) {
-    let first = lines.next().unwrap().unwrap();
+fn importer(lines: &mut impl Iterator<Item = String>, say: impl Fn(String)) {
+    let first = lines.next().unwrap();
     let w: Vec<&str> = first.split_whitespace().collect();
     assert_eq!(w[0], "import");
     let threads: u32 = w[1].parse().unwrap();
@@ -213,7 +126,6 @@ fn importer(
     dma.as_ctx().workq_add(&mut wq).unwrap();
     say("imported".into());
     for line in lines {
-        let line = line.unwrap();
         let w: Vec<&str> = line.split_whitespace().collect();
         match w[0] {
             // Remote -> local, then report a checksum of what arrived.
@@ -300,7 +212,7 @@ fn digest(b: &[u8]) -> [u8; 8] {
 }
 
 fn import(threads: u32, blob: &[u8], base: usize, len: usize) -> Peer {
-    let mut p = Peer::spawn("importer");
+    let mut p = Peer::spawn("child_process", "importer");
     p.send(&format!("import {threads} {} {base} {len}", hex(blob)));
     p
 }
@@ -473,7 +385,7 @@ fn only_the_dpu_device_that_represents_the_exporter_imports() {
     p.finish();
     // A DPU device without that representor, and a host device: refused.
     for (which, code) in [("norep", "NOT_PERMITTED"), ("host", "NOT_SUPPORTED")] {
-        let mut p = Peer::spawn("importer");
+        let mut p = Peer::spawn("child_process", "importer");
         p.send(&format!("import 0 {} {base} {len} {which}", hex(&blob)));
         assert_eq!(
             p.recv(),
@@ -515,7 +427,7 @@ fn an_importer_killed_mid_transfer_does_not_block_stop_or_destroy() {
         p.send("loop");
         assert_eq!(p.recv(), "looping");
         std::thread::sleep(Duration::from_millis(100));
-        p.child.kill().unwrap();
+        p.kill();
         let t = Instant::now();
         mmap.stop().unwrap();
         drop(mmap);
@@ -524,13 +436,12 @@ fn an_importer_killed_mid_transfer_does_not_block_stop_or_destroy() {
             "stop waited {:?}",
             t.elapsed()
         );
-        let _ = p.child.wait();
     }
 }
 
 #[test]
 fn an_exporter_killed_mid_transfer_fails_the_importers_jobs() {
-    let mut host = Peer::spawn("exporter");
+    let mut host = Peer::spawn("child_process", "exporter");
     let line = host.recv();
     let w: Vec<&str> = line.split_whitespace().collect();
     let (blob, base, len) = (unhex(w[0]), w[1].parse().unwrap(), w[2].parse().unwrap());
@@ -539,8 +450,7 @@ fn an_exporter_killed_mid_transfer_fails_the_importers_jobs() {
     p.send("loop");
     assert_eq!(p.recv(), "looping");
     std::thread::sleep(Duration::from_millis(150));
-    host.child.kill().unwrap();
-    let _ = host.child.wait();
+    host.kill();
     let r = p.recv();
     assert!(
         r == "loop-error DOCA_ERROR_CONNECTION_RESET" || r == "loop-error DOCA_ERROR_IO_FAILED",

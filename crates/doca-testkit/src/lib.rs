@@ -5,6 +5,8 @@
 //! and runs its zero-allocation scenarios in one test (another test, or the harness
 //! reporting one, would allocate meanwhile).
 
+pub mod peer;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 

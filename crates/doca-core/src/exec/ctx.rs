@@ -59,6 +59,15 @@ impl CtxShared {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The event handle (eventfd) of an attached event-driven work queue, if any.
+    pub(crate) fn event_fd(&self) -> Option<std::os::fd::RawFd> {
+        let st = self.state();
+        st.workqs
+            .iter()
+            .filter_map(|(_, w)| w.upgrade())
+            .find_map(|wq| super::workq::event_fd(&wq))
+    }
+
     /// Tells the attached work queues that jobs waiting on a condition may proceed.
     pub(crate) fn wake_workqs(&self) {
         let st = self.state();

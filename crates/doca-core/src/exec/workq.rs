@@ -38,6 +38,11 @@ impl WqShared {
     }
 }
 
+/// The work queue's event handle, once event-driven mode made one.
+pub(crate) fn event_fd(wq: &WqShared) -> Option<RawFd> {
+    wq.efd.get().map(|f| f.as_raw_fd())
+}
+
 /// A condition some pending job waits on may have changed: wake the owner's armed event
 /// handle or sleeping `wait`.
 pub(crate) fn poke(wq: &WqShared) {

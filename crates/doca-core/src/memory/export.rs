@@ -10,12 +10,13 @@
 use crate::error::{Error, ErrorCode, Result};
 use crate::xproc::blob::{BLOB_LEN, Blob, Kind};
 use crate::xproc::{self, LIVE, Page, Peer, REVOKED};
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// One export of an mmap (or a sync event): its control page and descriptor.
 pub(crate) struct Export {
-    page: Page,
+    page: Arc<Page>,
     blob: Box<[u8; BLOB_LEN]>,
     kind: Kind,
 }
@@ -38,11 +39,11 @@ pub(crate) struct ExportSpec {
 impl Export {
     /// Publishes a new export in a new control page.
     pub(crate) fn new(spec: ExportSpec) -> Result<Export> {
-        Export::publish(Page::create("export")?, spec)
+        Export::publish(Arc::new(Page::create("export")?), spec)
     }
 
     /// Publishes a new export in `page` (a sync event's own page).
-    pub(crate) fn publish(page: Page, spec: ExportSpec) -> Result<Export> {
+    pub(crate) fn publish(page: Arc<Page>, spec: ExportSpec) -> Result<Export> {
         xproc::allow_peer_access();
         let token = xproc::token()?;
         let (pid, start) = xproc::me();
@@ -74,10 +75,6 @@ impl Export {
     /// The descriptor (stable while the export lives).
     pub(crate) fn blob(&self) -> &[u8] {
         &self.blob[..]
-    }
-
-    pub(crate) fn page(&self) -> &Page {
-        &self.page
     }
 
     /// Ends the export: importers' later accesses fail, and this returns once no access

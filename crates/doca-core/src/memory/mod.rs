@@ -3,7 +3,7 @@
 
 mod buf;
 mod buf_array;
-mod export;
+pub(crate) mod export;
 mod io;
 mod mmap;
 mod pool;
@@ -13,4 +13,5 @@ pub use buf_array::BufArray;
 pub use export::RemoteMemory;
 pub use io::{MAX_JOB_MMAPS, with_io_locked};
 pub use mmap::{DEFAULT_MAX_NUM_DEVICES, MemoryRegion, Mmap};
+pub(crate) use mmap::pci_code;
 pub use pool::{BufInventory, BufPool, MAX_ELEMENTS};
