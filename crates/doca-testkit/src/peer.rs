@@ -99,7 +99,10 @@ impl Peer {
     pub fn recv(&mut self) -> String {
         loop {
             let mut l = String::new();
-            let n = self.from.read_line(&mut l).expect("reading the child's answers");
+            let n = self
+                .from
+                .read_line(&mut l)
+                .expect("reading the child's answers");
             assert!(n > 0, "the child process ended before answering");
             if let Some(x) = l.strip_prefix('>') {
                 return x.trim_end().to_string();

@@ -12,6 +12,6 @@ pub use buf::{Buf, BufDesc, ListIter, MAX_REFCOUNT};
 pub use buf_array::BufArray;
 pub use export::RemoteMemory;
 pub use io::{MAX_JOB_MMAPS, with_io_locked};
-pub use mmap::{DEFAULT_MAX_NUM_DEVICES, MemoryRegion, Mmap};
 pub(crate) use mmap::pci_code;
+pub use mmap::{DEFAULT_MAX_NUM_DEVICES, MemoryRegion, Mmap};
 pub use pool::{BufInventory, BufPool, MAX_ELEMENTS};
