@@ -30,7 +30,7 @@ const _: () = assert!(std::mem::size_of::<doca_sync_event_remote_t>() == 16);
 fn no_export(what: &str) -> doca_core::Error {
     err(
         ErrorCode::NotSupported,
-        format!("exporting a sync event {what} is not available in the software DOCA"),
+        format!("exporting a sync event {what} is not available: there is no {what} here"),
     )
 }
 
@@ -63,12 +63,23 @@ pub unsafe extern "C" fn doca_sync_event_create_from_export(
 ) -> doca_error_t {
     ffi(|| {
         // SAFETY: NULL or a live handle.
-        unsafe { handle(dev, "dev") }?;
+        let d = unsafe { handle(dev, "dev") }?;
         if data.is_null() || sz == 0 {
             return Err(invalid("export data is NULL or empty"));
         }
         out_ptr(event, "event")?;
-        Err(no_export("from another process"))
+        // SAFETY: the caller passes sz readable bytes.
+        let blob = unsafe { std::slice::from_raw_parts(data, sz) };
+        let e = SyncEvent::create_from_export(&d.dev, blob)?;
+        crate::new_handle(event, "event", || {
+            Ok(LibHandle {
+                ctx: doca_ctx {
+                    ctx: e.as_ctx().clone(),
+                    kind: Kind::SyncEvent,
+                },
+                lib: e,
+            })
+        })
     })
 }
 
@@ -77,7 +88,12 @@ pub unsafe extern "C" fn doca_sync_event_create_from_export(
 pub unsafe extern "C" fn doca_sync_event_get_create_from_export_supported(
     devinfo: *const doca_devinfo,
 ) -> doca_error_t {
-    devinfo_query(devinfo, |_| Err(no_export("from another process")))
+    devinfo_query(devinfo, |d| {
+        supported(
+            SyncEvent::create_from_export_supported(d),
+            "from an export (a DPU device with the capability is needed)",
+        )
+    })
 }
 
 /// `doca_sync_event_destroy`.
@@ -177,12 +193,19 @@ se_call!(
     pub unsafe extern "C" fn doca_sync_event_wait_gt_yield(event: *mut doca_sync_event, value: u64, mask: u64) -> doca_error_t => |e| e.wait_gt_yield(value, mask));
 se_call!(
     /// `doca_sync_event_export_to_dpu`.
-    pub unsafe extern "C" fn doca_sync_event_export_to_dpu(event: *mut doca_sync_event, dev: *mut doca_dev, data: *mut *const u8, sz: *mut usize) -> doca_error_t => |_e| {
+    /// The descriptor stays valid, at the same address, until the event is destroyed.
+    pub unsafe extern "C" fn doca_sync_event_export_to_dpu(event: *mut doca_sync_event, dev: *mut doca_dev, data: *mut *const u8, sz: *mut usize) -> doca_error_t => |e| {
     // SAFETY: NULL or a live device handle.
-    unsafe { handle(dev, "dev") }?;
-    out_ptr(data, "data")?;
-    out_ptr(sz, "sz")?;
-    Err(no_export("to the DPU"))
+    let d = unsafe { handle(dev, "dev") }?;
+    let data = out_ptr(data, "data")?;
+    let sz = out_ptr(sz, "sz")?;
+    let blob = e.export_to_dpu(&d.dev)?;
+    // SAFETY: both out pointers are non-NULL and writable; the event keeps the blob.
+    unsafe {
+        put(data, blob.as_ptr());
+        put(sz, blob.len());
+    }
+    Ok(())
 });
 se_call!(
     /// `doca_sync_event_export_to_dpa`.
@@ -230,8 +253,11 @@ fn supported(yes: bool, what: &str) -> Result<()> {
 pub unsafe extern "C" fn doca_sync_event_get_export_to_dpu_supported(
     devinfo: *const doca_devinfo,
 ) -> doca_error_t {
-    devinfo_query(devinfo, |_| {
-        supported(false, "to the DPU in the software DOCA")
+    devinfo_query(devinfo, |d| {
+        supported(
+            SyncEvent::export_to_dpu_supported(d),
+            "to the DPU (a host device with the capability is needed)",
+        )
     })
 }
 

@@ -717,7 +717,7 @@ impl SyncEvent {
                 ));
             }
         };
-        if info.role() != Role::Host || !info.has_capability(Capability::SyncEventExportDpu) {
+        if !SyncEvent::export_to_dpu_supported(info) {
             return Err(Error::with_context(
                 ErrorCode::NotSupported,
                 format!(
@@ -754,7 +754,7 @@ impl SyncEvent {
     pub fn create_from_export(dev: &Dev, desc: &[u8]) -> Result<SyncEvent> {
         let imp = Import::open(desc, &[Kind::SyncEvent])?;
         let info = dev.as_devinfo();
-        if info.role() != Role::Dpu || !info.has_capability(Capability::SyncEventExportDpu) {
+        if !SyncEvent::create_from_export_supported(info) {
             return Err(Error::with_context(
                 ErrorCode::NotSupported,
                 format!(
@@ -802,12 +802,13 @@ impl SyncEvent {
     /// `doca_sync_event_get_export_to_dpu_supported`: whether the device can export a
     /// sync event to the DPU (a topology capability).
     pub fn export_to_dpu_supported(devinfo: &DevInfo) -> bool {
-        devinfo.has_capability(Capability::SyncEventExportDpu)
+        devinfo.role() == Role::Host && devinfo.has_capability(Capability::SyncEventExportDpu)
     }
 
-    /// `doca_sync_event_get_create_from_export_supported`.
+    /// `doca_sync_event_get_create_from_export_supported`: a DPU device with the
+    /// capability.
     pub fn create_from_export_supported(devinfo: &DevInfo) -> bool {
-        devinfo.has_capability(Capability::SyncEventExportDpu)
+        devinfo.role() == Role::Dpu && devinfo.has_capability(Capability::SyncEventExportDpu)
     }
 
     /// `doca_sync_event_get_export_to_dpa_supported`: no DPA here.

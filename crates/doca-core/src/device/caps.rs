@@ -43,6 +43,8 @@ capabilities! {
     MmapFromExportDpu => "mmap_from_export_dpu",
     /// Sync event export to the DPU.
     SyncEventExportDpu => "sync_event_export_dpu",
+    /// Comm channel endpoints (host clients, DPU services).
+    CommChannel => "comm_channel",
     /// Hot-plug manager.
     HotplugManager => "hotplug_manager",
     /// Representor listing with `DOCA_DEV_REP_FILTER_ALL`.

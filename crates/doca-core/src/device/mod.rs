@@ -260,13 +260,15 @@ impl DevInfo {
     }
 
     /// `doca_devinfo_get_is_mmap_export_dpu_supported`.
+    /// A host device with the capability (the DPU side imports, the host exports).
     pub fn is_mmap_export_dpu_supported(&self) -> bool {
-        self.has_capability(Capability::MmapExportDpu)
+        self.role() == Role::Host && self.has_capability(Capability::MmapExportDpu)
     }
 
     /// `doca_devinfo_get_is_mmap_from_export_dpu_supported`.
+    /// A DPU device with the capability.
     pub fn is_mmap_from_export_dpu_supported(&self) -> bool {
-        self.has_capability(Capability::MmapFromExportDpu)
+        self.role() == Role::Dpu && self.has_capability(Capability::MmapFromExportDpu)
     }
 
     /// `doca_devinfo_rep_get_is_list_all_supported`: only DPU devices list representors.

@@ -1,0 +1,947 @@
+//! DOCA Comm Channel in software: whole messages between a host process (client) and a
+//! DPU-side process (service), as `libdoca_comm_channel` carries them over the
+//! BlueField's PCIe link.
+//!
+//! The DPU side listens for a service name with its device and the representor of a
+//! host function; the host side connects with its device, and reaches the service that
+//! listens with that device's representor. Underneath: Unix `SOCK_SEQPACKET` sockets
+//! (messages keep their bounds) in a directory of this user (`DOCA_SW_RUNTIME_DIR`, or
+//! `/tmp/doca-sw-<uid>`), one per (representor, service). Everything is non-blocking:
+//! `AGAIN` when there is nothing to receive or no room to send; the event channels are
+//! epoll descriptors that turn readable when receiving or sending may proceed.
+//!
+//! ```no_run
+//! use doca_comm_channel::Endpoint;
+//! use doca_core::{Dev, devinfo_list};
+//!
+//! // Host side.
+//! let dev = devinfo_list()?[0].open()?;
+//! let mut ep = Endpoint::new();
+//! ep.set_device(&dev)?;
+//! let server = ep.connect("my_service")?;
+//! while let Err(e) = ep.sendto(b"hello", server) {
+//!     assert_eq!(e.code(), doca_core::ErrorCode::Again);
+//! }
+//! # Ok::<(), doca_core::Error>(())
+//! ```
+
+use doca_core::device::{Capability, Role};
+use doca_core::{Dev, DevInfo, DevRep, Error, ErrorCode, Result};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
+
+/// Longest service name (`doca_comm_channel_get_max_service_name_len`), in bytes,
+/// without the terminating NUL.
+pub const MAX_SERVICE_NAME_LEN: u32 = 120;
+/// Largest message (`doca_comm_channel_get_max_message_size`).
+pub const MAX_MESSAGE_SIZE: u32 = 4080;
+/// Largest send or receive queue (`..._get_max_send_queue_size`).
+pub const MAX_QUEUE_SIZE: u32 = 8192;
+/// Most connections one service accepts (`..._get_service_max_num_connections`).
+pub const MAX_CONNECTIONS: u32 = 64;
+/// Where the sockets live, when set (else `/tmp/doca-sw-<uid>`).
+pub const RUNTIME_DIR_ENV: &str = "DOCA_SW_RUNTIME_DIR";
+
+const DEFAULT_MSG_SIZE: u16 = 4080;
+const DEFAULT_QUEUE_SIZE: u16 = 16;
+const HELLO_MAGIC: &[u8; 8] = b"DOCASWCC";
+const HELLO_VERSION: u16 = 1;
+const HELLO_MAX: usize = 8 + 2 + 2 + 4 + 2 + MAX_SERVICE_NAME_LEN as usize;
+
+fn invalid(msg: impl Into<std::borrow::Cow<'static, str>>) -> Error {
+    Error::with_context(ErrorCode::InvalidValue, msg)
+}
+
+fn bad_state(msg: &'static str) -> Error {
+    Error::with_context(ErrorCode::BadState, msg)
+}
+
+fn os_error(what: &str) -> Error {
+    Error::with_context(
+        ErrorCode::OperatingSystem,
+        format!("{what}: {}", std::io::Error::last_os_error()),
+    )
+}
+
+fn errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+fn needs_cap(info: &DevInfo) -> Result<()> {
+    if info.has_capability(Capability::CommChannel) {
+        Ok(())
+    } else {
+        Err(Error::with_context(
+            ErrorCode::NotSupported,
+            format!("device {} has no comm channel", info.pci_addr()),
+        ))
+    }
+}
+
+/// `doca_comm_channel_get_max_message_size`.
+pub fn max_message_size(info: &DevInfo) -> Result<u32> {
+    needs_cap(info).map(|()| MAX_MESSAGE_SIZE)
+}
+
+/// `doca_comm_channel_get_max_send_queue_size` (and the receive queue's).
+pub fn max_queue_size(info: &DevInfo) -> Result<u32> {
+    needs_cap(info).map(|()| MAX_QUEUE_SIZE)
+}
+
+/// `doca_comm_channel_get_service_max_num_connections`.
+pub fn service_max_num_connections(info: &DevInfo) -> Result<u32> {
+    needs_cap(info).map(|()| MAX_CONNECTIONS)
+}
+
+/// A peer's connection state.
+const CONNECTING: u8 = 0;
+const HANDSHAKE: u8 = 1;
+const CONNECTED: u8 = 2;
+const CLOSED: u8 = 3;
+
+/// One connection's far end (`struct doca_comm_channel_addr_t`): user data and
+/// statistics. It stays valid until disconnected or the endpoint is destroyed.
+#[derive(Debug)]
+pub struct PeerAddr {
+    id: u64,
+    fd: std::sync::Mutex<Option<OwnedFd>>,
+    raw: std::sync::atomic::AtomicI32,
+    state: AtomicU8,
+    user_data: AtomicU64,
+    send_msgs: AtomicU64,
+    send_bytes: AtomicU64,
+    recv_msgs: AtomicU64,
+    recv_bytes: AtomicU64,
+    /// The largest message the peer said it sends.
+    peer_max: AtomicU32,
+}
+
+/// Identifies a peer of an endpoint (Rust face; the C face uses `&PeerAddr`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PeerId(u64);
+
+impl PeerAddr {
+    fn new(id: u64, fd: Option<OwnedFd>, state: u8) -> Box<PeerAddr> {
+        let raw = fd.as_ref().map_or(-1, |f| f.as_raw_fd());
+        Box::new(PeerAddr {
+            id,
+            fd: std::sync::Mutex::new(fd),
+            raw: std::sync::atomic::AtomicI32::new(raw),
+            state: AtomicU8::new(state),
+            user_data: AtomicU64::new(0),
+            send_msgs: AtomicU64::new(0),
+            send_bytes: AtomicU64::new(0),
+            recv_msgs: AtomicU64::new(0),
+            recv_bytes: AtomicU64::new(0),
+            peer_max: AtomicU32::new(MAX_MESSAGE_SIZE),
+        })
+    }
+
+    /// Its identity in its endpoint.
+    pub fn id(&self) -> PeerId {
+        PeerId(self.id)
+    }
+
+    /// `doca_comm_channel_peer_addr_get_user_data`.
+    pub fn user_data(&self) -> u64 {
+        self.user_data.load(Ordering::Relaxed)
+    }
+
+    /// `doca_comm_channel_peer_addr_set_user_data`.
+    pub fn set_user_data(&self, v: u64) {
+        self.user_data.store(v, Ordering::Relaxed);
+    }
+
+    /// Messages sent to the peer.
+    pub fn send_messages(&self) -> u64 {
+        self.send_msgs.load(Ordering::Relaxed)
+    }
+
+    /// Bytes sent to the peer.
+    pub fn send_bytes(&self) -> u64 {
+        self.send_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Messages received from the peer.
+    pub fn recv_messages(&self) -> u64 {
+        self.recv_msgs.load(Ordering::Relaxed)
+    }
+
+    /// Bytes received from the peer.
+    pub fn recv_bytes(&self) -> u64 {
+        self.recv_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Messages sent that the peer has not received yet (estimated from the bytes
+    /// still queued toward it and the average size of what was sent).
+    pub fn send_in_flight_messages(&self) -> u64 {
+        let fd = self.raw.load(Ordering::Acquire);
+        if fd < 0 {
+            return 0;
+        }
+        let mut queued: libc::c_int = 0;
+        // SAFETY: SIOCOUTQ writes one int; the descriptor is this peer's socket (or, after
+        // a close, a number the call rejects or answers harmlessly).
+        if unsafe { libc::ioctl(fd, libc::TIOCOUTQ, &mut queued) } != 0 || queued <= 0 {
+            return 0;
+        }
+        let (m, b) = (self.send_messages(), self.send_bytes());
+        if m == 0 {
+            return 0;
+        }
+        let avg = (b / m).max(1);
+        (queued as u64).div_ceil(avg + 64).min(m)
+    }
+
+    /// Whether the connection is up.
+    pub fn is_connected(&self) -> bool {
+        self.state.load(Ordering::Acquire) == CONNECTED
+    }
+
+    fn close(&self) {
+        self.state.store(CLOSED, Ordering::Release);
+        self.raw.store(-1, Ordering::Release);
+        *self.fd.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+}
+
+enum Mode {
+    Idle,
+    Service {
+        listener: OwnedFd,
+        path: PathBuf,
+        name: String,
+    },
+    Client {
+        path: PathBuf,
+        name: String,
+    },
+}
+
+/// A comm channel endpoint (`struct doca_comm_channel_ep_t`).
+pub struct Endpoint {
+    dev: Option<Dev>,
+    rep: Option<DevRep>,
+    max_msg: u16,
+    send_q: u16,
+    recv_q: u16,
+    mode: Mode,
+    peers: Vec<Box<PeerAddr>>,
+    next_id: u64,
+    recv_ep: OwnedFd,
+    send_ep: OwnedFd,
+    service_ep: OwnedFd,
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mode = match &self.mode {
+            Mode::Idle => "idle".to_string(),
+            Mode::Service { name, .. } => format!("service '{name}'"),
+            Mode::Client { name, .. } => format!("client of '{name}'"),
+        };
+        f.debug_struct("Endpoint")
+            .field("mode", &mode)
+            .field("peers", &self.peers.len())
+            .finish()
+    }
+}
+
+fn epoll() -> OwnedFd {
+    // SAFETY: epoll_create1 takes flags and returns a new descriptor or -1.
+    let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+    assert!(
+        fd >= 0,
+        "epoll_create1: {}",
+        std::io::Error::last_os_error()
+    );
+    // SAFETY: a new descriptor nothing else owns.
+    unsafe { OwnedFd::from_raw_fd(fd) }
+}
+
+fn epoll_add(ep: &OwnedFd, fd: RawFd, events: u32, data: u64) {
+    let mut ev = libc::epoll_event { events, u64: data };
+    // SAFETY: both descriptors are open; the event is read during the call only.
+    unsafe { libc::epoll_ctl(ep.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) };
+}
+
+fn epoll_del(ep: &OwnedFd, fd: RawFd) {
+    let mut ev = libc::epoll_event { events: 0, u64: 0 };
+    // SAFETY: as above; a descriptor not in the set is refused harmlessly.
+    unsafe { libc::epoll_ctl(ep.as_raw_fd(), libc::EPOLL_CTL_DEL, fd, &mut ev) };
+}
+
+fn seqpacket() -> Result<OwnedFd> {
+    // SAFETY: socket takes constants and returns a new descriptor or -1.
+    let fd = unsafe {
+        libc::socket(
+            libc::AF_UNIX,
+            libc::SOCK_SEQPACKET | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            0,
+        )
+    };
+    if fd < 0 {
+        return Err(os_error("cannot create a socket"));
+    }
+    // SAFETY: a new descriptor nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn sockaddr(path: &std::path::Path) -> Result<(libc::sockaddr_un, libc::socklen_t)> {
+    use std::os::unix::ffi::OsStrExt;
+    // SAFETY: all-zero is a valid sockaddr_un.
+    let mut a: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    a.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    let b = path.as_os_str().as_bytes();
+    if b.len() >= a.sun_path.len() {
+        return Err(invalid(format!(
+            "the socket path {} is too long; set {RUNTIME_DIR_ENV} to a shorter directory",
+            path.display()
+        )));
+    }
+    for (d, s) in a.sun_path.iter_mut().zip(b) {
+        *d = *s as libc::c_char;
+    }
+    let len = std::mem::size_of::<libc::sa_family_t>() + b.len() + 1;
+    Ok((a, len as libc::socklen_t))
+}
+
+/// This user's directory of service sockets, made private (0700) and checked.
+fn runtime_dir() -> Result<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    // SAFETY: getuid cannot fail.
+    let uid = unsafe { libc::getuid() };
+    let base = std::env::var_os(RUNTIME_DIR_ENV)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(format!("/tmp/doca-sw-{uid}")));
+    let dir = base.join("cc");
+    for d in [&base, &dir] {
+        match std::fs::DirBuilder::new().mode(0o700).create(d) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => {
+                return Err(Error::with_context(
+                    ErrorCode::NotPermitted,
+                    format!(
+                        "cannot make the comm channel directory {}: {e}",
+                        d.display()
+                    ),
+                ));
+            }
+        }
+        let m = std::fs::symlink_metadata(d).map_err(|e| {
+            Error::with_context(ErrorCode::NotPermitted, format!("{}: {e}", d.display()))
+        })?;
+        if !m.is_dir() || m.uid() != uid || m.permissions().mode() & 0o077 != 0 {
+            return Err(Error::with_context(
+                ErrorCode::NotPermitted,
+                format!(
+                    "{} must be a directory of this user that others cannot reach (mode 0700)",
+                    d.display()
+                ),
+            ));
+        }
+    }
+    Ok(dir)
+}
+
+fn check_name(name: &str) -> Result<()> {
+    if name.is_empty() || name.len() > MAX_SERVICE_NAME_LEN as usize {
+        return Err(invalid(format!(
+            "a service name is 1 to {MAX_SERVICE_NAME_LEN} bytes; '{name}' is {}",
+            name.len()
+        )));
+    }
+    if name.bytes().any(|b| b == 0) {
+        return Err(invalid("a service name cannot hold NUL bytes"));
+    }
+    Ok(())
+}
+
+/// The socket of service `name` listened for with the representor of host function
+/// `pci`: the name is hashed, so that any name fits a socket path.
+fn service_path(pci: &str, name: &str) -> Result<PathBuf> {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in name.as_bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    Ok(runtime_dir()?.join(format!("{pci}-{h:016x}")))
+}
+
+fn hello(name: &str, max_msg: u16) -> ([u8; HELLO_MAX], usize) {
+    let mut b = [0u8; HELLO_MAX];
+    b[..8].copy_from_slice(HELLO_MAGIC);
+    b[8..10].copy_from_slice(&HELLO_VERSION.to_le_bytes());
+    b[10..12].copy_from_slice(&(name.len() as u16).to_le_bytes());
+    b[12..16].copy_from_slice(&std::process::id().to_le_bytes());
+    b[16..18].copy_from_slice(&max_msg.to_le_bytes());
+    b[18..18 + name.len()].copy_from_slice(name.as_bytes());
+    (b, 18 + name.len())
+}
+
+/// The peer's largest message, when `b` is a well-formed hello for service `name`.
+fn check_hello(b: &[u8], name: &str) -> Option<u16> {
+    if b.len() < 18 || &b[..8] != HELLO_MAGIC {
+        return None;
+    }
+    let version = u16::from_le_bytes([b[8], b[9]]);
+    let n = u16::from_le_bytes([b[10], b[11]]) as usize;
+    let max = u16::from_le_bytes([b[16], b[17]]);
+    (version == HELLO_VERSION && b.len() == 18 + n && &b[18..] == name.as_bytes() && max > 0)
+        .then_some(max)
+}
+
+impl Default for Endpoint {
+    fn default() -> Endpoint {
+        Endpoint::new()
+    }
+}
+
+impl Endpoint {
+    /// `doca_comm_channel_ep_create`.
+    pub fn new() -> Endpoint {
+        Endpoint {
+            dev: None,
+            rep: None,
+            max_msg: DEFAULT_MSG_SIZE,
+            send_q: DEFAULT_QUEUE_SIZE,
+            recv_q: DEFAULT_QUEUE_SIZE,
+            mode: Mode::Idle,
+            peers: Vec::new(),
+            next_id: 1,
+            recv_ep: epoll(),
+            send_ep: epoll(),
+            service_ep: epoll(),
+        }
+    }
+
+    fn configurable(&self) -> Result<()> {
+        match self.mode {
+            Mode::Idle => Ok(()),
+            _ => Err(bad_state(
+                "the endpoint already listens or connects; configure it before",
+            )),
+        }
+    }
+
+    /// `doca_comm_channel_ep_set_device`.
+    pub fn set_device(&mut self, dev: &Dev) -> Result<()> {
+        self.configurable()?;
+        needs_cap(dev.as_devinfo())?;
+        self.dev = Some(dev.clone());
+        Ok(())
+    }
+
+    /// `doca_comm_channel_ep_set_device_rep` (the DPU side: the host function served).
+    pub fn set_device_rep(&mut self, rep: &DevRep) -> Result<()> {
+        self.configurable()?;
+        self.rep = Some(rep.clone());
+        Ok(())
+    }
+
+    /// `doca_comm_channel_ep_get_device`.
+    pub fn device(&self) -> Option<&Dev> {
+        self.dev.as_ref()
+    }
+
+    /// `doca_comm_channel_ep_get_device_rep`.
+    pub fn device_rep(&self) -> Option<&DevRep> {
+        self.rep.as_ref()
+    }
+
+    /// `doca_comm_channel_ep_set_max_msg_size`: 1 ..= [`MAX_MESSAGE_SIZE`].
+    pub fn set_max_msg_size(&mut self, n: u16) -> Result<()> {
+        self.configurable()?;
+        if n == 0 || u32::from(n) > MAX_MESSAGE_SIZE {
+            return Err(invalid(format!(
+                "the largest message is 1 to {MAX_MESSAGE_SIZE} bytes, not {n}"
+            )));
+        }
+        self.max_msg = n;
+        Ok(())
+    }
+
+    /// `doca_comm_channel_ep_set_send_queue_size`: 1 ..= [`MAX_QUEUE_SIZE`].
+    pub fn set_send_queue_size(&mut self, n: u16) -> Result<()> {
+        self.configurable()?;
+        self.send_q = queue_size(n)?;
+        Ok(())
+    }
+
+    /// `doca_comm_channel_ep_set_recv_queue_size`: 1 ..= [`MAX_QUEUE_SIZE`].
+    pub fn set_recv_queue_size(&mut self, n: u16) -> Result<()> {
+        self.configurable()?;
+        self.recv_q = queue_size(n)?;
+        Ok(())
+    }
+
+    /// `doca_comm_channel_ep_get_max_msg_size`.
+    pub fn max_msg_size(&self) -> u16 {
+        self.max_msg
+    }
+
+    /// `doca_comm_channel_ep_get_send_queue_size`.
+    pub fn send_queue_size(&self) -> u16 {
+        self.send_q
+    }
+
+    /// `doca_comm_channel_ep_get_recv_queue_size`.
+    pub fn recv_queue_size(&self) -> u16 {
+        self.recv_q
+    }
+
+    /// `doca_comm_channel_ep_listen`: the DPU side serves `name` to the host function its
+    /// representor stands for. `InUse` when a live endpoint already serves it.
+    pub fn listen(&mut self, name: &str) -> Result<()> {
+        self.configurable()?;
+        check_name(name)?;
+        let dev = self
+            .dev
+            .as_ref()
+            .ok_or_else(|| bad_state("set the endpoint's device before listening"))?;
+        if dev.as_devinfo().role() != Role::Dpu {
+            return Err(Error::with_context(
+                ErrorCode::NotSupported,
+                "services listen on the DPU side; a host endpoint connects",
+            ));
+        }
+        let rep = self.rep.as_ref().ok_or_else(|| {
+            bad_state("set the representor of the host function to serve before listening")
+        })?;
+        if rep.as_devinfo().parent() != dev {
+            return Err(invalid(
+                "the representor does not belong to the endpoint's device",
+            ));
+        }
+        let path = service_path(&rep.as_devinfo().pci_addr_str(), name)?;
+        let (addr, len) = sockaddr(&path)?;
+        let sock = seqpacket()?;
+        // A socket file left by a process that is gone is replaced; a live one is not.
+        if path.exists() {
+            let probe = seqpacket()?;
+            // SAFETY: a valid address of `len` bytes.
+            let r = unsafe { libc::connect(probe.as_raw_fd(), (&raw const addr).cast(), len) };
+            if r == 0 || errno() == libc::EAGAIN {
+                return Err(Error::with_context(
+                    ErrorCode::InUse,
+                    format!("service '{name}' is already served for this host function"),
+                ));
+            }
+            let _ = std::fs::remove_file(&path);
+        }
+        // SAFETY: a valid address of `len` bytes.
+        if unsafe { libc::bind(sock.as_raw_fd(), (&raw const addr).cast(), len) } != 0 {
+            return Err(os_error("cannot bind the service socket"));
+        }
+        // SAFETY: listen on our socket.
+        if unsafe { libc::listen(sock.as_raw_fd(), MAX_CONNECTIONS as i32) } != 0 {
+            let _ = std::fs::remove_file(&path);
+            return Err(os_error("cannot listen on the service socket"));
+        }
+        epoll_add(&self.recv_ep, sock.as_raw_fd(), libc::EPOLLIN as u32, 0);
+        epoll_add(&self.service_ep, sock.as_raw_fd(), libc::EPOLLIN as u32, 0);
+        self.mode = Mode::Service {
+            listener: sock,
+            path,
+            name: name.to_string(),
+        };
+        Ok(())
+    }
+
+    /// `doca_comm_channel_ep_connect`: the host side reaches service `name` of the DPU
+    /// side that represents its device. Returns at once: until the service is there,
+    /// sending answers `AGAIN`.
+    pub fn connect(&mut self, name: &str) -> Result<PeerId> {
+        self.configurable()?;
+        check_name(name)?;
+        let dev = self
+            .dev
+            .as_ref()
+            .ok_or_else(|| bad_state("set the endpoint's device before connecting"))?;
+        if dev.as_devinfo().role() != Role::Host {
+            return Err(Error::with_context(
+                ErrorCode::NotSupported,
+                "the host side connects; a DPU endpoint listens",
+            ));
+        }
+        let path = service_path(&dev.as_devinfo().pci_addr_str(), name)?;
+        sockaddr(&path)?;
+        self.mode = Mode::Client {
+            path,
+            name: name.to_string(),
+        };
+        let id = self.next_id;
+        self.next_id += 1;
+        self.peers.push(PeerAddr::new(id, None, CONNECTING));
+        self.progress();
+        Ok(PeerId(id))
+    }
+
+    fn add_peer_fd(&mut self, fd: &OwnedFd, id: u64) {
+        let bytes = (i32::from(self.send_q)) * (i32::from(self.max_msg) + 512);
+        // SAFETY: SO_SNDBUF takes an int; the socket is ours.
+        unsafe {
+            libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_SNDBUF,
+                (&raw const bytes).cast(),
+                std::mem::size_of::<i32>() as libc::socklen_t,
+            )
+        };
+        epoll_add(&self.recv_ep, fd.as_raw_fd(), libc::EPOLLIN as u32, id);
+        epoll_add(&self.send_ep, fd.as_raw_fd(), libc::EPOLLOUT as u32, id);
+    }
+
+    /// Accepts new connections (service) or retries the connection (client).
+    fn progress(&mut self) {
+        let listener = match &self.mode {
+            Mode::Service { listener, .. } => Some(listener.as_raw_fd()),
+            _ => None,
+        };
+        match &self.mode {
+            Mode::Idle => {}
+            Mode::Service { .. } => loop {
+                let Some(lfd) = listener else { break };
+                // SAFETY: accept4 on our listening socket; no address wanted.
+                let fd = unsafe {
+                    libc::accept4(
+                        lfd,
+                        std::ptr::null_mut(),
+                        std::ptr::null_mut(),
+                        libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                    )
+                };
+                if fd < 0 {
+                    break;
+                }
+                // SAFETY: a new descriptor nothing else owns.
+                let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+                if self.peers.len() >= MAX_CONNECTIONS as usize {
+                    continue; // Dropped: the client sees the connection end.
+                }
+                let id = self.next_id;
+                self.next_id += 1;
+                self.add_peer_fd(&fd, id);
+                self.peers.push(PeerAddr::new(id, Some(fd), HANDSHAKE));
+            },
+            Mode::Client { path, name } => {
+                let Some(p) = self.peers.first() else {
+                    return;
+                };
+                if p.state.load(Ordering::Acquire) != CONNECTING {
+                    return;
+                }
+                let Ok(sock) = seqpacket() else {
+                    return;
+                };
+                let Ok((addr, len)) = sockaddr(path) else {
+                    return;
+                };
+                // SAFETY: a valid address of `len` bytes.
+                if unsafe { libc::connect(sock.as_raw_fd(), (&raw const addr).cast(), len) } != 0 {
+                    return; // Not there yet (or its backlog is full): try again later.
+                }
+                let (h, n) = hello(name, self.max_msg);
+                // SAFETY: `h` holds n bytes.
+                let sent = unsafe {
+                    libc::send(
+                        sock.as_raw_fd(),
+                        h.as_ptr().cast(),
+                        n,
+                        libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+                    )
+                };
+                if sent != n as isize {
+                    return;
+                }
+                let id = p.id;
+                self.add_peer_fd(&sock, id);
+                let p = &self.peers[0];
+                p.raw.store(sock.as_raw_fd(), Ordering::Release);
+                *p.fd.lock().unwrap_or_else(|e| e.into_inner()) = Some(sock);
+                p.state.store(CONNECTED, Ordering::Release);
+            }
+        }
+    }
+
+    fn peer(&self, id: PeerId) -> Result<&PeerAddr> {
+        self.peers
+            .iter()
+            .find(|p| p.id == id.0)
+            .map(|b| &**b)
+            .ok_or_else(|| invalid("the peer address is not one of this endpoint's peers"))
+    }
+
+    /// The peer's address object (stable while the peer is not disconnected).
+    pub fn peer_addr(&self, id: PeerId) -> Result<&PeerAddr> {
+        self.peer(id)
+    }
+
+    /// `doca_comm_channel_ep_sendto`: one whole message, 1 byte to the endpoint's
+    /// `max_msg_size`. `AGAIN` while not connected yet or while the peer's queue is full;
+    /// `NotConnected` once the peer is gone.
+    pub fn sendto(&mut self, msg: &[u8], to: PeerId) -> Result<()> {
+        if msg.is_empty() {
+            return Err(invalid("a message holds at least one byte"));
+        }
+        if msg.len() > usize::from(self.max_msg) {
+            return Err(invalid(format!(
+                "a {}-byte message is longer than the endpoint's largest ({} bytes)",
+                msg.len(),
+                self.max_msg
+            )));
+        }
+        if matches!(self.mode, Mode::Idle) {
+            return Err(bad_state("the endpoint neither listens nor connects"));
+        }
+        if self.peer(to)?.state.load(Ordering::Acquire) == CONNECTING {
+            self.progress();
+        }
+        let p = self.peer(to)?;
+        match p.state.load(Ordering::Acquire) {
+            CONNECTING => return Err(Error::new(ErrorCode::Again)),
+            CLOSED => return Err(not_connected()),
+            _ => {}
+        }
+        let fd = p.raw.load(Ordering::Acquire);
+        // SAFETY: the peer's socket (kept open by the peer entry we borrow); msg is valid.
+        let n = unsafe {
+            libc::send(
+                fd,
+                msg.as_ptr().cast(),
+                msg.len(),
+                libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+            )
+        };
+        if n < 0 {
+            return match errno() {
+                libc::EAGAIN | libc::ENOBUFS | libc::EINTR => Err(Error::new(ErrorCode::Again)),
+                _ => {
+                    self.drop_peer_fd(to);
+                    Err(not_connected())
+                }
+            };
+        }
+        p.send_msgs.fetch_add(1, Ordering::Relaxed);
+        p.send_bytes.fetch_add(msg.len() as u64, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn drop_peer_fd(&mut self, id: PeerId) {
+        if let Some(p) = self.peers.iter().find(|p| p.id == id.0) {
+            let fd = p.raw.load(Ordering::Acquire);
+            if fd >= 0 {
+                epoll_del(&self.recv_ep, fd);
+                epoll_del(&self.send_ep, fd);
+            }
+            p.close();
+        }
+    }
+
+    /// `doca_comm_channel_ep_recvfrom`: the next whole message from any peer, copied
+    /// into `buf`; its length and sender come back. `AGAIN` when none is waiting;
+    /// `InvalidValue` (the message stays queued) when `buf` is too short;
+    /// `NotConnected` (with the peer) when a peer's connection ended.
+    pub fn recvfrom(
+        &mut self,
+        buf: &mut [u8],
+    ) -> std::result::Result<(usize, PeerId), (Error, Option<PeerId>)> {
+        if matches!(self.mode, Mode::Idle) {
+            return Err((bad_state("the endpoint neither listens nor connects"), None));
+        }
+        // SAFETY: all-zero epoll_events are valid.
+        let mut evs: [libc::epoll_event; 16] = unsafe { std::mem::zeroed() };
+        for _round in 0..4 {
+            // SAFETY: evs has room for 16 events; no wait.
+            let n = unsafe { libc::epoll_wait(self.recv_ep.as_raw_fd(), evs.as_mut_ptr(), 16, 0) };
+            if n <= 0 {
+                if matches!(self.mode, Mode::Client { .. }) {
+                    self.progress();
+                }
+                return Err((Error::new(ErrorCode::Again), None));
+            }
+            for ev in &evs[..n as usize] {
+                let id = ev.u64;
+                if id == 0 {
+                    self.progress();
+                    continue;
+                }
+                match self.receive_from(id, buf) {
+                    Ok(Some(got)) => return Ok(got),
+                    Ok(None) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Err((Error::new(ErrorCode::Again), None))
+    }
+
+    /// One message from peer `id`, if it has one for the user.
+    fn receive_from(
+        &mut self,
+        id: u64,
+        buf: &mut [u8],
+    ) -> std::result::Result<Option<(usize, PeerId)>, (Error, Option<PeerId>)> {
+        let name = match &self.mode {
+            Mode::Service { name, .. } | Mode::Client { name, .. } => name.as_str(),
+            Mode::Idle => "",
+        };
+        let Some(p) = self.peers.iter().find(|p| p.id == id) else {
+            return Ok(None);
+        };
+        let fd = p.raw.load(Ordering::Acquire);
+        if fd < 0 {
+            return Ok(None);
+        }
+        let handshake = p.state.load(Ordering::Acquire) == HANDSHAKE;
+        if handshake {
+            let mut h = [0u8; HELLO_MAX + 1];
+            // SAFETY: h has room for its length.
+            let n = unsafe { libc::recv(fd, h.as_mut_ptr().cast(), h.len(), libc::MSG_DONTWAIT) };
+            if n < 0 && errno() == libc::EAGAIN {
+                return Ok(None);
+            }
+            match (n > 0)
+                .then(|| check_hello(&h[..n as usize], name))
+                .flatten()
+            {
+                Some(max) => {
+                    p.peer_max.store(u32::from(max), Ordering::Relaxed);
+                    p.state.store(CONNECTED, Ordering::Release);
+                }
+                None => {
+                    // Not one of ours, or for another service: the connection ends, and
+                    // the peer leaves the table.
+                    self.drop_peer_fd(PeerId(id));
+                    self.peers.retain(|p| p.id != id);
+                }
+            }
+            return Ok(None);
+        }
+        let fits = buf.len() >= p.peer_max.load(Ordering::Relaxed) as usize;
+        let flags = libc::MSG_DONTWAIT
+            | if fits {
+                libc::MSG_TRUNC
+            } else {
+                libc::MSG_PEEK | libc::MSG_TRUNC
+            };
+        // SAFETY: buf is valid for writes of its length.
+        let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), flags) };
+        if n < 0 {
+            return match errno() {
+                libc::EAGAIN | libc::EINTR => Ok(None),
+                _ => {
+                    self.drop_peer_fd(PeerId(id));
+                    Err((not_connected(), Some(PeerId(id))))
+                }
+            };
+        }
+        if n == 0 {
+            // The far end closed the connection.
+            self.drop_peer_fd(PeerId(id));
+            return Err((not_connected(), Some(PeerId(id))));
+        }
+        let n = n as usize;
+        if n > buf.len() {
+            if fits {
+                // Longer than the peer said it sends: it broke the protocol.
+                self.drop_peer_fd(PeerId(id));
+                return Err((
+                    invalid("the peer sent a message longer than it announced; disconnected"),
+                    Some(PeerId(id)),
+                ));
+            }
+            return Err((
+                invalid(format!(
+                    "the next message is {n} bytes; the buffer holds {} (the message stays queued)",
+                    buf.len()
+                )),
+                Some(PeerId(id)),
+            ));
+        }
+        if !fits {
+            // SAFETY: as above; the message fits (peeked).
+            unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT) };
+        }
+        p.recv_msgs.fetch_add(1, Ordering::Relaxed);
+        p.recv_bytes.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(Some((n, PeerId(id))))
+    }
+
+    /// `doca_comm_channel_ep_disconnect`: ends the connection; the peer address is gone.
+    pub fn disconnect(&mut self, id: PeerId) -> Result<()> {
+        self.peer(id)?;
+        self.drop_peer_fd(id);
+        self.peers.retain(|p| p.id != id.0);
+        Ok(())
+    }
+
+    /// `doca_comm_channel_ep_get_peer_addr_list`: connected peers.
+    pub fn peers(&mut self) -> Vec<PeerId> {
+        self.progress();
+        self.peers
+            .iter()
+            .filter(|p| p.is_connected())
+            .map(|p| p.id())
+            .collect()
+    }
+
+    /// `doca_comm_channel_ep_get_pending_connections`: connections accepted whose
+    /// greeting has not been read yet.
+    pub fn pending_connections(&mut self) -> u32 {
+        self.progress();
+        self.peers
+            .iter()
+            .filter(|p| p.state.load(Ordering::Acquire) == HANDSHAKE)
+            .count() as u32
+    }
+
+    /// `doca_comm_channel_ep_get_event_channel`: (send, receive) descriptors for epoll,
+    /// readable while sending or receiving may proceed (level-triggered: arming is
+    /// implied).
+    pub fn event_channels(&self) -> (RawFd, RawFd) {
+        (self.send_ep.as_raw_fd(), self.recv_ep.as_raw_fd())
+    }
+
+    /// `doca_comm_channel_ep_get_service_event_channel`: readable while connections wait
+    /// to be accepted.
+    pub fn service_event_channel(&self) -> RawFd {
+        self.service_ep.as_raw_fd()
+    }
+
+    /// `doca_comm_channel_ep_event_handle_arm_send` / `_recv`: the channels are
+    /// level-triggered, so they are always armed; this checks the endpoint is in use.
+    pub fn arm(&mut self) -> Result<()> {
+        if matches!(self.mode, Mode::Idle) {
+            return Err(bad_state("the endpoint neither listens nor connects"));
+        }
+        self.progress();
+        Ok(())
+    }
+}
+
+fn queue_size(n: u16) -> Result<u16> {
+    if n == 0 || u32::from(n) > MAX_QUEUE_SIZE {
+        return Err(invalid(format!(
+            "a queue holds 1 to {MAX_QUEUE_SIZE} messages, not {n}"
+        )));
+    }
+    Ok(n)
+}
+
+fn not_connected() -> Error {
+    Error::with_context(
+        ErrorCode::NotConnected,
+        "the peer disconnected or its process ended",
+    )
+}
+
+impl Drop for Endpoint {
+    fn drop(&mut self) {
+        if let Mode::Service { path, .. } = &self.mode {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}

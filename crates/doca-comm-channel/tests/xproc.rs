@@ -1,0 +1,346 @@
+//! The comm channel between two processes: a DPU-side service (this test binary run
+//! again) and host-side clients.
+
+#![allow(clippy::result_large_err)]
+
+use doca_comm_channel::{Endpoint, MAX_MESSAGE_SIZE, PeerId};
+use doca_core::device::{self, DEFAULT_MACHINE, Topology};
+use doca_core::{Dev, DevRep, ErrorCode, RepFilter};
+use doca_testkit::peer::{self, Peer};
+use std::time::{Duration, Instant};
+
+fn device(role: &str, pci: &str) -> Dev {
+    let t = Topology::from_toml(DEFAULT_MACHINE, Some(role)).unwrap();
+    device::devinfo_list_from(&t)
+        .into_iter()
+        .find(|d| d.pci_addr_str() == pci)
+        .unwrap()
+        .open()
+        .unwrap()
+}
+
+fn rep(dev: &Dev, pci: &str) -> DevRep {
+    dev.rep_list(RepFilter::All)
+        .unwrap()
+        .into_iter()
+        .find(|r| r.pci_addr_str() == pci)
+        .unwrap()
+        .open()
+        .unwrap()
+}
+
+fn name(what: &str) -> String {
+    format!("{what}-{}", std::process::id())
+}
+
+/// The service: echoes every message with "echo:" in front; "bye" ends it.
+#[test]
+fn service_process() {
+    let Some(role) = peer::role() else {
+        return;
+    };
+    let w: Vec<&str> = role.split_whitespace().collect();
+    let dpu = device("dpu", "0000:03:00.0");
+    let mut ep = Endpoint::new();
+    ep.set_device(&dpu).unwrap();
+    ep.set_device_rep(&rep(&dpu, w[1])).unwrap();
+    ep.set_max_msg_size(1024).unwrap();
+    ep.set_send_queue_size(8).unwrap();
+    ep.set_recv_queue_size(8).unwrap();
+    ep.listen(w[0]).unwrap();
+    peer::say("listening");
+    let mut buf = [0u8; 1024];
+    loop {
+        match ep.recvfrom(&mut buf) {
+            Ok((n, from)) => {
+                if &buf[..n] == b"bye" {
+                    break;
+                }
+                let mut reply = b"echo:".to_vec();
+                reply.extend_from_slice(&buf[..n]);
+                while let Err(e) = ep.sendto(&reply, from) {
+                    assert_eq!(e.code(), ErrorCode::Again);
+                }
+            }
+            Err((e, _)) if e.code() == ErrorCode::Again => {
+                std::thread::sleep(Duration::from_micros(200))
+            }
+            Err((e, _)) if e.code() == ErrorCode::NotConnected => {}
+            Err((e, _)) => panic!("{e}"),
+        }
+    }
+}
+
+fn service(name: &str, rep: &str) -> Peer {
+    let mut p = Peer::spawn("service_process", &format!("{name} {rep}"));
+    assert_eq!(p.recv(), "listening");
+    p
+}
+
+fn client(name: &str) -> (Endpoint, PeerId) {
+    let mut ep = Endpoint::new();
+    ep.set_device(&device("host", "0000:3b:00.0")).unwrap();
+    let server = ep.connect(name).unwrap();
+    (ep, server)
+}
+
+fn send(ep: &mut Endpoint, msg: &[u8], to: PeerId) {
+    let t = Instant::now();
+    loop {
+        match ep.sendto(msg, to) {
+            Ok(()) => return,
+            Err(e) if e.code() == ErrorCode::Again => {
+                assert!(t.elapsed() < Duration::from_secs(10), "never connected");
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
+
+fn recv(ep: &mut Endpoint, buf: &mut [u8]) -> Result<(usize, PeerId), ErrorCode> {
+    let t = Instant::now();
+    loop {
+        match ep.recvfrom(buf) {
+            Err((e, _)) if e.code() == ErrorCode::Again => {
+                if t.elapsed() > Duration::from_secs(10) {
+                    return Err(ErrorCode::TimeOut);
+                }
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            Err((e, _)) => return Err(e.code()),
+            Ok(r) => return Ok(r),
+        }
+    }
+}
+
+#[test]
+fn messages_go_both_ways_whole_with_statistics() {
+    let n = name("echo");
+    let mut s = service(&n, "0000:3b:00.0");
+    let (mut ep, server) = client(&n);
+    let mut buf = [0u8; 2048];
+    for i in 0..50 {
+        let msg = format!("message {i}");
+        send(&mut ep, msg.as_bytes(), server);
+        let (len, from) = recv(&mut ep, &mut buf).unwrap();
+        assert_eq!(from, server);
+        assert_eq!(&buf[..len], format!("echo:{msg}").as_bytes());
+    }
+    // Empty messages are refused; large ones keep their bounds.
+    assert_eq!(
+        ep.sendto(b"", server).unwrap_err().code(),
+        ErrorCode::InvalidValue
+    );
+    send(&mut ep, b"1", server);
+    let (len, _) = recv(&mut ep, &mut buf).unwrap();
+    assert_eq!(&buf[..len], b"echo:1");
+    let big = vec![7u8; 1000];
+    send(&mut ep, &big, server);
+    let (len, _) = recv(&mut ep, &mut buf).unwrap();
+    assert_eq!(len, 1005);
+    let p = ep.peer_addr(server).unwrap();
+    assert_eq!(p.send_messages(), 52);
+    assert_eq!(p.recv_messages(), 52);
+    p.set_user_data(99);
+    assert_eq!(ep.peer_addr(server).unwrap().user_data(), 99);
+    assert_eq!(ep.peers(), vec![server]);
+    send(&mut ep, b"bye", server);
+    s.finish();
+}
+
+#[test]
+fn too_long_messages_and_short_buffers_are_refused_and_nothing_is_lost() {
+    let n = name("sizes");
+    let mut s = service(&n, "0000:3b:00.0");
+    let (mut ep, server) = client(&n);
+    let too_long = vec![0u8; MAX_MESSAGE_SIZE as usize + 1];
+    assert_eq!(
+        ep.sendto(&too_long, server).unwrap_err().code(),
+        ErrorCode::InvalidValue
+    );
+    send(&mut ep, b"0123456789", server);
+    let mut small = [0u8; 4];
+    let t = Instant::now();
+    let e = loop {
+        match ep.recvfrom(&mut small) {
+            Err((e, _))
+                if e.code() == ErrorCode::Again && t.elapsed() < Duration::from_secs(10) => {}
+            Err((e, _)) => break e,
+            Ok(_) => panic!("a 15-byte message fit in 4 bytes"),
+        }
+    };
+    assert_eq!(e.code(), ErrorCode::InvalidValue);
+    let mut buf = [0u8; 64];
+    let (len, _) = recv(&mut ep, &mut buf).unwrap();
+    assert_eq!(&buf[..len], b"echo:0123456789", "the message stayed queued");
+    send(&mut ep, b"bye", server);
+    s.finish();
+}
+
+#[test]
+fn a_client_may_start_first_and_reaches_only_its_own_representors_service() {
+    let n = name("late");
+    let (mut ep, server) = client(&n);
+    assert_eq!(
+        ep.sendto(b"x", server).unwrap_err().code(),
+        ErrorCode::Again
+    );
+    // A service for the other host function (b1:00.0) is not ours.
+    let mut other = service(&n, "0000:b1:00.0");
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(
+        ep.sendto(b"x", server).unwrap_err().code(),
+        ErrorCode::Again
+    );
+    let mut s = service(&n, "0000:3b:00.0");
+    send(&mut ep, b"hello", server);
+    let mut buf = [0u8; 64];
+    let (len, _) = recv(&mut ep, &mut buf).unwrap();
+    assert_eq!(&buf[..len], b"echo:hello");
+    send(&mut ep, b"bye", server);
+    s.finish();
+    other.kill();
+}
+
+#[test]
+fn a_peer_that_dies_is_seen_as_not_connected() {
+    let n = name("dies");
+    let mut s = service(&n, "0000:3b:00.0");
+    let (mut ep, server) = client(&n);
+    send(&mut ep, b"hi", server);
+    let mut buf = [0u8; 64];
+    recv(&mut ep, &mut buf).unwrap();
+    s.kill();
+    assert_eq!(recv(&mut ep, &mut buf), Err(ErrorCode::NotConnected));
+    assert_eq!(
+        ep.sendto(b"x", server).unwrap_err().code(),
+        ErrorCode::NotConnected
+    );
+    ep.disconnect(server).unwrap();
+    assert_eq!(
+        ep.sendto(b"x", server).unwrap_err().code(),
+        ErrorCode::InvalidValue
+    );
+}
+
+#[test]
+fn the_receive_channel_wakes_epoll_when_a_message_arrives() {
+    let n = name("events");
+    let mut s = service(&n, "0000:3b:00.0");
+    let (mut ep, server) = client(&n);
+    send(&mut ep, b"ping", server);
+    let (_, recv_fd) = ep.event_channels();
+    ep.arm().unwrap();
+    let mut p = libc::pollfd {
+        fd: recv_fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    let r = unsafe { libc::poll(&mut p, 1, 10_000) };
+    assert_eq!(r, 1, "the receive channel turned readable");
+    let mut buf = [0u8; 64];
+    let (len, _) = recv(&mut ep, &mut buf).unwrap();
+    assert_eq!(&buf[..len], b"echo:ping");
+    send(&mut ep, b"bye", server);
+    s.finish();
+}
+
+#[test]
+fn strangers_on_the_socket_are_dropped_and_the_service_goes_on() {
+    use std::io::Write;
+    use std::os::unix::net::UnixStream;
+    let n = name("hostile");
+    let mut s = service(&n, "0000:3b:00.0");
+    // Find the socket: the only one of this host function whose service is ours. A
+    // stream connect to a seqpacket socket is refused; a seqpacket stranger sends junk.
+    let dir = std::path::PathBuf::from(format!("/tmp/doca-sw-{}/cc", unsafe { libc::getuid() }));
+    let _ = UnixStream::connect(dir.join("nothing")).map(|mut x| x.write_all(b"junk"));
+    let (mut ep, server) = client(&n);
+    for junk in [&b"DOCASWCC"[..], b"", &[0xffu8; 300][..]] {
+        // A raw seqpacket connection to every service socket of 3b:00.0 that sends junk.
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if !name.starts_with("0000:3b:00.0-") {
+                continue;
+            }
+            // SAFETY: plain socket calls on a descriptor we own and close.
+            unsafe {
+                let fd = libc::socket(libc::AF_UNIX, libc::SOCK_SEQPACKET, 0);
+                let mut a: libc::sockaddr_un = std::mem::zeroed();
+                a.sun_family = libc::AF_UNIX as libc::sa_family_t;
+                let p = e.path();
+                let b = p.as_os_str().as_encoded_bytes();
+                for (d, c) in a.sun_path.iter_mut().zip(b) {
+                    *d = *c as libc::c_char;
+                }
+                if libc::connect(
+                    fd,
+                    (&raw const a).cast(),
+                    std::mem::size_of::<libc::sockaddr_un>() as u32,
+                ) == 0
+                {
+                    libc::send(fd, junk.as_ptr().cast(), junk.len(), libc::MSG_NOSIGNAL);
+                }
+                libc::close(fd);
+            }
+        }
+    }
+    send(&mut ep, b"still there?", server);
+    let mut buf = [0u8; 64];
+    let (len, _) = recv(&mut ep, &mut buf).unwrap();
+    assert_eq!(&buf[..len], b"echo:still there?");
+    send(&mut ep, b"bye", server);
+    s.finish();
+}
+
+#[test]
+fn misuse_gets_doca_errors() {
+    let mut ep = Endpoint::new();
+    assert_eq!(ep.listen("x").unwrap_err().code(), ErrorCode::BadState);
+    assert_eq!(ep.connect("x").unwrap_err().code(), ErrorCode::BadState);
+    assert_eq!(
+        ep.set_max_msg_size(0).unwrap_err().code(),
+        ErrorCode::InvalidValue
+    );
+    assert_eq!(
+        ep.set_send_queue_size(0).unwrap_err().code(),
+        ErrorCode::InvalidValue
+    );
+    let host = device("host", "0000:3b:00.0");
+    ep.set_device(&host).unwrap();
+    assert_eq!(ep.listen("x").unwrap_err().code(), ErrorCode::NotSupported);
+    assert_eq!(ep.connect("").unwrap_err().code(), ErrorCode::InvalidValue);
+    assert_eq!(
+        ep.connect(&"n".repeat(121)).unwrap_err().code(),
+        ErrorCode::InvalidValue
+    );
+    let mut buf = [0u8; 8];
+    assert_eq!(
+        ep.recvfrom(&mut buf).unwrap_err().0.code(),
+        ErrorCode::BadState
+    );
+    let dpu = device("dpu", "0000:03:00.0");
+    let mut d = Endpoint::new();
+    d.set_device(&dpu).unwrap();
+    assert_eq!(d.connect("x").unwrap_err().code(), ErrorCode::NotSupported);
+    assert_eq!(
+        d.listen("x").unwrap_err().code(),
+        ErrorCode::BadState,
+        "no representor"
+    );
+    d.set_device_rep(&rep(&dpu, "0000:3b:00.0")).unwrap();
+    let n = name("twice");
+    d.listen(&n).unwrap();
+    let mut e = Endpoint::new();
+    e.set_device(&dpu).unwrap();
+    e.set_device_rep(&rep(&dpu, "0000:3b:00.0")).unwrap();
+    assert_eq!(e.listen(&n).unwrap_err().code(), ErrorCode::InUse);
+    assert_eq!(
+        d.set_max_msg_size(10).unwrap_err().code(),
+        ErrorCode::BadState
+    );
+    drop(d);
+    e.listen(&n).unwrap();
+}
