@@ -29,7 +29,7 @@ pub struct doca_devinfo_rep {
 /// `struct doca_dev_rep`.
 #[derive(Debug)]
 pub struct doca_dev_rep {
-    _rep: DevRep,
+    pub(crate) rep: DevRep,
     info: doca_devinfo_rep,
 }
 
@@ -193,7 +193,7 @@ pub unsafe extern "C" fn doca_dev_rep_open(
                 info: doca_devinfo_rep {
                     info: rep.as_devinfo().clone(),
                 },
-                _rep: rep,
+                rep,
             })
         })
     })

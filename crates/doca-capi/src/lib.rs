@@ -17,6 +17,7 @@ use std::ffi::{CStr, c_char, c_int};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 pub mod argp;
+pub mod comm_channel;
 pub mod dev;
 pub mod exec;
 pub mod graph;

@@ -163,6 +163,11 @@ fn engine_topology() -> PathBuf {
 
 /// Runs a C test program (under valgrind when available) and returns its stdout.
 fn run(bin: &Path, args: &[&str], engine: bool) -> String {
+    run_env(bin, args, engine, &[])
+}
+
+/// [`run`] with extra environment variables.
+fn run_env(bin: &Path, args: &[&str], engine: bool, env: &[(&str, &Path)]) -> String {
     let valgrind = have("valgrind") && std::env::var_os("DOCA_CAPI_NO_VALGRIND").is_none();
     let mut c = if valgrind {
         let mut c = Command::new("valgrind");
@@ -185,6 +190,9 @@ fn run(bin: &Path, args: &[&str], engine: bool) -> String {
     c.args(args)
         .env_remove("DOCA_SW_TOPOLOGY")
         .env_remove("DOCA_SW_ROLE");
+    for (k, v) in env {
+        c.env(k, v);
+    }
     if engine {
         c.env("DOCA_SW_TOPOLOGY", engine_topology());
     }
@@ -948,6 +956,111 @@ fn sample_dma_copy_host_and_dpu_as_two_processes() {
         assert!(!o.status.success());
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains("Failed to create mmap from export"), "{err}");
+    }
+}
+
+/// Starts the first side of a pair in the background (no valgrind: the other side runs
+/// under it), in its own comm channel directory.
+fn start_side(bin: &Path, args: &[&str], engine: bool, rt: &Path) -> std::process::Child {
+    let mut c = Command::new(bin);
+    c.args(args)
+        .env_remove("DOCA_SW_TOPOLOGY")
+        .env_remove("DOCA_SW_ROLE")
+        .env("DOCA_SW_RUNTIME_DIR", rt)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    if engine {
+        c.env("DOCA_SW_TOPOLOGY", engine_topology());
+    }
+    c.spawn().unwrap()
+}
+
+/// A private comm channel directory for one test (mode 0700, as the library wants).
+fn runtime_dir(name: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let d = scratch().join(format!("rt-{name}"));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).unwrap();
+    d
+}
+
+/// DOCA's comm channel pair as two processes, with their defaults: the DPU-side server
+/// (03:00.0 serving the host function 3b:00.0) and the host-side client (3b:00.0).
+#[test]
+fn sample_comm_channel_server_and_client_as_two_processes() {
+    let server = build_sample("comm_channel_server", "doca-dpu");
+    let client = build_sample("comm_channel_client", "doca");
+    let rt = runtime_dir("cc");
+    for (engine, text) in [(false, None), (true, Some("another question"))] {
+        let s = start_side(&server, &[], engine, &rt);
+        let args: Vec<&str> = text.map_or(vec![], |t| vec!["-t", t]);
+        let out = run_env(&client, &args, engine, &[("DOCA_SW_RUNTIME_DIR", &rt)]);
+        assert!(
+            out.contains("Received message: Message from the server"),
+            "{out}"
+        );
+        let so = s.wait_with_output().unwrap();
+        let sout = check(&so, "comm_channel_server");
+        let want = format!(
+            "Received message: {}",
+            text.unwrap_or("Message from the client")
+        );
+        assert!(sout.contains(&want), "{sout}");
+    }
+    // A client whose device the server does not represent never reaches it: b1:00.0's
+    // messages wait (AGAIN) while a server for 3b:00.0 listens; the test ends it.
+    let mut s = start_side(&server, &[], false, &rt);
+    let mut c = Command::new(&client)
+        .args(["-p", "b1:00.0"])
+        .env("DOCA_SW_RUNTIME_DIR", &rt)
+        .env_remove("DOCA_SW_TOPOLOGY")
+        .env_remove("DOCA_SW_ROLE")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(
+        c.try_wait().unwrap().is_none(),
+        "the client did not reach another function's service"
+    );
+    assert!(s.try_wait().unwrap().is_none(), "the server got nothing");
+    let _ = c.kill();
+    let _ = s.kill();
+    let _ = c.wait();
+    let _ = s.wait();
+}
+
+/// DOCA's sync event pair as two processes, the blob passed over the comm channel: each
+/// side waits for the other's signal, synchronously and asynchronously, with set and
+/// atomic add.
+#[test]
+fn sample_sync_event_host_and_dpu_as_two_processes() {
+    let host = build_sample("sync_event_host", "doca");
+    let dpu = build_sample("sync_event_dpu", "doca-dpu");
+    let rt = runtime_dir("se");
+    let modes: [(&[&str], bool); 4] = [
+        (&[], false),
+        (&["--atomic"], false),
+        (&["--async", "--qdepth", "4"], true),
+        (&["--async", "--atomic"], false),
+    ];
+    for (flags, engine) in modes {
+        let d = start_side(&dpu, flags, engine, &rt);
+        let out = run_env(&host, flags, engine, &[("DOCA_SW_RUNTIME_DIR", &rt)]);
+        assert!(
+            out.contains("Done: the DPU signaled back"),
+            "{flags:?}: {out}"
+        );
+        if !flags.contains(&"--async") {
+            assert!(out.contains("Sync event value is 2"), "{flags:?}: {out}");
+        }
+        let dout = check(&d.wait_with_output().unwrap(), "sync_event_dpu");
+        assert!(
+            dout.contains("Done: signaled the host"),
+            "{flags:?}: {dout}"
+        );
     }
 }
 

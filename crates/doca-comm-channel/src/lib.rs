@@ -674,6 +674,15 @@ impl Endpoint {
             .ok_or_else(|| invalid("the peer address is not one of this endpoint's peers"))
     }
 
+    /// The peer whose address object is at `p`, if one is (addresses are compared,
+    /// never dereferenced).
+    pub fn peer_id_at(&self, p: *const PeerAddr) -> Option<PeerId> {
+        self.peers
+            .iter()
+            .find(|b| std::ptr::eq(&***b, p))
+            .map(|b| b.id())
+    }
+
     /// The peer's address object (stable while the peer is not disconnected).
     pub fn peer_addr(&self, id: PeerId) -> Result<&PeerAddr> {
         self.peer(id)
