@@ -7,7 +7,8 @@
 #     for one (libclang.so, libclang-N.so, libclang.so.N or libclang-N.so.N in
 #     $LIBCLANG_PATH or under /usr/lib* and /usr/local/lib*; libclang-cpp is a different
 #     library and does not count);
-#   - the C interface's tests: cc, c++, pkg-config, valgrind, meson and ninja.
+#   - the C interface's tests: cc, c++, pkg-config, valgrind, meson and ninja, and
+#     rdma-core's <infiniband/verbs.h> (doca_rdma_bridge.h includes it).
 
 have_libclang() {
     local d f
@@ -34,4 +35,5 @@ test_packages_missing() {
         command -v "${t%%:*}" >/dev/null 2>&1 || echo "${t#*:}"
     done
     have_libclang || echo libclang-dev
+    [ -f /usr/include/infiniband/verbs.h ] || echo libibverbs-dev
 }

@@ -359,6 +359,12 @@ pub unsafe extern "C" fn doca_comm_channel_ep_sendto(
             return Err(invalid("msg is NULL"));
         }
         let id = peer_id(&e.ep, peer_addr)?;
+        if len > usize::from(e.ep.max_msg_size()) {
+            return Err(invalid(format!(
+                "a {len}-byte message is longer than the endpoint's largest ({} bytes)",
+                e.ep.max_msg_size()
+            )));
+        }
         // SAFETY: the caller passes len readable bytes.
         let m = unsafe { std::slice::from_raw_parts(msg as *const u8, len) };
         e.ep.sendto(m, id)

@@ -24,6 +24,7 @@ pub mod graph;
 pub mod libs;
 pub mod log;
 pub mod mem;
+pub mod rdma_bridge;
 pub mod sync_event;
 
 /// `doca_error_t`.

@@ -531,6 +531,94 @@ const CASES: &[Case] = &[
             code(se.destroy().map_err(|(_, e)| e))
         },
     ),
+    // --- export and import ---
+    (
+        "export of an mmap that is not started",
+        ErrorCode::BadState,
+        || {
+            let dev = device::devinfo_list().unwrap()[0].open().unwrap();
+            let mut m = mmap_with(64, false);
+            m.dev_add(&dev).unwrap();
+            code(m.export_dpu(&dev))
+        },
+    ),
+    (
+        "export to the DPU without DPU permissions",
+        ErrorCode::NotPermitted,
+        || {
+            let dev = device::devinfo_list().unwrap()[0].open().unwrap();
+            let mut m = mmap_with(64, false);
+            m.dev_add(&dev).unwrap();
+            m.start().unwrap();
+            code(m.export_dpu(&dev))
+        },
+    ),
+    (
+        "export with a device not added to the mmap",
+        ErrorCode::InvalidValue,
+        || {
+            let dev = device::devinfo_list().unwrap()[0].open().unwrap();
+            let mut m = mmap_with(64, false);
+            m.set_permissions(AccessFlags::DPU_READ_WRITE).unwrap();
+            m.start().unwrap();
+            code(m.export_dpu(&dev))
+        },
+    ),
+    (
+        "import of an empty descriptor",
+        ErrorCode::InvalidValue,
+        || {
+            let dev = device::devinfo_list().unwrap()[0].open().unwrap();
+            code(Mmap::create_from_export(Default::default(), &[], &dev))
+        },
+    ),
+    (
+        "import of a random descriptor",
+        ErrorCode::InvalidValue,
+        || {
+            let dev = device::devinfo_list().unwrap()[0].open().unwrap();
+            code(Mmap::create_from_export(
+                Default::default(),
+                &[0x5a; 88],
+                &dev,
+            ))
+        },
+    ),
+    (
+        "import of this process's own export",
+        ErrorCode::NotSupported,
+        || {
+            let dev = device::devinfo_list().unwrap()[0].open().unwrap();
+            let mut m = mmap_with(64, false);
+            m.set_permissions(AccessFlags::RDMA_READ).unwrap();
+            m.dev_add(&dev).unwrap();
+            m.start().unwrap();
+            let blob = m.export_rdma(&dev).unwrap();
+            code(Mmap::create_from_export(Default::default(), &blob, &dev))
+        },
+    ),
+    (
+        "a sync event's descriptor imported as an mmap",
+        ErrorCode::InvalidValue,
+        || {
+            let dev = device::devinfo_list().unwrap()[0].open().unwrap();
+            let se = doca_core::SyncEvent::new();
+            let blob = se.export_to_dpu(&dev).unwrap();
+            code(Mmap::create_from_export(Default::default(), &blob, &dev))
+        },
+    ),
+    (
+        "a sync event exported with set_addr memory",
+        ErrorCode::NotSupported,
+        || {
+            let dev = device::devinfo_list().unwrap()[0].open().unwrap();
+            let se = doca_core::SyncEvent::new();
+            let word = Box::leak(Box::new(0u64));
+            // SAFETY: a leaked, aligned word that lives forever and is accessed atomically.
+            unsafe { se.set_addr(word) }.unwrap();
+            code(se.export_to_dpu(&dev))
+        },
+    ),
 ];
 
 #[test]

@@ -4,10 +4,12 @@
 #include <doca_argp.h>
 #include <doca_buf.h>
 #include <doca_buf_inventory.h>
+#include <doca_comm_channel.h>
 #include <doca_dma.h>
 #include <doca_erasure_coding.h>
 #include <doca_log.h>
 #include <doca_mmap.h>
+#include <doca_rdma_bridge.h>
 #include <doca_sha.h>
 #include <doca_sync_event.h>
 
@@ -207,6 +209,80 @@ int main(void)
 		CASE(doca_sync_event_destroy(se), DOCA_ERROR_IN_USE);
 		CHECK(doca_sync_event_stop(se));
 		CHECK(doca_sync_event_destroy(se));
+	}
+
+	/* Export and import, the comm channel, the RDMA bridge. */
+	{
+		static char big[5000];
+		struct doca_mmap *em, *out_mmap = (struct doca_mmap *)0x1;
+		const void *desc;
+		size_t desc_len;
+		uint8_t junk[88] = {0};
+		struct doca_sync_event *se2, *out_se = (struct doca_sync_event *)0x1;
+		const uint8_t *blob;
+		size_t blob_len;
+		struct doca_comm_channel_ep_t *ep;
+		struct doca_comm_channel_addr_t *peer = NULL;
+		char msg[16];
+		size_t msg_len = sizeof(msg);
+		struct ibv_pd *pd;
+		uint32_t mkey;
+
+		CHECK(doca_mmap_create(NULL, &em));
+		CHECK(doca_mmap_dev_add(em, dev));
+		CHECK(doca_mmap_set_memrange(em, mem + 32768, 4096));
+		CASE(doca_mmap_export_dpu(em, dev, &desc, &desc_len), DOCA_ERROR_BAD_STATE); /* not started */
+		CHECK(doca_mmap_start(em));
+		CASE(doca_mmap_export_dpu(em, dev, &desc, &desc_len), DOCA_ERROR_NOT_PERMITTED); /* no DPU access */
+		CASE(doca_mmap_export_rdma(em, dev, &desc, &desc_len), DOCA_ERROR_NOT_PERMITTED); /* no RDMA access */
+		CASE(doca_mmap_export_dpu(em, dev, NULL, &desc_len), DOCA_ERROR_INVALID_VALUE);
+		CASE(doca_mmap_create_from_export(NULL, junk, sizeof(junk), dev, &out_mmap), DOCA_ERROR_INVALID_VALUE);
+		CASE(doca_mmap_create_from_export(NULL, NULL, 88, dev, &out_mmap), DOCA_ERROR_INVALID_VALUE);
+		CHECK(doca_mmap_stop(em));
+		CHECK(doca_mmap_set_permissions(em, DOCA_ACCESS_DPU_READ_WRITE));
+		CHECK(doca_mmap_start(em));
+		CHECK(doca_mmap_export_dpu(em, dev, &desc, &desc_len));
+		CASE(doca_mmap_create_from_export(NULL, desc, desc_len - 1, dev, &out_mmap), DOCA_ERROR_INVALID_VALUE);
+		CASE(doca_mmap_create_from_export(NULL, desc, desc_len, dev, &out_mmap), DOCA_ERROR_NOT_SUPPORTED);
+		ASSERT(out_mmap == (struct doca_mmap *)0x1);
+		CASE(doca_mmap_set_permissions(em, DOCA_ACCESS_LOCAL_READ_WRITE), DOCA_ERROR_BAD_STATE);
+		CHECK(doca_mmap_stop(em));
+		CHECK(doca_mmap_destroy(em));
+
+		CHECK(doca_sync_event_create(&se2));
+		CASE(doca_sync_event_export_to_dpu(se2, dev, NULL, &blob_len), DOCA_ERROR_INVALID_VALUE);
+		CHECK(doca_sync_event_export_to_dpu(se2, dev, &blob, &blob_len));
+		CASE(doca_sync_event_create_from_export(dev, blob, blob_len, &out_se), DOCA_ERROR_NOT_SUPPORTED);
+		CASE(doca_sync_event_create_from_export(dev, junk, sizeof(junk), &out_se), DOCA_ERROR_INVALID_VALUE);
+		CASE(doca_sync_event_create_from_export(dev, NULL, 0, &out_se), DOCA_ERROR_INVALID_VALUE);
+		ASSERT(out_se == (struct doca_sync_event *)0x1);
+		CHECK(doca_sync_event_destroy(se2));
+
+		CHECK(doca_comm_channel_ep_create(&ep));
+		CASE(doca_comm_channel_ep_listen(ep, "misuse"), DOCA_ERROR_BAD_STATE); /* no device */
+		CASE(doca_comm_channel_ep_set_max_msg_size(ep, 0), DOCA_ERROR_INVALID_VALUE);
+		CASE(doca_comm_channel_ep_set_send_queue_size(ep, 0), DOCA_ERROR_INVALID_VALUE);
+		CHECK(doca_comm_channel_ep_set_device(ep, dev));
+		CASE(doca_comm_channel_ep_listen(ep, "misuse"), DOCA_ERROR_NOT_SUPPORTED); /* the host connects */
+		CASE(doca_comm_channel_ep_connect(ep, NULL, &peer), DOCA_ERROR_INVALID_VALUE);
+		CASE(doca_comm_channel_ep_connect(ep, "", &peer), DOCA_ERROR_INVALID_VALUE);
+		CASE(doca_comm_channel_ep_recvfrom(ep, msg, &msg_len, DOCA_CC_MSG_FLAG_NONE, &peer), DOCA_ERROR_BAD_STATE);
+		CHECK(doca_comm_channel_ep_connect(ep, "misuse_nobody_listens", &peer));
+		CASE(doca_comm_channel_ep_sendto(ep, "hi", 2, DOCA_CC_MSG_FLAG_NONE, peer), DOCA_ERROR_AGAIN);
+		CASE(doca_comm_channel_ep_sendto(ep, "hi", 2, DOCA_CC_MSG_FLAG_NONE, (struct doca_comm_channel_addr_t *)msg),
+		     DOCA_ERROR_INVALID_VALUE); /* not a peer of this endpoint */
+		CASE(doca_comm_channel_ep_sendto(ep, big, sizeof(big), DOCA_CC_MSG_FLAG_NONE, peer), DOCA_ERROR_INVALID_VALUE);
+		CASE(doca_comm_channel_ep_sendto(ep, "", 0, DOCA_CC_MSG_FLAG_NONE, peer), DOCA_ERROR_INVALID_VALUE);
+		CASE(doca_comm_channel_ep_recvfrom(ep, msg, &msg_len, DOCA_CC_MSG_FLAG_NONE, &peer), DOCA_ERROR_AGAIN);
+		CASE(doca_comm_channel_ep_set_device(ep, dev), DOCA_ERROR_BAD_STATE); /* after connect */
+		CHECK(doca_comm_channel_ep_disconnect(ep, peer));
+		CASE(doca_comm_channel_ep_disconnect(ep, peer), DOCA_ERROR_INVALID_VALUE); /* gone */
+		CHECK(doca_comm_channel_ep_destroy(ep));
+		CASE(doca_comm_channel_ep_destroy(NULL), DOCA_ERROR_INVALID_VALUE);
+
+		CASE(doca_rdma_bridge_get_dev_pd(dev, &pd), DOCA_ERROR_NOT_SUPPORTED);
+		CASE(doca_rdma_bridge_get_buf_mkey(a, dev, &mkey), DOCA_ERROR_NOT_SUPPORTED);
+		CASE(doca_rdma_bridge_open_dev_from_pd(NULL, &out_dev), DOCA_ERROR_INVALID_VALUE);
 	}
 
 	/* Tear down in the allowed order; a released buffer cannot be taken back. */
