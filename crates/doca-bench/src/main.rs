@@ -10,6 +10,7 @@ mod ecctx;
 mod exec;
 mod graphbench;
 mod syncev;
+mod xproc;
 
 use clap::{Parser, Subcommand};
 
@@ -32,6 +33,11 @@ enum Cmd {
     SyncEvent(syncev::SyncEventArgs),
     /// A graph of 3 DMA nodes against submitting the same 3 jobs by hand.
     Graph(graphbench::GraphArgs),
+    /// Host and DPU as two processes: DMA from an imported mmap, sync event ping-pong and comm channel round trips, against the same in one process (or a raw socket).
+    Xproc(xproc::XprocArgs),
+    /// The DPU side of `xproc` (started by it).
+    #[command(hide = true)]
+    XprocPeer(xproc::PeerArgs),
 }
 
 fn main() {
@@ -42,5 +48,7 @@ fn main() {
         Cmd::EcCtx(a) => ecctx::run(&a),
         Cmd::SyncEvent(a) => syncev::run(&a),
         Cmd::Graph(a) => graphbench::run(&a),
+        Cmd::Xproc(a) => xproc::run(&a),
+        Cmd::XprocPeer(a) => xproc::peer(&a),
     }
 }

@@ -117,7 +117,7 @@ fn recv(ep: &mut Endpoint, buf: &mut [u8]) -> Result<(usize, PeerId), ErrorCode>
 #[test]
 fn messages_go_both_ways_whole_with_statistics() {
     let n = name("echo");
-    let mut s = service(&n, "0000:3b:00.0");
+    let s = service(&n, "0000:3b:00.0");
     let (mut ep, server) = client(&n);
     let mut buf = [0u8; 2048];
     for i in 0..50 {
@@ -152,7 +152,7 @@ fn messages_go_both_ways_whole_with_statistics() {
 #[test]
 fn too_long_messages_and_short_buffers_are_refused_and_nothing_is_lost() {
     let n = name("sizes");
-    let mut s = service(&n, "0000:3b:00.0");
+    let s = service(&n, "0000:3b:00.0");
     let (mut ep, server) = client(&n);
     let too_long = vec![0u8; MAX_MESSAGE_SIZE as usize + 1];
     assert_eq!(
@@ -193,7 +193,7 @@ fn a_client_may_start_first_and_reaches_only_its_own_representors_service() {
         ep.sendto(b"x", server).unwrap_err().code(),
         ErrorCode::Again
     );
-    let mut s = service(&n, "0000:3b:00.0");
+    let s = service(&n, "0000:3b:00.0");
     send(&mut ep, b"hello", server);
     let mut buf = [0u8; 64];
     let (len, _) = recv(&mut ep, &mut buf).unwrap();
@@ -227,7 +227,7 @@ fn a_peer_that_dies_is_seen_as_not_connected() {
 #[test]
 fn the_receive_channel_wakes_epoll_when_a_message_arrives() {
     let n = name("events");
-    let mut s = service(&n, "0000:3b:00.0");
+    let s = service(&n, "0000:3b:00.0");
     let (mut ep, server) = client(&n);
     send(&mut ep, b"ping", server);
     let (_, recv_fd) = ep.event_channels();
@@ -252,10 +252,12 @@ fn strangers_on_the_socket_are_dropped_and_the_service_goes_on() {
     use std::io::Write;
     use std::os::unix::net::UnixStream;
     let n = name("hostile");
-    let mut s = service(&n, "0000:3b:00.0");
+    let s = service(&n, "0000:3b:00.0");
     // Find the socket: the only one of this host function whose service is ours. A
     // stream connect to a seqpacket socket is refused; a seqpacket stranger sends junk.
-    let dir = std::path::PathBuf::from(format!("/tmp/doca-sw-{}/cc", unsafe { libc::getuid() }));
+    // SAFETY: getuid cannot fail.
+    let uid = unsafe { libc::getuid() };
+    let dir = std::path::PathBuf::from(format!("/tmp/doca-sw-{uid}/cc"));
     let _ = UnixStream::connect(dir.join("nothing")).map(|mut x| x.write_all(b"junk"));
     let (mut ep, server) = client(&n);
     for junk in [&b"DOCASWCC"[..], b"", &[0xffu8; 300][..]] {

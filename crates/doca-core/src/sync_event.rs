@@ -349,7 +349,7 @@ impl SyncEvent {
         let store = match Page::create("sync event") {
             Ok(p) => Store::Page(Arc::new(p)),
             // SAFETY: a Block is integer atomics only: all zeroes is a valid value.
-            Err(_) => Store::Private(unsafe { Box::<Block>::new_zeroed().assume_init() }),
+            Err(_) => Store::Private(Box::new(unsafe { std::mem::zeroed::<Block>() })),
         };
         SyncEvent::with_store(store)
     }
@@ -607,7 +607,7 @@ impl SyncEvent {
         let mut n = 0u32;
         while !masked_gt(w.counter.load(Ordering::Acquire), value, mask) {
             n = n.wrapping_add(1);
-            if n % 65536 == 0 {
+            if n.is_multiple_of(65536) {
                 w.still_there()?;
             } else {
                 w.still_started()?;
@@ -624,7 +624,7 @@ impl SyncEvent {
         let mut n = 0u32;
         while !masked_gt(w.counter.load(Ordering::Acquire), value, mask) {
             n = n.wrapping_add(1);
-            if n % 1024 == 0 {
+            if n.is_multiple_of(1024) {
                 w.still_there()?;
             } else {
                 w.still_started()?;

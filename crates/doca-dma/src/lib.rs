@@ -338,7 +338,7 @@ unsafe fn move_bytes(
     dp: usize,
     n: usize,
 ) -> Result<()> {
-    // SAFETY (all arms): the caller's promise covers the local ranges; remote ones are
+    // SAFETY: (all arms) the caller's promise covers the local ranges; remote ones are
     // checked and reached by the kernel.
     unsafe {
         match (sr, dr) {

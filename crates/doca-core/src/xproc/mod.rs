@@ -188,39 +188,48 @@ impl Page {
             ));
         }
         let path = format!("/proc/{pid}/fd/{fd}");
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&path)
-            .map_err(|e| match e.kind() {
-                std::io::ErrorKind::NotFound => Error::with_context(
-                    ErrorCode::NotFound,
-                    "the exporting process or its export is gone (no such shared page)",
-                ),
-                std::io::ErrorKind::PermissionDenied => Error::with_context(
-                    ErrorCode::NotPermitted,
-                    format!("the export's shared page cannot be opened: {e}"),
-                ),
-                _ => Error::with_context(
-                    ErrorCode::NotFound,
-                    format!("the export's shared page cannot be opened: {e}"),
-                ),
-            })?;
-        let meta = file
-            .metadata()
-            .map_err(|e| Error::with_context(ErrorCode::NotFound, format!("shared page: {e}")))?;
+        let gone = |e: std::io::Error| match e.kind() {
+            std::io::ErrorKind::NotFound => Error::with_context(
+                ErrorCode::NotFound,
+                "the exporting process or its export is gone (no such shared page)",
+            ),
+            std::io::ErrorKind::PermissionDenied => Error::with_context(
+                ErrorCode::NotPermitted,
+                format!("the export's shared page cannot be opened: {e}"),
+            ),
+            _ => Error::with_context(
+                ErrorCode::NotFound,
+                format!("the export's shared page cannot be opened: {e}"),
+            ),
+        };
         use std::os::unix::fs::MetadataExt;
-        if !meta.file_type().is_file() || meta.len() != PAGE as u64 {
-            return Err(Error::with_context(
+        let not_a_page = || {
+            Error::with_context(
                 ErrorCode::InvalidValue,
                 "the descriptor does not name an export (not a shared control page)",
-            ));
+            )
+        };
+        // What the descriptor names is looked at before it is opened: only a regular
+        // file of one page that belongs to this user is (a device, a FIFO or a socket
+        // is never opened).
+        let before = std::fs::metadata(&path).map_err(gone)?;
+        if !before.file_type().is_file() || before.len() != PAGE as u64 {
+            return Err(not_a_page());
         }
-        if meta.uid() != uid() {
+        if before.uid() != uid() {
             return Err(Error::with_context(
                 ErrorCode::NotPermitted,
                 "the export belongs to another user",
             ));
+        }
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(gone)?;
+        let meta = file.metadata().map_err(gone)?;
+        if meta.dev() != before.dev() || meta.ino() != before.ino() || meta.len() != PAGE as u64 {
+            return Err(not_a_page());
         }
         Page::map(file)
     }
