@@ -40,7 +40,8 @@ fn world() -> &'static World {
         let host = device("host");
         let dpu = device("dpu");
         let mut mmap = Mmap::new();
-        mmap.set_memory(vec![0u8; 4096]).unwrap();
+        // Shared memory: mutated descriptors also reach the code that maps it.
+        mmap.set_memory(doca_core::SharedMemory::new(4096).unwrap()).unwrap();
         mmap.set_permissions(AccessFlags::DPU_READ_WRITE | AccessFlags::RDMA_WRITE)
             .unwrap();
         mmap.dev_add(&host).unwrap();
@@ -60,16 +61,16 @@ fn world() -> &'static World {
     .0
 }
 
-/// Recomputes the descriptor's checksum (FNV-1a of its first 80 bytes, at 80..88).
+/// Recomputes the descriptor's checksum (FNV-1a of its first 88 bytes, at 88..96).
 fn reseal(b: &mut [u8]) {
-    if b.len() < 88 {
+    if b.len() < 96 {
         return;
     }
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &x in &b[..80] {
+    for &x in &b[..88] {
         h = (h ^ u64::from(x)).wrapping_mul(0x0100_0000_01b3);
     }
-    b[80..88].copy_from_slice(&h.to_le_bytes());
+    b[88..96].copy_from_slice(&h.to_le_bytes());
 }
 
 fn try_descriptor(w: &World, d: &[u8]) {

@@ -740,6 +740,7 @@ impl SyncEvent {
                 len: 8,
                 perms: 0,
                 dev: crate::memory::pci_code(&info.pci_addr()),
+                shm: None,
             },
         )?;
         let blob: Arc<[u8]> = Arc::from(export.blob());

@@ -37,9 +37,23 @@ fn pattern(len: usize, seed: u8) -> Vec<u8> {
 
 /// Host side: a started mmap of `len` bytes holding `pattern(len, 1)`, exported.
 fn exported(len: usize, perms: AccessFlags) -> (Mmap, Dev, Vec<u8>, usize) {
+    exported_in(len, perms, false)
+}
+
+/// As [`exported`], in shared memory when `shared` (importers map it).
+fn exported_in(len: usize, perms: AccessFlags, shared: bool) -> (Mmap, Dev, Vec<u8>, usize) {
     let dev = host_dev();
     let mut mmap = Mmap::new();
-    mmap.set_memory(pattern(len, 1)).unwrap();
+    if shared {
+        let mut m = doca_core::SharedMemory::new(len).unwrap();
+        use doca_core::MemoryRegion;
+        // SAFETY: the region's len bytes, borrowed exclusively here.
+        unsafe { std::slice::from_raw_parts_mut(m.as_mut_ptr(), len) }
+            .copy_from_slice(&pattern(len, 1));
+        mmap.set_memory(m).unwrap();
+    } else {
+        mmap.set_memory(pattern(len, 1)).unwrap();
+    }
     mmap.set_permissions(perms).unwrap();
     mmap.dev_add(&dev).unwrap();
     mmap.start().unwrap();
@@ -195,6 +209,7 @@ fn importer(lines: &mut impl Iterator<Item = String>, say: impl Fn(String)) {
                     }
                 }
             }
+            "mapped" => say(format!("mapped {}", remote.remote().unwrap().is_mapped())),
             "quit" => break,
             c => panic!("unknown command {c}"),
         }
@@ -221,9 +236,9 @@ fn import(threads: u32, blob: &[u8], base: usize, len: usize) -> Peer {
 
 #[test]
 fn the_dpu_reads_and_writes_host_memory_on_both_engines() {
-    for threads in [0, 3] {
+    for (threads, shared) in [(0, false), (3, false), (0, true), (3, true)] {
         let len = 6 << 20;
-        let (mmap, dev, blob, base) = exported(len, AccessFlags::DPU_READ_WRITE);
+        let (mmap, dev, blob, base) = exported_in(len, AccessFlags::DPU_READ_WRITE, shared);
         assert!(mmap.exported());
         assert_eq!(
             mmap.export_dpu(&dev).unwrap().to_vec(),
@@ -232,6 +247,8 @@ fn the_dpu_reads_and_writes_host_memory_on_both_engines() {
         );
         let mut p = import(threads, &blob, base, len);
         assert_eq!(p.recv(), "imported");
+        p.send("mapped");
+        assert_eq!(p.recv(), format!("mapped {shared}"));
         p.send("read");
         assert_eq!(p.recv(), format!("read {}", hex(&digest(&pattern(len, 1)))));
         p.send("write 7");
@@ -261,8 +278,14 @@ fn the_dpu_reads_and_writes_host_memory_on_both_engines() {
 
 #[test]
 fn a_read_only_export_refuses_writes() {
+    for shared in [false, true] {
+        read_only(shared);
+    }
+}
+
+fn read_only(shared: bool) {
     let len = 1 << 16;
-    let (mmap, _dev, blob, base) = exported(len, AccessFlags::DPU_READ_ONLY);
+    let (mmap, _dev, blob, base) = exported_in(len, AccessFlags::DPU_READ_ONLY, shared);
     let mut p = import(0, &blob, base, len);
     assert_eq!(p.recv(), "imported");
     p.send("write 9");
@@ -398,8 +421,14 @@ fn only_the_dpu_device_that_represents_the_exporter_imports() {
 
 #[test]
 fn after_stop_the_importer_gets_errors_and_no_byte_is_touched() {
+    for shared in [false, true] {
+        after_stop(shared);
+    }
+}
+
+fn after_stop(shared: bool) {
     let len = 8 << 20;
-    let (mut mmap, _dev, blob, base) = exported(len, AccessFlags::DPU_READ_WRITE);
+    let (mut mmap, _dev, blob, base) = exported_in(len, AccessFlags::DPU_READ_WRITE, shared);
     let mut p = import(0, &blob, base, len);
     assert_eq!(p.recv(), "imported");
     p.send("loop");

@@ -34,6 +34,8 @@ pub(crate) struct ExportSpec {
     pub(crate) len: u64,
     pub(crate) perms: u32,
     pub(crate) dev: u32,
+    /// A sealed memfd holding the range, and the range's offset in it.
+    pub(crate) shm: Option<(i32, u64)>,
 }
 
 impl Export {
@@ -64,6 +66,8 @@ impl Export {
             base: spec.base,
             len: spec.len,
             dev: spec.dev,
+            shm_fd: spec.shm.map_or(-1, |s| s.0),
+            shm_off: spec.shm.map_or(0, |s| s.1),
         };
         Ok(Export {
             page,
@@ -263,14 +267,68 @@ impl Drop for Access<'_> {
 #[derive(Debug)]
 pub struct RemoteMemory {
     imp: Import,
+    /// The exporter's range mapped here, when it lives in shared memory (a
+    /// [`SharedMemory`](super::SharedMemory) region): jobs copy at memory speed.
+    view: Option<View>,
+}
+
+/// A mapping of the exporter's shared memory.
+enum View {
+    Read(memmap2::Mmap),
+    Write(memmap2::MmapMut),
+}
+
+impl std::fmt::Debug for View {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            View::Read(_) => "View::Read",
+            View::Write(_) => "View::Write",
+        })
+    }
+}
+
+impl View {
+    fn ptr(&self) -> *mut u8 {
+        match self {
+            View::Read(m) => m.as_ptr() as *mut u8,
+            View::Write(m) => m.as_ptr() as *mut u8,
+        }
+    }
 }
 
 /// Most iovecs one `process_vm_*` call takes here.
 const IOV_BATCH: usize = 64;
 
 impl RemoteMemory {
-    pub(crate) fn new(imp: Import) -> RemoteMemory {
-        RemoteMemory { imp }
+    pub(crate) fn new(imp: Import) -> Result<RemoteMemory> {
+        let mut r = RemoteMemory { imp, view: None };
+        let b = r.imp.blob;
+        if b.shm_fd >= 0 {
+            let write = r.writable();
+            let file = xproc::open_peer_file(b.pid, b.shm_fd, b.shm_off + b.len, write)?;
+            let mut o = memmap2::MmapOptions::new();
+            o.offset(b.shm_off).len(b.len as usize);
+            let map_err = |e: std::io::Error| {
+                Error::with_context(ErrorCode::NoMemory, format!("mapping the export: {e}"))
+            };
+            // SAFETY: a sealed memfd of the exporter (it cannot shrink under the mapping);
+            // the bytes are only copied in and out through raw pointers while an access is
+            // counted in flight, never handed out as references.
+            r.view = Some(unsafe {
+                if write {
+                    View::Write(o.map_mut(&file).map_err(map_err)?)
+                } else {
+                    View::Read(o.map(&file).map_err(map_err)?)
+                }
+            });
+        }
+        Ok(r)
+    }
+
+    /// Whether the exporter's range is mapped here (shared memory) rather than reached
+    /// through the kernel's cross-process copies.
+    pub fn is_mapped(&self) -> bool {
+        self.view.is_some()
     }
 
     /// Start of the exported range, in the exporter's address space.
@@ -357,6 +415,20 @@ impl RemoteMemory {
             return Err(self.read_only());
         }
         let _access = self.imp.enter()?;
+        if let Some(v) = &self.view {
+            // SAFETY: [remote, remote + n) lies in the exported range (checked), which the
+            // view maps whole; `local` is valid as the caller promised; the access is
+            // counted, so the export is live; memmove tolerates any overlap.
+            unsafe {
+                let at = v.ptr().add(remote - self.base());
+                if write {
+                    std::ptr::copy(local as *const u8, at, n);
+                } else {
+                    std::ptr::copy(at as *const u8, local, n);
+                }
+            }
+            return Ok(());
+        }
         let mut done = 0usize;
         while done < n {
             // Pieces, so that one call never exceeds what the kernel moves at once.

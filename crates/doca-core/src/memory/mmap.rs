@@ -49,6 +49,68 @@ pub unsafe trait MemoryRegion: Send + 'static {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// The shared file that holds the range, and the range's offset in it, for memory
+    /// another process can map (see [`SharedMemory`]). `None` for private memory.
+    fn shared_file(&self) -> Option<(std::os::fd::RawFd, u64)> {
+        None
+    }
+}
+
+/// Memory another process can map: a sealed memfd, mapped shared. An mmap over it that
+/// is exported is mapped by its importers, whose jobs then copy at memory speed (other
+/// memory is reached through the kernel's cross-process copies, about half as fast).
+///
+/// ```
+/// use doca_core::{Mmap, SharedMemory};
+/// let mut mmap = Mmap::new();
+/// mmap.set_memory(SharedMemory::new(1 << 20)?)?;
+/// # Ok::<(), doca_core::Error>(())
+/// ```
+pub struct SharedMemory {
+    map: memmap2::MmapMut,
+    file: std::fs::File,
+}
+
+impl fmt::Debug for SharedMemory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedMemory")
+            .field("len", &self.map.len())
+            .finish()
+    }
+}
+
+impl SharedMemory {
+    /// `len` zeroed bytes (at least 1).
+    pub fn new(len: usize) -> Result<SharedMemory> {
+        if len == 0 {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "shared memory length must be greater than 0",
+            ));
+        }
+        let file = crate::xproc::sealed_memfd("shared memory", len)?;
+        // SAFETY: a new memfd of this process, sealed against shrinking; the mapping is
+        // only reached through the mmap that owns this region.
+        let map = unsafe { memmap2::MmapOptions::new().len(len).map_mut(&file) }.map_err(|e| {
+            Error::with_context(ErrorCode::NoMemory, format!("mapping shared memory: {e}"))
+        })?;
+        Ok(SharedMemory { map, file })
+    }
+}
+
+// SAFETY: a shared mapping stays at its address until it is unmapped on drop; its length
+// is fixed (the memfd is sealed).
+unsafe impl MemoryRegion for SharedMemory {
+    fn as_mut_ptr(&mut self) -> *mut u8 {
+        <[u8]>::as_mut_ptr(&mut self.map)
+    }
+    fn len(&self) -> usize {
+        self.map.len()
+    }
+    fn shared_file(&self) -> Option<(std::os::fd::RawFd, u64)> {
+        use std::os::fd::AsRawFd;
+        Some((self.file.as_raw_fd(), 0))
+    }
 }
 
 // SAFETY: a Vec's heap buffer does not move when the Vec does, is initialized over len
@@ -85,7 +147,7 @@ unsafe impl MemoryRegion for memmap2::MmapMut {
 enum Memory {
     /// Owned memory, kept here until the mmap's shared state is dropped.
     Owned {
-        _region: Box<dyn MemoryRegion>,
+        region: Box<dyn MemoryRegion>,
     },
     Foreign,
     /// Another process's memory (an mmap created from an export).
@@ -299,7 +361,7 @@ impl Mmap {
         let base = memory.as_mut_ptr() as usize;
         let len = memory.len();
         st.memory = Some(Memory::Owned {
-            _region: Box::new(memory),
+            region: Box::new(memory),
         });
         st.base = base;
         st.len = len;
@@ -591,12 +653,17 @@ impl Mmap {
             ));
         }
         let pci = info.pci_addr();
+        let shm = match &st.memory {
+            Some(Memory::Owned { region }) => region.shared_file().map(|(fd, off)| (fd, off)),
+            _ => None,
+        };
         let export = Export::new(ExportSpec {
             kind,
             base: st.base as u64,
             len: st.len as u64,
             perms: st.permissions.bits(),
             dev: pci_code(&pci),
+            shm,
         })?;
         let blob: Arc<[u8]> = Arc::from(export.blob());
         st.exports[i] = Some((export, Arc::clone(&blob)));
@@ -646,6 +713,7 @@ impl Mmap {
         }
         let (base, len) = (imp.blob.base as usize, imp.blob.len as usize);
         let permissions = AccessFlags::from_bits_truncate(imp.blob.perms);
+        let remote = RemoteMemory::new(imp)?;
         let st = MmapState {
             memory: Some(Memory::Remote),
             base,
@@ -667,7 +735,7 @@ impl Mmap {
                 num_bufs: AtomicU32::new(0),
                 user_data,
                 frozen,
-                remote: Some(RemoteMemory::new(imp)),
+                remote: Some(remote),
             }),
             _not_sync: PhantomData,
         })

@@ -5,7 +5,7 @@
 use crate::error::{Error, ErrorCode, Result};
 
 /// Descriptor size in bytes.
-pub const BLOB_LEN: usize = 88;
+pub const BLOB_LEN: usize = 96;
 const MAGIC: [u8; 8] = *b"DOCASWX\0";
 const VERSION: u16 = 1;
 
@@ -55,6 +55,10 @@ pub(crate) struct Blob {
     pub(crate) len: u64,
     /// The exporting device's PCI address (domain << 16 | bus << 8 | device << 3 | function).
     pub(crate) dev: u32,
+    /// The exporter's descriptor of a sealed memfd that holds the range (-1: none; the
+    /// range is then reached with process_vm_readv/writev), and the range's offset in it.
+    pub(crate) shm_fd: i32,
+    pub(crate) shm_off: u64,
 }
 
 fn fnv1a(bytes: &[u8]) -> u64 {
@@ -88,8 +92,10 @@ impl Blob {
         b[56..64].copy_from_slice(&self.base.to_le_bytes());
         b[64..72].copy_from_slice(&self.len.to_le_bytes());
         b[72..76].copy_from_slice(&self.dev.to_le_bytes());
-        let sum = fnv1a(&b[..80]);
-        b[80..88].copy_from_slice(&sum.to_le_bytes());
+        b[76..80].copy_from_slice(&self.shm_fd.to_le_bytes());
+        b[80..88].copy_from_slice(&self.shm_off.to_le_bytes());
+        let sum = fnv1a(&b[..88]);
+        b[88..96].copy_from_slice(&sum.to_le_bytes());
         b
     }
 
@@ -119,10 +125,10 @@ impl Blob {
         }
         let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap_or([0; 4]));
         let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap_or([0; 8]));
-        if u32_at(12) as usize != BLOB_LEN || bytes[11] != 0 || u32_at(76) != 0 {
+        if u32_at(12) as usize != BLOB_LEN || bytes[11] != 0 {
             return Err(invalid("the export descriptor's header is damaged"));
         }
-        if u64_at(80) != fnv1a(&bytes[..80]) {
+        if u64_at(88) != fnv1a(&bytes[..88]) {
             return Err(invalid(
                 "the export descriptor's checksum does not match (damaged in transit?)",
             ));
@@ -140,7 +146,12 @@ impl Blob {
             base: u64_at(56),
             len: u64_at(64),
             dev: u32_at(72),
+            shm_fd: u32_at(76) as i32,
+            shm_off: u64_at(80),
         };
+        if b.shm_fd < -1 || (b.shm_fd >= 0 && b.shm_off.checked_add(b.len).is_none()) {
+            return Err(invalid("the export descriptor's shared memory is damaged"));
+        }
         if b.pid == 0 || b.pid > i32::MAX as u32 || b.fd < 0 {
             return Err(invalid("the export descriptor names no process"));
         }
@@ -170,6 +181,8 @@ mod tests {
             base: 0x7f00_0000_0000,
             len: 4096,
             dev: 0x3b00,
+            shm_fd: -1,
+            shm_off: 0,
         }
     }
 

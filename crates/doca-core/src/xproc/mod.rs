@@ -150,6 +150,87 @@ pub(crate) fn futex_wake(word: &AtomicU32) {
     };
 }
 
+/// A new memfd of `len` bytes whose size is sealed: no process can shrink it under the
+/// others' mappings (which would make their accesses fault).
+pub(crate) fn sealed_memfd(what: &str, len: usize) -> Result<File> {
+    let name = std::ffi::CString::new(format!("doca-sw {what}")).unwrap_or_default();
+    // SAFETY: the name is a valid C string; the flags are valid.
+    let fd =
+        unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING) };
+    if fd < 0 {
+        return Err(os_error(
+            ErrorCode::NoMemory,
+            "cannot create shared memory (memfd)",
+        ));
+    }
+    // SAFETY: memfd_create returned a new descriptor that nothing else owns.
+    let file = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+    file.set_len(len as u64)
+        .map_err(|e| Error::with_context(ErrorCode::NoMemory, format!("shared memory: {e}")))?;
+    let seals = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_SEAL;
+    // SAFETY: F_ADD_SEALS on our memfd.
+    if unsafe { libc::fcntl(file.as_raw_fd(), libc::F_ADD_SEALS, seals) } != 0 {
+        return Err(os_error(ErrorCode::NoMemory, "cannot seal shared memory"));
+    }
+    Ok(file)
+}
+
+/// Opens the regular file process `pid` holds as descriptor `fd`, when it belongs to
+/// this user, is at least `min_len` bytes and cannot shrink (sealed). What the
+/// descriptor names is looked at before it is opened: a device, a FIFO or a socket is
+/// never opened.
+pub(crate) fn open_peer_file(pid: u32, fd: i32, min_len: u64, write: bool) -> Result<File> {
+    use std::os::unix::fs::MetadataExt;
+    if fd < 0 {
+        return Err(Error::with_context(
+            ErrorCode::InvalidValue,
+            "the descriptor names no shared memory",
+        ));
+    }
+    let path = format!("/proc/{pid}/fd/{fd}");
+    let gone = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::PermissionDenied => Error::with_context(
+            ErrorCode::NotPermitted,
+            format!("the export's shared memory cannot be opened: {e}"),
+        ),
+        _ => Error::with_context(
+            ErrorCode::NotFound,
+            format!("the exporting process or its export is gone: {e}"),
+        ),
+    };
+    let not_ours = || {
+        Error::with_context(
+            ErrorCode::InvalidValue,
+            "the descriptor does not name an export's shared memory",
+        )
+    };
+    let before = std::fs::metadata(&path).map_err(gone)?;
+    if !before.file_type().is_file() || before.len() < min_len {
+        return Err(not_ours());
+    }
+    if before.uid() != uid() {
+        return Err(Error::with_context(
+            ErrorCode::NotPermitted,
+            "the export belongs to another user",
+        ));
+    }
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(write)
+        .open(&path)
+        .map_err(gone)?;
+    let meta = file.metadata().map_err(gone)?;
+    if meta.dev() != before.dev() || meta.ino() != before.ino() || meta.len() < min_len {
+        return Err(not_ours());
+    }
+    // SAFETY: F_GET_SEALS on our descriptor.
+    let seals = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GET_SEALS) };
+    if seals < 0 || seals & libc::F_SEAL_SHRINK == 0 {
+        return Err(not_ours());
+    }
+    Ok(file)
+}
+
 /// One shared control page: a memfd mapped read-write and shared.
 pub(crate) struct Page {
     map: memmap2::MmapMut,
@@ -165,71 +246,18 @@ impl std::fmt::Debug for Page {
 impl Page {
     /// A new zeroed page of this process, for `what` (the memfd's name).
     pub(crate) fn create(what: &str) -> Result<Page> {
-        let name = std::ffi::CString::new(format!("doca-sw {what}")).unwrap_or_default();
-        // SAFETY: the name is a valid C string; the flags are valid.
-        let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
-        if fd < 0 {
-            return Err(os_error(ErrorCode::NoMemory, "cannot create a shared page"));
-        }
-        // SAFETY: memfd_create returned a new descriptor that nothing else owns.
-        let file = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
-        file.set_len(PAGE as u64)
-            .map_err(|e| Error::with_context(ErrorCode::NoMemory, format!("shared page: {e}")))?;
-        Page::map(file)
+        Page::map(sealed_memfd(what, PAGE)?)
     }
 
     /// Opens the page that process `pid` holds as descriptor `fd`, after checking that it
-    /// is a page of the right size belonging to this user.
+    /// is a sealed page of this user.
     pub(crate) fn open(pid: u32, fd: i32) -> Result<Page> {
-        if fd < 0 {
+        let file = open_peer_file(pid, fd, PAGE as u64, true)?;
+        if file.metadata().map(|m| m.len()).unwrap_or(0) != PAGE as u64 {
             return Err(Error::with_context(
-                ErrorCode::InvalidValue,
-                "the descriptor names no shared page",
-            ));
-        }
-        let path = format!("/proc/{pid}/fd/{fd}");
-        let gone = |e: std::io::Error| match e.kind() {
-            std::io::ErrorKind::NotFound => Error::with_context(
-                ErrorCode::NotFound,
-                "the exporting process or its export is gone (no such shared page)",
-            ),
-            std::io::ErrorKind::PermissionDenied => Error::with_context(
-                ErrorCode::NotPermitted,
-                format!("the export's shared page cannot be opened: {e}"),
-            ),
-            _ => Error::with_context(
-                ErrorCode::NotFound,
-                format!("the export's shared page cannot be opened: {e}"),
-            ),
-        };
-        use std::os::unix::fs::MetadataExt;
-        let not_a_page = || {
-            Error::with_context(
                 ErrorCode::InvalidValue,
                 "the descriptor does not name an export (not a shared control page)",
-            )
-        };
-        // What the descriptor names is looked at before it is opened: only a regular
-        // file of one page that belongs to this user is (a device, a FIFO or a socket
-        // is never opened).
-        let before = std::fs::metadata(&path).map_err(gone)?;
-        if !before.file_type().is_file() || before.len() != PAGE as u64 {
-            return Err(not_a_page());
-        }
-        if before.uid() != uid() {
-            return Err(Error::with_context(
-                ErrorCode::NotPermitted,
-                "the export belongs to another user",
             ));
-        }
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&path)
-            .map_err(gone)?;
-        let meta = file.metadata().map_err(gone)?;
-        if meta.dev() != before.dev() || meta.ino() != before.ino() || meta.len() != PAGE as u64 {
-            return Err(not_a_page());
         }
         Page::map(file)
     }
