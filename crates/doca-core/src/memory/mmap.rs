@@ -654,7 +654,7 @@ impl Mmap {
         }
         let pci = info.pci_addr();
         let shm = match &st.memory {
-            Some(Memory::Owned { region }) => region.shared_file().map(|(fd, off)| (fd, off)),
+            Some(Memory::Owned { region }) => region.shared_file(),
             _ => None,
         };
         let export = Export::new(ExportSpec {
