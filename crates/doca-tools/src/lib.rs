@@ -62,6 +62,7 @@ pub fn open_device(pci: Option<&str>, cap: Capability) -> Result<Dev> {
 }
 
 pub mod ecfile;
+pub mod pair;
 
 /// Prints `error: ...` for a tool and gives the exit code (1).
 pub fn report(tool: &str, e: &Error) -> ExitCode {

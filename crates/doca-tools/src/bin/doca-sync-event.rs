@@ -1,12 +1,15 @@
-//! `doca-sync-event`: two threads — a host side and a DPU side — signal each other
-//! through one DOCA sync event, like DOCA's sync_event_host / sync_event_dpu samples:
-//! synchronously or (`--async`) with jobs on work queues, by setting the value or
-//! (`--atomic`) adding to it.
+//! `doca-sync-event`: a host side and a DPU side signal each other through one DOCA sync
+//! event, like DOCA's sync_event_host / sync_event_dpu samples: synchronously or
+//! (`--async`) with jobs on work queues, by setting the value or (`--atomic`) adding to
+//! it. By default the two sides are two threads; with `--role host` and `--role dpu`
+//! they are two processes: the host exports the event and sends the descriptor over the
+//! comm channel, the DPU side creates its handle from it (start the DPU side first).
 
 use clap::Parser;
 use doca_core::device::Capability;
 use doca_core::sync_event::MAX_ASYNC_WAIT_VALUE;
 use doca_core::{Ctx, Error, ErrorCode, Result, SyncEvent, SyncEventJob, WorkQ};
+use doca_tools::pair::{self, Side as Role};
 use doca_tools::{open_device, report};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -30,10 +33,19 @@ struct Args {
     /// Round trips (host signals, DPU answers).
     #[arg(long, default_value_t = 100)]
     rounds: u64,
+    /// Run as one side of a two-process pair (start the DPU side first).
+    #[arg(long, value_enum)]
+    role: Option<Role>,
+    /// The representor of the host function to serve (DPU side of a pair).
+    #[arg(short, long = "rep-pci-addr", default_value = "3b:00.0")]
+    rep_pci_addr: String,
     /// Print nothing on success.
     #[arg(short, long)]
     quiet: bool,
 }
+
+/// The comm channel service the two processes meet at.
+const SERVICE: &str = "doca-sync-event";
 
 /// One side's operations on the shared event.
 enum Side<'a> {
@@ -91,7 +103,7 @@ fn side<'a>(se: &'a SyncEvent, a: &Args) -> Result<Side<'a>> {
     })
 }
 
-fn run(a: &Args) -> Result<String> {
+fn check_rounds(a: &Args) -> Result<()> {
     if a.asynchronous && 2 * a.rounds > MAX_ASYNC_WAIT_VALUE {
         return Err(Error::with_context(
             ErrorCode::InvalidValue,
@@ -100,6 +112,131 @@ fn run(a: &Args) -> Result<String> {
                 MAX_ASYNC_WAIT_VALUE / 2
             ),
         ));
+    }
+    Ok(())
+}
+
+fn start(se: &SyncEvent, a: &Args) -> Result<()> {
+    if a.asynchronous {
+        se.as_ctx().start()
+    } else {
+        se.start()
+    }
+}
+
+fn mode(a: &Args) -> String {
+    format!(
+        "{} mode, {}",
+        if a.asynchronous {
+            "asynchronous"
+        } else {
+            "synchronous"
+        },
+        if a.atomic { "add" } else { "set" }
+    )
+}
+
+/// The DPU side of a pair: imports the host's event and answers each signal.
+fn run_dpu(a: &Args) -> Result<String> {
+    let dev = pair::side_device(Role::Dpu, a.dev_pci_addr.as_deref(), Capability::SyncEvent)?;
+    let mut ch = pair::serve(&dev, &a.rep_pci_addr, SERVICE)?;
+    let msg = ch.recv()?;
+    let blob = pair::unhex(msg.strip_prefix("EVENT ").ok_or_else(|| {
+        Error::with_context(
+            ErrorCode::InvalidValue,
+            "the host sent no sync event descriptor",
+        )
+    })?)?;
+    let se = SyncEvent::create_from_export(&dev, &blob)?;
+    start(&se, a)?;
+    let t = Instant::now();
+    let mut me = side(&se, a)?;
+    let mut r = Ok(());
+    for i in 0..a.rounds {
+        r = me
+            .wait_gt(2 * i)
+            .and_then(|_| me.signal(2 * i + 1, a.atomic));
+        if r.is_err() {
+            break;
+        }
+    }
+    let secs = t.elapsed().as_secs_f64();
+    me.done()?;
+    if a.asynchronous {
+        se.as_ctx().stop()?;
+    } else {
+        se.stop()?;
+    }
+    r?;
+    Ok(format!(
+        "DPU side: answered {} signals of the host process through its exported sync event ({}): {:.2} us per round trip",
+        a.rounds,
+        mode(a),
+        secs * 1e6 / a.rounds.max(1) as f64
+    ))
+}
+
+/// The host side of a pair: exports the event, sends the descriptor, signals and waits.
+fn run_host(a: &Args) -> Result<String> {
+    let dev = pair::side_device(Role::Host, a.dev_pci_addr.as_deref(), Capability::SyncEvent)?;
+    let se = SyncEvent::new();
+    se.publisher_add_location_cpu(&dev)?;
+    se.subscriber_add_location_dpu()?;
+    start(&se, a)?;
+    let blob = se.export_to_dpu(&dev)?;
+    let mut ch = pair::connect(&dev, SERVICE)?;
+    ch.send(format!("EVENT {}", pair::hex(&blob)).as_bytes())?;
+    let t = Instant::now();
+    let mut me = side(&se, a)?;
+    let mut r = Ok(());
+    for i in 0..a.rounds {
+        r = me
+            .signal(2 * i, a.atomic)
+            .and_then(|_| me.wait_gt(2 * i + 1));
+        if r.is_err() {
+            break;
+        }
+    }
+    let secs = t.elapsed().as_secs_f64();
+    let value = if a.asynchronous {
+        let v = me.job(SyncEventJob::get(0));
+        me.done()?;
+        se.as_ctx().stop()?;
+        v
+    } else {
+        me.done()?;
+        let v = se.get();
+        se.stop()?;
+        v
+    };
+    r?;
+    let value = value?;
+    if value != 2 * a.rounds {
+        return Err(Error::with_context(
+            ErrorCode::Unexpected,
+            format!("the sync event ended at {value}, expected {}", 2 * a.rounds),
+        ));
+    }
+    Ok(format!(
+        "host side: exchanged {} signals with the DPU process through an exported sync event ({}): {:.2} us per round trip; final value {value}",
+        2 * a.rounds,
+        mode(a),
+        secs * 1e6 / a.rounds.max(1) as f64
+    ))
+}
+
+fn run(a: &Args) -> Result<String> {
+    check_rounds(a)?;
+    match a.role {
+        Some(Role::Dpu) => {
+            pair::become_side(Role::Dpu);
+            return run_dpu(a);
+        }
+        Some(Role::Host) => {
+            pair::become_side(Role::Host);
+            return run_host(a);
+        }
+        None => {}
     }
     let dev = open_device(a.dev_pci_addr.as_deref(), Capability::SyncEvent)?;
     let se = SyncEvent::new();
