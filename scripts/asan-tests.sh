@@ -17,6 +17,6 @@ fi
 export RUSTC_BOOTSTRAP=1
 export RUSTFLAGS="-Zsanitizer=address"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0"
-cargo test --locked --target "$target" -p doca-core -p doca-dma -p doca-ec -p doca-sha --lib --tests
+cargo test --locked --target "$target" -p doca-core -p doca-dma -p doca-ec -p doca-sha -p doca-comm-channel --lib --tests
 cargo test --locked --target "$target" -p doca-capi --lib --test zero_alloc
 echo "asan-tests: every test passed under AddressSanitizer"

@@ -361,3 +361,45 @@ fn single_device_builder() {
     let e = Topology::single_device("nonsense", 0).unwrap_err();
     assert_eq!(e.code(), doca_core::ErrorCode::InvalidValue);
 }
+
+/// Export capabilities are reported only where the operation works (the host exports,
+/// the DPU side imports), and a topology file turns each off.
+#[test]
+fn export_capabilities_are_honest_and_can_be_turned_off() {
+    use doca_core::device::DEFAULT_MACHINE;
+    use doca_core::{AccessFlags, Mmap, SyncEvent};
+    let host =
+        device::devinfo_list_from(&Topology::from_toml(DEFAULT_MACHINE, Some("host")).unwrap())
+            .remove(0);
+    let dpu =
+        device::devinfo_list_from(&Topology::from_toml(DEFAULT_MACHINE, Some("dpu")).unwrap())
+            .remove(0);
+    assert!(host.is_mmap_export_dpu_supported() && !host.is_mmap_from_export_dpu_supported());
+    assert!(dpu.is_mmap_from_export_dpu_supported() && !dpu.is_mmap_export_dpu_supported());
+    assert!(SyncEvent::export_to_dpu_supported(&host));
+    assert!(!SyncEvent::create_from_export_supported(&host));
+    assert!(SyncEvent::create_from_export_supported(&dpu));
+    assert!(!SyncEvent::export_to_dpu_supported(&dpu));
+    let off = Topology::from_toml(
+        "[[host.device]]\npci_addr = \"0000:3c:00.0\"\ncapabilities = [\"dma\", \"sync_event\"]\n",
+        None,
+    )
+    .unwrap();
+    let info = device::devinfo_list_from(&off).remove(0);
+    assert!(!info.is_mmap_export_dpu_supported());
+    assert!(!SyncEvent::export_to_dpu_supported(&info));
+    let dev = info.open().unwrap();
+    let mut m = Mmap::new();
+    m.set_memory(vec![0u8; 64]).unwrap();
+    m.set_permissions(AccessFlags::DPU_READ_WRITE).unwrap();
+    m.dev_add(&dev).unwrap();
+    m.start().unwrap();
+    assert_eq!(
+        m.export_dpu(&dev).unwrap_err().code(),
+        ErrorCode::NotSupported
+    );
+    assert_eq!(
+        SyncEvent::new().export_to_dpu(&dev).unwrap_err().code(),
+        ErrorCode::NotSupported
+    );
+}

@@ -494,3 +494,31 @@ fn an_exporter_killed_mid_transfer_fails_the_importers_jobs() {
     assert_eq!(q.recv(), "import-error DOCA_ERROR_NOT_FOUND");
     q.finish();
 }
+
+#[test]
+fn an_rdma_export_is_imported_by_another_process_with_any_device() {
+    let len = 1 << 16;
+    let dev = host_dev();
+    let mut mmap = Mmap::new();
+    mmap.set_memory(pattern(len, 1)).unwrap();
+    mmap.set_permissions(AccessFlags::RDMA_READ).unwrap();
+    mmap.dev_add(&dev).unwrap();
+    mmap.start().unwrap();
+    // No DPU permission: no DPU export; the RDMA one works.
+    assert_eq!(
+        mmap.export_dpu(&dev).unwrap_err().code(),
+        ErrorCode::NotPermitted
+    );
+    let blob = mmap.export_rdma(&dev).unwrap().to_vec();
+    let base = mmap.memrange().unwrap().0 as usize;
+    // Imported on the host side, by another process.
+    let mut p = Peer::spawn("child_process", "importer");
+    p.send(&format!("import 0 {} {base} {len} host", hex(&blob)));
+    assert_eq!(p.recv(), "imported");
+    p.send("read");
+    assert_eq!(p.recv(), format!("read {}", hex(&digest(&pattern(len, 1)))));
+    p.send("write 5");
+    assert_eq!(p.recv(), "error DOCA_ERROR_NOT_PERMITTED", "RDMA_READ only");
+    p.send("quit");
+    p.finish();
+}

@@ -177,6 +177,9 @@ impl Import {
                 "the descriptor does not agree with its export (forged or altered)",
             ));
         }
+        if b.state.load(Ordering::SeqCst) != LIVE {
+            return Err(no_live_export(blob.kind));
+        }
         let (me, start) = xproc::me();
         if me == blob.pid {
             return Err(Error::with_context(
@@ -494,5 +497,75 @@ impl RemoteMemory {
             done += r as usize;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn live() -> Export {
+        Export::new(ExportSpec {
+            kind: Kind::MmapRdma,
+            base: 0x1000,
+            len: 4096,
+            perms: crate::types::AccessFlags::RDMA_READ.bits(),
+            dev: 0,
+            shm: None,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn descriptors_of_another_user_a_dead_process_or_a_forged_token_are_refused() {
+        let e = live();
+        let good = Blob::decode(e.blob()).unwrap();
+        let code = |b: Blob| {
+            Import::open(&b.encode(), &[Kind::MmapRdma])
+                .unwrap_err()
+                .code()
+        };
+        // This process's own export: refused as such (an importer is another process).
+        assert_eq!(code(good), ErrorCode::NotSupported);
+        assert_eq!(
+            code(Blob {
+                uid: good.uid ^ 1,
+                ..good
+            }),
+            ErrorCode::NotPermitted
+        );
+        assert_eq!(
+            code(Blob {
+                start: good.start + 1,
+                ..good
+            }),
+            ErrorCode::NotFound
+        );
+        assert_eq!(
+            code(Blob {
+                pid: i32::MAX as u32 - 7,
+                ..good
+            }),
+            ErrorCode::NotFound
+        );
+        assert_eq!(
+            code(Blob {
+                token: [1, 2],
+                ..good
+            }),
+            ErrorCode::NotFound
+        );
+        assert_eq!(code(Blob { len: 8192, ..good }), ErrorCode::InvalidValue);
+        assert_eq!(code(Blob { fd: 0, ..good }), ErrorCode::InvalidValue);
+        assert_eq!(
+            code(Blob {
+                kind: Kind::MmapDpu,
+                ..good
+            }),
+            ErrorCode::InvalidValue
+        );
+        // Revoked: nothing lives behind it any more.
+        e.revoke();
+        assert_eq!(code(good), ErrorCode::NotFound);
     }
 }
