@@ -596,7 +596,7 @@ fn c_type(t: &str) -> String {
         "doca_data" => "union doca_data".into(),
         _ if ENUMS.contains(&t) => format!("enum {t}"),
         _ if TYPEDEFS.contains(&t) => t.into(),
-        _ if t.starts_with("doca_") => format!("struct {t}"),
+        _ if t.starts_with("doca_") || t.starts_with("ibv_") => format!("struct {t}"),
         _ => panic!("no C spelling for the Rust type `{t}`: extend c_type"),
     }
 }
