@@ -103,6 +103,130 @@ const HANDSHAKE: u8 = 1;
 const CONNECTED: u8 = 2;
 const CLOSED: u8 = 3;
 
+/// A connection's accounting page, shared by its two processes (a sealed memfd the
+/// client passes with its greeting): how many messages each side has taken, and each
+/// side's receive queue size. Senders keep what is in flight within the queues.
+struct Ctl {
+    ptr: *mut u8,
+    /// Whether this process is the client (its counters are the first ones).
+    client: bool,
+}
+
+const CTL_LEN: usize = 4096;
+const CTL_MAGIC: u64 = u64::from_le_bytes(*b"DOCASWQ1");
+
+// SAFETY: the page is only reached through atomics.
+unsafe impl Send for Ctl {}
+// SAFETY: as above.
+unsafe impl Sync for Ctl {}
+
+impl std::fmt::Debug for Ctl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ctl").field("client", &self.client).finish()
+    }
+}
+
+impl Ctl {
+    /// Maps a page of `fd` (checked: a sealed regular file of at least a page).
+    fn map(fd: RawFd, client: bool) -> Option<Ctl> {
+        // SAFETY: all-zero stat is valid; fstat writes it.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: fd is open; st is writable.
+        if unsafe { libc::fstat(fd, &mut st) } != 0
+            || st.st_mode & libc::S_IFMT != libc::S_IFREG
+            || (st.st_size as u64) < CTL_LEN as u64
+        {
+            return None;
+        }
+        // SAFETY: F_GET_SEALS on an open descriptor.
+        let seals = unsafe { libc::fcntl(fd, libc::F_GET_SEALS) };
+        if seals < 0 || seals & libc::F_SEAL_SHRINK == 0 {
+            return None;
+        }
+        // SAFETY: a shared mapping of a page of a file that cannot shrink.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                CTL_LEN,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd,
+                0,
+            )
+        };
+        (p != libc::MAP_FAILED).then_some(Ctl {
+            ptr: p.cast(),
+            client,
+        })
+    }
+
+    fn new_page() -> Option<(OwnedFd, Ctl)> {
+        // SAFETY: a valid C string and flags.
+        let fd = unsafe {
+            libc::memfd_create(
+                c"doca-sw comm channel".as_ptr(),
+                libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING,
+            )
+        };
+        if fd < 0 {
+            return None;
+        }
+        // SAFETY: a new descriptor nothing else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        // SAFETY: plain calls on our memfd.
+        unsafe {
+            if libc::ftruncate(fd.as_raw_fd(), CTL_LEN as libc::off_t) != 0
+                || libc::fcntl(
+                    fd.as_raw_fd(),
+                    libc::F_ADD_SEALS,
+                    libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_SEAL,
+                ) != 0
+            {
+                return None;
+            }
+        }
+        let c = Ctl::map(fd.as_raw_fd(), true)?;
+        c.word(0).store(CTL_MAGIC, Ordering::Release);
+        Some((fd, c))
+    }
+
+    fn word(&self, i: usize) -> &AtomicU64 {
+        // SAFETY: i < 4: inside the page, aligned; the page lives as long as self and is
+        // only accessed atomically (by both processes).
+        unsafe { AtomicU64::from_ptr(self.ptr.cast::<u64>().add(i)) }
+    }
+
+    /// Messages this side has taken.
+    fn taken_here(&self) -> &AtomicU64 {
+        self.word(if self.client { 1 } else { 2 })
+    }
+
+    /// Messages the other side has taken.
+    fn taken_there(&self) -> u64 {
+        self.word(if self.client { 2 } else { 1 })
+            .load(Ordering::Acquire)
+    }
+
+    /// This side's receive queue size (published for the other side).
+    fn set_recv_q(&self, q: u16) {
+        self.word(if self.client { 3 } else { 4 })
+            .store(u64::from(q), Ordering::Release);
+    }
+
+    /// The other side's receive queue size (0: not published yet).
+    fn their_recv_q(&self) -> u64 {
+        self.word(if self.client { 4 } else { 3 })
+            .load(Ordering::Acquire)
+    }
+}
+
+impl Drop for Ctl {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `map`, unmapped once.
+        unsafe { libc::munmap(self.ptr.cast(), CTL_LEN) };
+    }
+}
+
 /// One connection's far end (`struct doca_comm_channel_addr_t`): user data and
 /// statistics. It stays valid until disconnected or the endpoint is destroyed.
 #[derive(Debug)]
@@ -118,6 +242,8 @@ pub struct PeerAddr {
     recv_bytes: AtomicU64,
     /// The largest message the peer said it sends.
     peer_max: AtomicU32,
+    /// The connection's accounting page, once shared.
+    ctl: std::sync::OnceLock<Ctl>,
 }
 
 /// Identifies a peer of an endpoint (Rust face; the C face uses `&PeerAddr`).
@@ -138,6 +264,7 @@ impl PeerAddr {
             recv_msgs: AtomicU64::new(0),
             recv_bytes: AtomicU64::new(0),
             peer_max: AtomicU32::new(MAX_MESSAGE_SIZE),
+            ctl: std::sync::OnceLock::new(),
         })
     }
 
@@ -176,9 +303,12 @@ impl PeerAddr {
         self.recv_bytes.load(Ordering::Relaxed)
     }
 
-    /// Messages sent that the peer has not received yet (estimated from the bytes
-    /// still queued toward it and the average size of what was sent).
+    /// Messages sent that the peer has not received yet (counted in the connection's
+    /// shared accounting page; estimated from the queued bytes before it is shared).
     pub fn send_in_flight_messages(&self) -> u64 {
+        if let Some(c) = self.ctl.get() {
+            return self.send_messages().saturating_sub(c.taken_there());
+        }
         let fd = self.raw.load(Ordering::Acquire);
         if fd < 0 {
             return 0;
@@ -399,6 +529,85 @@ fn check_hello(b: &[u8], name: &str) -> Option<u16> {
     let max = u16::from_le_bytes([b[16], b[17]]);
     (version == HELLO_VERSION && b.len() == 18 + n && &b[18..] == name.as_bytes() && max > 0)
         .then_some(max)
+}
+
+/// Sends `msg` on `sock`, with descriptor `fd` attached (SCM_RIGHTS) when given.
+fn send_with_fd(sock: &OwnedFd, msg: &[u8], fd: Option<RawFd>) -> isize {
+    let mut iov = libc::iovec {
+        iov_base: msg.as_ptr() as *mut libc::c_void,
+        iov_len: msg.len(),
+    };
+    // Room for one descriptor's control message, aligned for cmsghdr.
+    let mut cbuf = [0u64; 4];
+    // SAFETY: all-zero msghdr is valid.
+    let mut m: libc::msghdr = unsafe { std::mem::zeroed() };
+    m.msg_iov = &mut iov;
+    m.msg_iovlen = 1;
+    if let Some(fd) = fd {
+        // SAFETY: CMSG_SPACE is a pure computation.
+        let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) } as usize;
+        m.msg_control = cbuf.as_mut_ptr().cast();
+        m.msg_controllen = space;
+        // SAFETY: the control buffer holds one cmsghdr with one descriptor (space checked
+        // against the buffer: 32 bytes >= CMSG_SPACE(4) = 24).
+        unsafe {
+            let c = libc::CMSG_FIRSTHDR(&m);
+            (*c).cmsg_level = libc::SOL_SOCKET;
+            (*c).cmsg_type = libc::SCM_RIGHTS;
+            (*c).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as usize;
+            std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<RawFd>(), fd);
+        }
+    }
+    // SAFETY: m describes valid buffers for the call.
+    unsafe {
+        libc::sendmsg(
+            sock.as_raw_fd(),
+            &m,
+            libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+        )
+    }
+}
+
+/// Receives one message into `buf`, with the descriptor it carries (if any).
+fn recv_with_fd(sock: RawFd, buf: &mut [u8]) -> (isize, Option<OwnedFd>) {
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    let mut cbuf = [0u64; 8];
+    // SAFETY: all-zero msghdr is valid.
+    let mut m: libc::msghdr = unsafe { std::mem::zeroed() };
+    m.msg_iov = &mut iov;
+    m.msg_iovlen = 1;
+    m.msg_control = cbuf.as_mut_ptr().cast();
+    m.msg_controllen = std::mem::size_of_val(&cbuf);
+    // SAFETY: m describes valid buffers; descriptors arrive close-on-exec.
+    let n = unsafe { libc::recvmsg(sock, &mut m, libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC) };
+    if n < 0 {
+        return (n, None);
+    }
+    let mut got = None;
+    // SAFETY: walking the control messages the kernel wrote into cbuf.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(&m);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_RIGHTS {
+                let data = libc::CMSG_DATA(c).cast::<RawFd>();
+                let count =
+                    ((*c).cmsg_len - libc::CMSG_LEN(0) as usize) / std::mem::size_of::<RawFd>();
+                for i in 0..count {
+                    let fd = std::ptr::read_unaligned(data.add(i));
+                    // Every descriptor received is ours to close; the first is kept.
+                    let owned = OwnedFd::from_raw_fd(fd);
+                    if got.is_none() {
+                        got = Some(owned);
+                    }
+                }
+            }
+            c = libc::CMSG_NXTHDR(&m, c);
+        }
+    }
+    (n, got)
 }
 
 impl Default for Endpoint {
@@ -656,17 +865,15 @@ impl Endpoint {
                     return; // Not there yet (or its backlog is full): try again later.
                 }
                 let (h, n) = hello(name, self.max_msg);
-                // SAFETY: `h` holds n bytes.
-                let sent = unsafe {
-                    libc::send(
-                        sock.as_raw_fd(),
-                        h.as_ptr().cast(),
-                        n,
-                        libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
-                    )
-                };
+                let page = Ctl::new_page();
+                let sent =
+                    send_with_fd(&sock, &h[..n], page.as_ref().map(|(fd, _)| fd.as_raw_fd()));
                 if sent != n as isize {
                     return;
+                }
+                if let Some((_, c)) = page {
+                    c.set_recv_q(self.recv_q);
+                    let _ = p.ctl.set(c);
                 }
                 let id = p.id;
                 self.add_peer_fd(&sock, id);
@@ -726,6 +933,21 @@ impl Endpoint {
             CONNECTING => return Err(Error::new(ErrorCode::Again)),
             CLOSED => return Err(not_connected()),
             _ => {}
+        }
+        if let Some(c) = p.ctl.get() {
+            // Within this side's send queue and the other side's receive queue.
+            let theirs = c.their_recv_q();
+            let limit = if theirs == 0 {
+                u64::from(self.send_q)
+            } else {
+                u64::from(self.send_q).min(theirs)
+            };
+            if p.send_messages().saturating_sub(c.taken_there()) >= limit {
+                return Err(Error::with_context(
+                    ErrorCode::Again,
+                    "the queue toward the peer is full (it has not taken its messages yet)",
+                ));
+            }
         }
         let fd = p.raw.load(Ordering::Acquire);
         // SAFETY: the peer's socket (kept open by the peer entry we borrow); msg is valid.
@@ -843,8 +1065,7 @@ impl Endpoint {
         let handshake = p.state.load(Ordering::Acquire) == HANDSHAKE;
         if handshake {
             let mut h = [0u8; HELLO_MAX + 1];
-            // SAFETY: h has room for its length.
-            let n = unsafe { libc::recv(fd, h.as_mut_ptr().cast(), h.len(), libc::MSG_DONTWAIT) };
+            let (n, page) = recv_with_fd(fd, &mut h);
             if n < 0 && errno() == libc::EAGAIN {
                 return Ok(None);
             }
@@ -854,6 +1075,13 @@ impl Endpoint {
             {
                 Some(max) => {
                     p.peer_max.store(u32::from(max), Ordering::Relaxed);
+                    if let Some(page) = page
+                        && let Some(c) = Ctl::map(page.as_raw_fd(), false)
+                        && c.word(0).load(Ordering::Acquire) == CTL_MAGIC
+                    {
+                        c.set_recv_q(self.recv_q);
+                        let _ = p.ctl.set(c);
+                    }
                     p.state.store(CONNECTED, Ordering::Release);
                 }
                 None => {
@@ -912,6 +1140,9 @@ impl Endpoint {
         }
         p.recv_msgs.fetch_add(1, Ordering::Relaxed);
         p.recv_bytes.fetch_add(n as u64, Ordering::Relaxed);
+        if let Some(c) = p.ctl.get() {
+            c.taken_here().fetch_add(1, Ordering::Release);
+        }
         Ok(Some((n, PeerId(id))))
     }
 

@@ -346,3 +346,51 @@ fn misuse_gets_doca_errors() {
     drop(d);
     e.listen(&n).unwrap();
 }
+
+#[test]
+fn queues_are_enforced_and_in_flight_messages_counted() {
+    let n = name("queues");
+    let dpu = device("dpu", "0000:03:00.0");
+    let mut server = Endpoint::new();
+    server.set_device(&dpu).unwrap();
+    server.set_device_rep(&rep(&dpu, "0000:3b:00.0")).unwrap();
+    server.set_recv_queue_size(3).unwrap();
+    server.listen(&n).unwrap();
+    let (mut ep, to) = client(&n);
+    send(&mut ep, b"m0", to);
+    let mut buf = [0u8; 64];
+    let (len, from) = recv(&mut server, &mut buf).unwrap();
+    assert_eq!(&buf[..len], b"m0");
+    // The service takes at most 3 messages in its queue: a 4th waits (AGAIN).
+    for m in [&b"m1"[..], b"m2", b"m3"] {
+        ep.sendto(m, to).unwrap();
+    }
+    assert_eq!(ep.peer_addr(to).unwrap().send_in_flight_messages(), 3);
+    assert_eq!(ep.sendto(b"m4", to).unwrap_err().code(), ErrorCode::Again);
+    let (len, _) = recv(&mut server, &mut buf).unwrap();
+    assert_eq!(&buf[..len], b"m1");
+    assert_eq!(ep.peer_addr(to).unwrap().send_in_flight_messages(), 2);
+    ep.sendto(b"m4", to).unwrap();
+    // The other way: the client's receive queue (2) bounds the service's replies.
+    let mut c2 = Endpoint::new();
+    c2.set_device(&device("host", "0000:3b:00.0")).unwrap();
+    c2.set_recv_queue_size(2).unwrap();
+    let to2 = c2.connect(&n).unwrap();
+    send(&mut c2, b"hello", to2);
+    let from2 = loop {
+        let (len, f) = recv(&mut server, &mut buf).unwrap();
+        if &buf[..len] == b"hello" {
+            break f;
+        }
+    };
+    server.sendto(b"r1", from2).unwrap();
+    server.sendto(b"r2", from2).unwrap();
+    assert_eq!(
+        server.sendto(b"r3", from2).unwrap_err().code(),
+        ErrorCode::Again
+    );
+    let (len, _) = recv(&mut c2, &mut buf).unwrap();
+    assert_eq!(&buf[..len], b"r1");
+    server.sendto(b"r3", from2).unwrap();
+    assert_ne!(from, from2);
+}
