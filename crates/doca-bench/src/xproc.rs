@@ -437,7 +437,9 @@ pub fn run(a: &XprocArgs) {
         (a.reps.max(1), 200_000, 50_000)
     };
     println!("medians of {reps} samples, the two sides taken in turn\n");
-    println!("| host and DPU as two processes | two processes | one process | ratio |");
+    println!(
+        "| host and DPU as two processes | two processes | one process | ratio (DMA: of throughputs; others: of times) |"
+    );
     println!("|---|---|---|---|");
     let gbs = |ms: f64| DMA_BYTES as f64 / ms / 1e6;
     for (shared, what) in [(true, "shared memory"), (false, "private memory")] {
