@@ -613,9 +613,9 @@ const CASES: &[Case] = &[
         || {
             let dev = device::devinfo_list().unwrap()[0].open().unwrap();
             let se = doca_core::SyncEvent::new();
-            let word = Box::leak(Box::new(0u64));
-            // SAFETY: a leaked, aligned word that lives forever and is accessed atomically.
-            unsafe { se.set_addr(word) }.unwrap();
+            static WORD: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+            // SAFETY: a static, aligned word that lives forever and is accessed atomically.
+            unsafe { se.set_addr(WORD.as_ptr()) }.unwrap();
             code(se.export_to_dpu(&dev))
         },
     ),
