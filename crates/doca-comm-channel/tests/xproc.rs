@@ -394,3 +394,59 @@ fn queues_are_enforced_and_in_flight_messages_counted() {
     server.sendto(b"r3", from2).unwrap();
     assert_ne!(from, from2);
 }
+
+#[test]
+fn a_service_accepts_at_most_its_connections_and_its_service_channel_wakes() {
+    let n = name("limit");
+    let dpu = device("dpu", "0000:03:00.0");
+    let mut server = Endpoint::new();
+    server.set_device(&dpu).unwrap();
+    server.set_device_rep(&rep(&dpu, "0000:3b:00.0")).unwrap();
+    server.listen(&n).unwrap();
+    let mut p = libc::pollfd {
+        fd: server.service_event_channel(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    let ready = unsafe { libc::poll(&mut p, 1, 0) };
+    assert_eq!(ready, 0, "nobody waits yet");
+    let mut clients: Vec<(Endpoint, PeerId)> = Vec::new();
+    let (mut first, to) = client(&n);
+    send(&mut first, b"0", to);
+    // SAFETY: as above.
+    let ready = unsafe { libc::poll(&mut p, 1, 5000) };
+    assert_eq!(ready, 1, "a connection waits");
+    clients.push((first, to));
+    let mut buf = [0u8; 16];
+    let max = doca_comm_channel::MAX_CONNECTIONS as usize;
+    for i in 1..max {
+        let (mut c, to) = client(&n);
+        send(&mut c, i.to_string().as_bytes(), to);
+        clients.push((c, to));
+    }
+    let mut got = 0;
+    while got < max {
+        recv(&mut server, &mut buf).unwrap();
+        got += 1;
+    }
+    assert_eq!(server.peers().len(), max);
+    // One more: accepted by the kernel, turned away by the service.
+    let (mut extra, to) = client(&n);
+    let _ = extra.sendto(b"x", to);
+    assert_eq!(
+        server.recvfrom(&mut buf).unwrap_err().0.code(),
+        ErrorCode::Again
+    );
+    let t = std::time::Instant::now();
+    let refused = loop {
+        let _ = server.recvfrom(&mut buf);
+        match extra.sendto(b"x", to) {
+            Err(e) if e.code() == ErrorCode::NotConnected => break true,
+            _ if t.elapsed() > Duration::from_secs(10) => break false,
+            _ => std::thread::sleep(Duration::from_millis(1)),
+        }
+    };
+    assert!(refused, "the 65th client was not turned away");
+    assert_eq!(server.peers().len(), max);
+}
