@@ -764,21 +764,7 @@ impl SyncEvent {
                 ),
             ));
         }
-        let host = imp.blob.dev;
-        if !info
-            .props()
-            .reps
-            .iter()
-            .any(|r| crate::memory::pci_code(&r.pci_addr) == host)
-        {
-            return Err(Error::with_context(
-                ErrorCode::NotPermitted,
-                format!(
-                    "device {} has no representor of the exporting host device",
-                    info.pci_addr()
-                ),
-            ));
-        }
+        imp.check_represented_by(info)?;
         let se = SyncEvent::with_store(Store::Imported(Box::new(imp)));
         se.ctx.dev_add_implied(dev)?;
         Ok(se)

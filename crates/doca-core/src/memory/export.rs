@@ -208,6 +208,28 @@ impl Import {
         Ok(imp)
     }
 
+    /// `NotPermitted` unless the DPU device `info` owns the representor of the exporting
+    /// host device (the guide's matching table).
+    pub(crate) fn check_represented_by(&self, info: &crate::device::DevInfo) -> Result<()> {
+        let host = self.blob.dev;
+        if info
+            .props()
+            .reps
+            .iter()
+            .any(|r| super::pci_code(&r.pci_addr) == host)
+        {
+            return Ok(());
+        }
+        Err(Error::with_context(
+            ErrorCode::NotPermitted,
+            format!(
+                "device {} has no representor of the exporting host device {}",
+                info.pci_addr(),
+                super::mmap::pci_text(host)
+            ),
+        ))
+    }
+
     /// Counts one access in flight while the export is live and the exporter runs.
     pub(crate) fn enter(&self) -> Result<Access<'_>> {
         let b = self.page.block();

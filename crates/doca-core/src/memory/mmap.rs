@@ -694,22 +694,7 @@ impl Mmap {
                     ),
                 ));
             }
-            let host = imp.blob.dev;
-            if !info
-                .props()
-                .reps
-                .iter()
-                .any(|r| pci_code(&r.pci_addr) == host)
-            {
-                return Err(Error::with_context(
-                    ErrorCode::NotPermitted,
-                    format!(
-                        "device {} has no representor of the exporting host device {}",
-                        info.pci_addr(),
-                        pci_text(host)
-                    ),
-                ));
-            }
+            imp.check_represented_by(info)?;
         }
         let (base, len) = (imp.blob.base as usize, imp.blob.len as usize);
         let permissions = AccessFlags::from_bits_truncate(imp.blob.perms);
@@ -825,7 +810,7 @@ pub(crate) fn pci_code(a: &crate::device::PciAddr) -> u32 {
         | u32::from(a.function & 7)
 }
 
-fn pci_text(code: u32) -> String {
+pub(crate) fn pci_text(code: u32) -> String {
     format!(
         "{:04x}:{:02x}:{:02x}.{:x}",
         code >> 16,
