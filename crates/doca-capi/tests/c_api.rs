@@ -145,20 +145,136 @@ fn build_sample(name: &str, module: &str) -> PathBuf {
 }
 
 /// A topology whose devices run jobs on 2 engine threads: the default machine's
-/// addresses, on both sides.
+/// addresses, on both sides. Written once per test run, whole (a temporary file renamed
+/// into place), so that a program started by one test never reads it half-written while
+/// another test asks for it.
 fn engine_topology() -> PathBuf {
-    let p = scratch().join("engine.toml");
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(
-        &p,
-        "[[host.device]]\npci_addr = \"0000:3b:00.0\"\nengine_threads = 2\n\
-         [[host.device]]\npci_addr = \"0000:b1:00.0\"\nengine_threads = 2\n\
-         [[dpu.device]]\npci_addr = \"0000:03:00.0\"\nengine_threads = 2\n\
-         [[dpu.device.representor]]\npci_addr = \"0000:3b:00.0\"\nvuid = \"MT0000SW0001pf0hpf\"\n\
-         [[dpu.device.representor]]\npci_addr = \"0000:b1:00.0\"\nvuid = \"MT0000SW0001pf1hpf\"\n",
-    )
-    .unwrap();
-    p
+    static TOPOLOGY: OnceLock<PathBuf> = OnceLock::new();
+    TOPOLOGY
+        .get_or_init(|| {
+            let p = scratch().join("engine.toml");
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            let tmp = scratch().join(format!("engine.toml.{}", std::process::id()));
+            std::fs::write(
+                &tmp,
+                "[[host.device]]\npci_addr = \"0000:3b:00.0\"\nengine_threads = 2\n\
+                 [[host.device]]\npci_addr = \"0000:b1:00.0\"\nengine_threads = 2\n\
+                 [[dpu.device]]\npci_addr = \"0000:03:00.0\"\nengine_threads = 2\n\
+                 [[dpu.device.representor]]\npci_addr = \"0000:3b:00.0\"\nvuid = \"MT0000SW0001pf0hpf\"\n\
+                 [[dpu.device.representor]]\npci_addr = \"0000:b1:00.0\"\nvuid = \"MT0000SW0001pf1hpf\"\n",
+            )
+            .unwrap();
+            std::fs::rename(&tmp, &p).unwrap();
+            p
+        })
+        .clone()
+}
+
+/// The longest one C program may run here (under valgrind, on a slow machine) before
+/// the test kills it and fails: a hang is a failure, never a stalled test run.
+const PROGRAM_LIMIT: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// A child process whose output is collected while it runs (a chatty program never
+/// blocks on a full pipe); killed and reaped if the test lets go of it early.
+struct Running {
+    child: std::process::Child,
+    what: String,
+    out: Option<std::thread::JoinHandle<Vec<u8>>>,
+    err: Option<std::thread::JoinHandle<Vec<u8>>>,
+}
+
+impl Running {
+    /// Starts `c` (stdin as the caller set it), collecting stdout and stderr.
+    fn spawn(mut c: Command, what: &str) -> Running {
+        use std::io::Read;
+        use std::process::Stdio;
+        let mut child = c
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {what}: {e}"));
+        let collect = |mut r: Box<dyn Read + Send>| {
+            std::thread::spawn(move || {
+                let mut v = Vec::new();
+                let _ = r.read_to_end(&mut v);
+                v
+            })
+        };
+        let out = child.stdout.take().map(|o| collect(Box::new(o)));
+        let err = child.stderr.take().map(|e| collect(Box::new(e)));
+        Running {
+            child,
+            what: what.to_string(),
+            out,
+            err,
+        }
+    }
+
+    /// Its exit status, if it has ended.
+    fn ended(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.try_wait().unwrap()
+    }
+
+    /// What it printed so far (all of it, once it has ended).
+    fn printed(&mut self) -> (Vec<u8>, Vec<u8>) {
+        let join = |h: Option<std::thread::JoinHandle<Vec<u8>>>| {
+            h.map(|h| h.join().unwrap_or_default()).unwrap_or_default()
+        };
+        (join(self.out.take()), join(self.err.take()))
+    }
+
+    /// Kills it and fails the test with `why` and what it printed.
+    fn fail(&mut self, why: &str) -> ! {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let (o, e) = self.printed();
+        panic!(
+            "{} {why}:\n{}{}",
+            self.what,
+            String::from_utf8_lossy(&o),
+            String::from_utf8_lossy(&e)
+        );
+    }
+
+    /// Waits for it to end (at most [`PROGRAM_LIMIT`]); when `beside` is given, that
+    /// program (the other side of a pair) failing first fails the test at once.
+    fn finish_beside(mut self, mut beside: Option<&mut Running>) -> Output {
+        let start = std::time::Instant::now();
+        loop {
+            if let Some(status) = self.ended() {
+                let (stdout, stderr) = self.printed();
+                return Output {
+                    status,
+                    stdout,
+                    stderr,
+                };
+            }
+            if let Some(other) = beside.as_deref_mut()
+                && let Some(st) = other.ended()
+                && !st.success()
+            {
+                let _ = self.child.kill();
+                other.fail(&format!("failed ({st:?}) while {} ran", self.what));
+            }
+            if start.elapsed() > PROGRAM_LIMIT {
+                self.fail(&format!("did not finish within {PROGRAM_LIMIT:?}"));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    fn finish(self) -> Output {
+        self.finish_beside(None)
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
 }
 
 /// Runs a C test program (under valgrind when available) and returns its stdout.
@@ -168,6 +284,18 @@ fn run(bin: &Path, args: &[&str], engine: bool) -> String {
 
 /// [`run`] with extra environment variables.
 fn run_env(bin: &Path, args: &[&str], engine: bool, env: &[(&str, &Path)]) -> String {
+    run_beside(bin, args, engine, env, None)
+}
+
+/// [`run_env`] while `beside` (the other side of a pair) runs: its failing first fails
+/// the test at once, as does either side running past [`PROGRAM_LIMIT`].
+fn run_beside(
+    bin: &Path,
+    args: &[&str],
+    engine: bool,
+    env: &[(&str, &Path)],
+    beside: Option<&mut Running>,
+) -> String {
     let valgrind = have("valgrind") && std::env::var_os("DOCA_CAPI_NO_VALGRIND").is_none();
     let mut c = if valgrind {
         let mut c = Command::new("valgrind");
@@ -196,10 +324,8 @@ fn run_env(bin: &Path, args: &[&str], engine: bool, env: &[(&str, &Path)]) -> St
     if engine {
         c.env("DOCA_SW_TOPOLOGY", engine_topology());
     }
-    check(
-        &c.output().unwrap(),
-        &format!("{} {args:?} (engine threads: {engine})", bin.display()),
-    )
+    let what = format!("{} {args:?} (engine threads: {engine})", bin.display());
+    check(&Running::spawn(c, &what).finish_beside(beside), &what)
 }
 
 fn run_both(name: &str) {
@@ -898,38 +1024,32 @@ fn sample_dma_copy_host_and_dpu_as_two_processes() {
         hc.args(&paths)
             .env_remove("DOCA_SW_TOPOLOGY")
             .env_remove("DOCA_SW_ROLE")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .stdin(Stdio::piped());
         if engine {
             hc.env("DOCA_SW_TOPOLOGY", engine_topology());
         }
-        let mut h = hc.spawn().unwrap();
+        let mut h = Running::spawn(hc, "dma_copy_host");
         let t = std::time::Instant::now();
         while !(info.exists()
             && std::fs::metadata(&info)
                 .map(|m| m.len() > 0)
                 .unwrap_or(false))
         {
-            if let Some(st) = h.try_wait().unwrap() {
-                let o = h.wait_with_output().unwrap();
-                panic!(
-                    "the host side ended ({st:?}) before writing its buffer information: {}{}",
-                    String::from_utf8_lossy(&o.stdout),
-                    String::from_utf8_lossy(&o.stderr)
-                );
+            if let Some(st) = h.ended() {
+                h.fail(&format!(
+                    "ended ({st:?}) before writing its buffer information"
+                ));
             }
-            assert!(
-                t.elapsed() < std::time::Duration::from_secs(30),
-                "the host side wrote no buffer information"
-            );
+            if t.elapsed() > std::time::Duration::from_secs(60) {
+                h.fail("wrote no buffer information within 60 s");
+            }
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
         let mut dargs = paths.clone();
         dargs.extend(["-w".to_string(), "reply from the DPU".to_string()]);
         let dargs: Vec<&str> = dargs.iter().map(String::as_str).collect();
-        let out = run(&dpu, &dargs, engine);
+        let out = run_beside(&dpu, &dargs, engine, &[], Some(&mut h));
         assert!(
             out.contains("Remote DMA copy was done Successfully"),
             "{out}"
@@ -939,9 +1059,8 @@ fn sample_dma_copy_host_and_dpu_as_two_processes() {
             "{out}"
         );
         assert!(out.contains("Wrote back into host memory"), "{out}");
-        h.stdin.take().unwrap().write_all(b"\n").unwrap();
-        let ho = h.wait_with_output().unwrap();
-        let hout = check(&ho, "dma_copy_host");
+        h.child.stdin.take().unwrap().write_all(b"\n").unwrap();
+        let hout = check(&h.finish(), "dma_copy_host");
         assert!(
             hout.contains("Memory content: reply from the DPU"),
             "{hout}"
@@ -961,18 +1080,19 @@ fn sample_dma_copy_host_and_dpu_as_two_processes() {
 
 /// Starts the first side of a pair in the background (no valgrind: the other side runs
 /// under it), in its own comm channel directory.
-fn start_side(bin: &Path, args: &[&str], engine: bool, rt: &Path) -> std::process::Child {
+fn start_side(bin: &Path, args: &[&str], engine: bool, rt: &Path) -> Running {
     let mut c = Command::new(bin);
     c.args(args)
         .env_remove("DOCA_SW_TOPOLOGY")
         .env_remove("DOCA_SW_ROLE")
-        .env("DOCA_SW_RUNTIME_DIR", rt)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
+        .env("DOCA_SW_RUNTIME_DIR", rt);
     if engine {
         c.env("DOCA_SW_TOPOLOGY", engine_topology());
     }
-    c.spawn().unwrap()
+    Running::spawn(
+        c,
+        &format!("{} {args:?} (engine threads: {engine})", bin.display()),
+    )
 }
 
 /// A private comm channel directory for one test (mode 0700, as the library wants).
@@ -993,14 +1113,20 @@ fn sample_comm_channel_server_and_client_as_two_processes() {
     let client = build_sample("comm_channel_client", "doca");
     let rt = runtime_dir("cc");
     for (engine, text) in [(false, None), (true, Some("another question"))] {
-        let s = start_side(&server, &[], engine, &rt);
+        let mut s = start_side(&server, &[], engine, &rt);
         let args: Vec<&str> = text.map_or(vec![], |t| vec!["-t", t]);
-        let out = run_env(&client, &args, engine, &[("DOCA_SW_RUNTIME_DIR", &rt)]);
+        let out = run_beside(
+            &client,
+            &args,
+            engine,
+            &[("DOCA_SW_RUNTIME_DIR", &rt)],
+            Some(&mut s),
+        );
         assert!(
             out.contains("Received message: Message from the server"),
             "{out}"
         );
-        let so = s.wait_with_output().unwrap();
+        let so = s.finish();
         let sout = check(&so, "comm_channel_server");
         let want = format!(
             "Received message: {}",
@@ -1011,25 +1137,15 @@ fn sample_comm_channel_server_and_client_as_two_processes() {
     // A client whose device the server does not represent never reaches it: b1:00.0's
     // messages wait (AGAIN) while a server for 3b:00.0 listens; the test ends it.
     let mut s = start_side(&server, &[], false, &rt);
-    let mut c = Command::new(&client)
-        .args(["-p", "b1:00.0"])
-        .env("DOCA_SW_RUNTIME_DIR", &rt)
-        .env_remove("DOCA_SW_TOPOLOGY")
-        .env_remove("DOCA_SW_ROLE")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut c = start_side(&client, &["-p", "b1:00.0"], false, &rt);
     std::thread::sleep(std::time::Duration::from_millis(300));
-    assert!(
-        c.try_wait().unwrap().is_none(),
-        "the client did not reach another function's service"
-    );
-    assert!(s.try_wait().unwrap().is_none(), "the server got nothing");
-    let _ = c.kill();
-    let _ = s.kill();
-    let _ = c.wait();
-    let _ = s.wait();
+    if c.ended().is_some() {
+        c.fail("ended: it should wait, as it cannot reach another function's service");
+    }
+    if s.ended().is_some() {
+        s.fail("ended: it should still wait, as it got nothing");
+    }
+    // Dropping both kills them.
 }
 
 /// DOCA's sync event pair as two processes, the blob passed over the comm channel: each
@@ -1047,8 +1163,14 @@ fn sample_sync_event_host_and_dpu_as_two_processes() {
         (&["--async", "--atomic"], false),
     ];
     for (flags, engine) in modes {
-        let d = start_side(&dpu, flags, engine, &rt);
-        let out = run_env(&host, flags, engine, &[("DOCA_SW_RUNTIME_DIR", &rt)]);
+        let mut d = start_side(&dpu, flags, engine, &rt);
+        let out = run_beside(
+            &host,
+            flags,
+            engine,
+            &[("DOCA_SW_RUNTIME_DIR", &rt)],
+            Some(&mut d),
+        );
         assert!(
             out.contains("Done: the DPU signaled back"),
             "{flags:?}: {out}"
@@ -1056,7 +1178,7 @@ fn sample_sync_event_host_and_dpu_as_two_processes() {
         if !flags.contains(&"--async") {
             assert!(out.contains("Sync event value is 2"), "{flags:?}: {out}");
         }
-        let dout = check(&d.wait_with_output().unwrap(), "sync_event_dpu");
+        let dout = check(&d.finish(), "sync_event_dpu");
         assert!(
             dout.contains("Done: signaled the host"),
             "{flags:?}: {dout}"
@@ -1121,18 +1243,16 @@ fn host_and_dpu_builds_run_at_once() {
     let src = crate_dir().join("tests/c/role_probe.c");
     let host = compile(&src, "role_probe-host", "doca");
     let dpu = compile(&src, "role_probe-dpu", "doca-dpu");
-    let spawn = |bin: &Path| {
-        Command::new(bin)
-            .arg("300")
+    let spawn = |bin: &Path, what: &str| {
+        let mut c = Command::new(bin);
+        c.arg("300")
             .env_remove("DOCA_SW_TOPOLOGY")
-            .env_remove("DOCA_SW_ROLE")
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap()
+            .env_remove("DOCA_SW_ROLE");
+        Running::spawn(c, what)
     };
-    let (h, d) = (spawn(&host), spawn(&dpu));
-    let h = check(&h.wait_with_output().unwrap(), "host probe");
-    let d = check(&d.wait_with_output().unwrap(), "DPU probe");
+    let (h, d) = (spawn(&host, "host probe"), spawn(&dpu, "DPU probe"));
+    let h = check(&h.finish(), "host probe");
+    let d = check(&d.finish(), "DPU probe");
     assert!(
         h.contains("arch=host\ndev=0000:3b:00.0\ndev=0000:b1:00.0\nreps=DOCA_ERROR_NOT_SUPPORTED"),
         "{h}"

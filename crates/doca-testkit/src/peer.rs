@@ -18,7 +18,9 @@
 //! ```
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
 
 const ROLE_ENV: &str = "DOCA_TESTKIT_PEER_ROLE";
 
@@ -57,13 +59,18 @@ pub fn unhex(s: &str) -> Vec<u8> {
         .collect()
 }
 
+/// The longest the parent waits for one answer, or for the child to end: a child that
+/// hangs fails the test instead of stalling the test run.
+pub const ANSWER_LIMIT: Duration = Duration::from_secs(120);
+
 /// A running child process (killed and reaped when dropped).
 #[derive(Debug)]
 pub struct Peer {
     /// The process.
     pub child: Child,
     to: Option<ChildStdin>,
-    from: BufReader<ChildStdout>,
+    /// The child's stdout, line by line (read by a thread, so waits can time out).
+    from: Receiver<String>,
 }
 
 impl Peer {
@@ -84,7 +91,15 @@ impl Peer {
         }
         let mut child = c.spawn().expect("spawning the test binary");
         let to = child.stdin.take();
-        let from = BufReader::new(child.stdout.take().expect("piped stdout"));
+        let out = BufReader::new(child.stdout.take().expect("piped stdout"));
+        let (tx, from) = channel();
+        std::thread::spawn(move || {
+            for l in out.lines().map_while(Result::ok) {
+                if tx.send(l).is_err() {
+                    break;
+                }
+            }
+        });
         Peer { child, to, from }
     }
 
@@ -95,26 +110,45 @@ impl Peer {
         to.flush().expect("the child reads its commands");
     }
 
-    /// The child's next answer; panics if it ends first.
+    /// The child's next answer; panics if it ends first or gives none within
+    /// [`ANSWER_LIMIT`] (the child is killed then).
     pub fn recv(&mut self) -> String {
+        let deadline = Instant::now() + ANSWER_LIMIT;
         loop {
-            let mut l = String::new();
-            let n = self
-                .from
-                .read_line(&mut l)
-                .expect("reading the child's answers");
-            assert!(n > 0, "the child process ended before answering");
-            if let Some(x) = l.strip_prefix('>') {
-                return x.trim_end().to_string();
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.from.recv_timeout(left) {
+                Ok(l) => {
+                    if let Some(x) = l.strip_prefix('>') {
+                        return x.trim_end().to_string();
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    panic!("the child process ended before answering")
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    self.kill();
+                    panic!("the child process gave no answer within {ANSWER_LIMIT:?}");
+                }
             }
         }
     }
 
-    /// Closes the child's commands and checks that it ends successfully.
+    /// Closes the child's commands and checks that it ends successfully (within
+    /// [`ANSWER_LIMIT`]).
     pub fn finish(mut self) {
         self.to = None;
-        let st = self.child.wait().expect("waiting for the child");
-        assert!(st.success(), "the child process failed: {st:?}");
+        let deadline = Instant::now() + ANSWER_LIMIT;
+        loop {
+            if let Some(st) = self.child.try_wait().expect("waiting for the child") {
+                assert!(st.success(), "the child process failed: {st:?}");
+                return;
+            }
+            if Instant::now() > deadline {
+                self.kill();
+                panic!("the child process did not end within {ANSWER_LIMIT:?}");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 
     /// Kills the child (SIGKILL) and reaps it.
