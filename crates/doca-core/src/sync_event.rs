@@ -156,7 +156,9 @@ impl Shared {
         {
             ctx.wake_workqs();
         }
-        if !matches!(self.store, Store::Private(_)) {
+        // Only an exported event (or one imported) has other processes to wake; an event
+        // that was never exported skips the walk of the import slots.
+        if !matches!(self.store, Store::Private(_)) && b.state.load(Ordering::Acquire) == LIVE {
             self.ring_bells(b);
         }
     }

@@ -528,17 +528,10 @@ pub fn encode(
     opts: &Options,
 ) -> Result<EncodeReport> {
     let t = Instant::now();
-    let file = File::open(input)
-        .map_err(|e| io_error(format!("cannot open '{}'", input.display()), &e))?;
+    let file = crate::open_regular(input)?;
     let meta = file
         .metadata()
         .map_err(|e| io_error(format!("cannot stat '{}'", input.display()), &e))?;
-    if !meta.is_file() {
-        return Err(Error::with_context(
-            ErrorCode::InvalidValue,
-            format!("'{}' is not a regular file", input.display()),
-        ));
-    }
     // A file whose size lies (a /proc or /sys file says 0 and holds text) is refused
     // before anything is written.
     input_unchanged(&file, &meta, &meta, input)?;
@@ -596,6 +589,7 @@ pub fn encode(
         let mut off = 0u64;
         let r = (|| -> Result<()> {
             while off < layout.block {
+                crate::cleanup::interrupted()?;
                 let len = stripe.min((layout.block - off) as usize);
                 // No buffer back: the writer stopped (its error is reported below).
                 let Ok(mut buf) = free.recv() else {
@@ -715,6 +709,7 @@ pub fn scan(dir: &Path, layout: &Layout, opts: &Options) -> Result<Vec<BlockStat
     let pb = progress(layout.block * layout.count() as u64, "check", opts.progress);
     let mut buf = vec![0u8; 4 << 20];
     for i in 0..layout.count() {
+        crate::cleanup::interrupted()?;
         let path = dir.join(layout.block_file(i));
         let state = match std::fs::metadata(&path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => BlockState::Missing,
@@ -737,7 +732,7 @@ pub fn scan(dir: &Path, layout: &Layout, opts: &Options) -> Result<Vec<BlockStat
 
 fn hash_file(path: &Path, buf: &mut [u8], pb: &ProgressBar) -> std::io::Result<u64> {
     use std::io::Read;
-    let mut f = File::open(path)?;
+    let mut f = crate::open_regular(path).map_err(std::io::Error::other)?;
     let mut h = Xxh3::new();
     loop {
         let n = f.read(buf)?;
@@ -831,9 +826,7 @@ pub fn recover(
         .iter()
         .map(|&i| {
             let p = dir.join(layout.block_file(i));
-            File::open(&p)
-                .map(|f| (p.clone(), f))
-                .map_err(|e| io_error(format!("cannot open '{}'", p.display()), &e))
+            crate::open_regular(&p).map(|f| (p.clone(), f))
         })
         .collect::<Result<_>>()?;
     let rebuilt: Vec<AtomicFile> = missing
@@ -858,6 +851,7 @@ pub fn recover(
     let mut off = 0u64;
     let mut plain = vec![0u8; if rec.is_none() { stripe } else { 0 }];
     while off < layout.block {
+        crate::cleanup::interrupted()?;
         let len = stripe.min((layout.block - off) as usize);
         match &rec {
             None => {
@@ -963,9 +957,7 @@ pub fn verify(
         let files: Vec<(PathBuf, File)> = (0..layout.count())
             .map(|i| {
                 let p = dir.join(layout.block_file(i));
-                File::open(&p)
-                    .map(|f| (p.clone(), f))
-                    .map_err(|e| io_error(format!("cannot open '{}'", p.display()), &e))
+                crate::open_regular(&p).map(|f| (p.clone(), f))
             })
             .collect::<Result<_>>()?;
         let mut theirs = vec![0u8; stripe];
@@ -977,6 +969,7 @@ pub fn verify(
         );
         let mut off = 0u64;
         while off < layout.block {
+            crate::cleanup::interrupted()?;
             let len = stripe.min((layout.block - off) as usize);
             coder.run(
                 &coding,

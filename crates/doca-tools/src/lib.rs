@@ -61,18 +61,76 @@ pub fn open_device(pci: Option<&str>, cap: Capability) -> Result<Dev> {
     }
 }
 
+/// What kind of thing a non-regular file is, for messages.
+fn kind_of(m: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = m.file_type();
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
+}
+
+fn not_regular(path: &Path, m: &std::fs::Metadata) -> Error {
+    Error::with_context(
+        ErrorCode::InvalidValue,
+        format!(
+            "'{}' is {}; only regular files are read here",
+            path.display(),
+            kind_of(m)
+        ),
+    )
+}
+
+/// Opens `path` for reading when it is a regular file. The kind is checked before the
+/// open, so a FIFO or a device is never opened (nothing blocks), and again on the open
+/// file (the path cannot be swapped in between).
+pub fn open_regular(path: &Path) -> Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let shown = path.display();
+    let m = std::fs::metadata(path).map_err(|e| io_error(format!("cannot open '{shown}'"), &e))?;
+    if !m.is_file() {
+        return Err(not_regular(path, &m));
+    }
+    // O_NONBLOCK: a FIFO swapped in after the check opens at once, and is refused below;
+    // it changes nothing for a regular file.
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| io_error(format!("cannot open '{shown}'"), &e))?;
+    let m = f
+        .metadata()
+        .map_err(|e| io_error(format!("cannot stat '{shown}'"), &e))?;
+    if !m.is_file() {
+        return Err(not_regular(path, &m));
+    }
+    Ok(f)
+}
+
+pub mod cleanup;
 pub mod ecfile;
 pub mod pair;
 
-/// Prints `error: ...` for a tool and gives the exit code (1).
+/// Prints `error: ...` for a tool and gives the exit code (1; 128 + the signal when a
+/// signal interrupted it).
 pub fn report(tool: &str, e: &Error) -> ExitCode {
     eprintln!("{tool}: error: {e}");
-    ExitCode::FAILURE
+    cleanup::exit_code(e)
 }
 
-/// An output file written under a temporary name beside its final path and renamed
-/// into place by [`commit`](AtomicFile::commit); dropped uncommitted, the temporary is
-/// removed, so a failed run never leaves a partial file under the final name.
+/// An output file written under a temporary name beside its final path
+/// (`.NAME.doca-tmp-PID`) and renamed into place by [`commit`](AtomicFile::commit);
+/// dropped uncommitted, or when the tool ends early, the temporary is removed, so a failed
+/// run never leaves a partial file under the final name. Creating one also removes the
+/// temporaries that killed runs left in the same directory.
 #[derive(Debug)]
 pub struct AtomicFile {
     tmp: PathBuf,
@@ -82,32 +140,60 @@ pub struct AtomicFile {
 
 impl AtomicFile {
     /// Starts `path`. `AlreadyExist` when it exists, unless `overwrite`.
+    /// Only a regular file is ever replaced: a directory, device, FIFO or socket at
+    /// `path` is refused, `--force` or not.
     pub fn create(path: &Path, overwrite: bool) -> Result<AtomicFile> {
-        if !overwrite && path.exists() {
+        if let Ok(m) = std::fs::metadata(path) {
+            if !m.is_file() {
+                return Err(Error::with_context(
+                    ErrorCode::InvalidValue,
+                    format!(
+                        "'{}' is {}; the output must be a file path (only a regular file is ever replaced)",
+                        path.display(),
+                        kind_of(&m)
+                    ),
+                ));
+            }
+            if !overwrite {
+                return Err(Error::with_context(
+                    ErrorCode::AlreadyExist,
+                    format!(
+                        "'{}' already exists (use --force to replace it)",
+                        path.display()
+                    ),
+                ));
+            }
+        } else if std::fs::symlink_metadata(path).is_ok() && !overwrite {
+            // A dangling symbolic link: replacing it is the user's call.
             return Err(Error::with_context(
                 ErrorCode::AlreadyExist,
                 format!(
-                    "'{}' already exists (use --force to replace it)",
+                    "'{}' already exists, a link to nothing (use --force to replace it)",
                     path.display()
                 ),
             ));
         }
-        let name = path.file_name().ok_or_else(|| {
+        let tmp = cleanup::temp_name(path).ok_or_else(|| {
             Error::with_context(
                 ErrorCode::InvalidValue,
                 format!("'{}' is not a file path", path.display()),
             )
         })?;
-        let mut tmp_name = std::ffi::OsString::from(".");
-        tmp_name.push(name);
-        tmp_name.push(format!(".tmp-{}", std::process::id()));
-        let tmp = path.with_file_name(tmp_name);
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        cleanup::remove_stale(dir);
+        cleanup::register(&tmp, false);
         let file = OpenOptions::new()
             .write(true)
             .read(true)
             .create_new(true)
             .open(&tmp)
-            .map_err(|e| io_error(format!("cannot create '{}'", tmp.display()), &e))?;
+            .map_err(|e| {
+                cleanup::forget(&tmp);
+                io_error(format!("cannot create '{}'", tmp.display()), &e)
+            })?;
         Ok(AtomicFile {
             tmp,
             path: path.to_path_buf(),
@@ -153,6 +239,7 @@ impl AtomicFile {
                 &e,
             )
         })?;
+        cleanup::forget(&self.tmp);
         self.tmp.clear();
         Ok(())
     }
@@ -163,6 +250,7 @@ impl Drop for AtomicFile {
         if !self.tmp.as_os_str().is_empty() {
             drop(self.file.take());
             let _ = std::fs::remove_file(&self.tmp);
+            cleanup::forget(&self.tmp);
         }
     }
 }
@@ -182,6 +270,35 @@ pub fn parse_size(s: &str) -> std::result::Result<usize, String> {
         .ok_or_else(|| format!("'{s}' is not a size (e.g. 4096, 64K, 1M)"))
 }
 
+/// The largest size a per-job size option takes (`--chunk`, `--stripe`): 256 MiB.
+pub const MAX_CHUNK: usize = 256 << 20;
+
+/// Parses a per-job size ([`parse_size`]) of 1 byte to [`MAX_CHUNK`].
+pub fn parse_chunk(s: &str) -> std::result::Result<usize, String> {
+    match parse_size(s)? {
+        0 => Err("a size of 0 bytes is not a chunk".into()),
+        n if n > MAX_CHUNK => Err(format!(
+            "'{s}' is larger than the {} MiB this option takes",
+            MAX_CHUNK >> 20
+        )),
+        n => Ok(n),
+    }
+}
+
+/// A zeroed buffer of `len` bytes, or `NO_MEMORY` naming `what` when the memory is
+/// not there (never an abort).
+pub fn zeroed(len: usize, what: &str) -> Result<Vec<u8>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| {
+        Error::with_context(
+            ErrorCode::NoMemory,
+            format!("cannot allocate {len} bytes for {what}"),
+        )
+    })?;
+    v.resize(len, 0);
+    Ok(v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,6 +310,14 @@ mod tests {
         assert_eq!(parse_size("1m"), Ok(1 << 20));
         assert!(parse_size("x").is_err());
         assert!(parse_size("99999999999999999999G").is_err());
+        assert_eq!(parse_chunk("256M"), Ok(MAX_CHUNK));
+        for bad in ["0", "257M", "8G", "2305843009213693952"] {
+            assert!(parse_chunk(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            zeroed(usize::MAX, "x").unwrap_err().code(),
+            ErrorCode::NoMemory
+        );
     }
 
     #[test]

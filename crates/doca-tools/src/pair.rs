@@ -92,6 +92,7 @@ impl Channel {
             match self.ep.sendto(msg, to) {
                 Ok(()) => return Ok(()),
                 Err(e) if e.code() == ErrorCode::Again => {
+                    crate::cleanup::interrupted()?;
                     if t.elapsed() > PEER_TIMEOUT {
                         return Err(timed_out("sending"));
                     }
@@ -118,6 +119,7 @@ impl Channel {
                     });
                 }
                 Err((e, _)) if e.code() == ErrorCode::Again => {
+                    crate::cleanup::interrupted()?;
                     if t.elapsed() > PEER_TIMEOUT {
                         return Err(timed_out("waiting for a message"));
                     }

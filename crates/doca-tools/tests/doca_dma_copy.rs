@@ -65,7 +65,9 @@ fn refusals_lose_nothing() {
     assert_eq!(std::fs::read(s.path("src")).unwrap(), b"new bytes");
     let o = run(BIN, &[".", "out"], &s.0, None, None);
     assert!(
-        o.code == 1 && o.stderr.contains("not a regular file"),
+        o.code == 1
+            && o.stderr
+                .contains("'.' is a directory; only regular files are read"),
         "{}",
         o.stderr
     );

@@ -4,6 +4,7 @@
 use clap::Parser;
 use doca_core::device::{self, Role, Topology};
 use doca_core::{DevInfo, RepFilter};
+use doca_tools::{cleanup, outln};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -74,14 +75,20 @@ fn yes(b: bool) -> &'static str {
 }
 
 fn print_table(role: Role, machine: &str, list: &[DevInfo]) {
-    println!(
+    outln!(
         "{} device(s), {} side of {machine}",
         list.len(),
         role.as_str()
     );
-    println!(
+    outln!(
         "{:<13} {:<4} {:<10} {:<10} {:<17} {:<15} {:<7} capabilities",
-        "PCI", "FUNC", "IFACE", "IBDEV", "MAC", "IPV4", "ENGINE"
+        "PCI",
+        "FUNC",
+        "IFACE",
+        "IBDEV",
+        "MAC",
+        "IPV4",
+        "ENGINE"
     );
     for d in list {
         let caps = d
@@ -90,7 +97,7 @@ fn print_table(role: Role, machine: &str, list: &[DevInfo]) {
             .map(|c| c.name())
             .collect::<Vec<_>>()
             .join(",");
-        println!(
+        outln!(
             "{:<13} {:<4} {:<10} {:<10} {:<17} {:<15} {:<7} {}",
             d.pci_addr_str(),
             d.props().func_type.as_str(),
@@ -107,8 +114,8 @@ fn print_table(role: Role, machine: &str, list: &[DevInfo]) {
             .map(|(n, _)| *n)
             .collect::<Vec<_>>()
             .join(" ");
-        println!("    jobs: {}", if jobs.is_empty() { "none" } else { &jobs });
-        println!(
+        outln!("    jobs: {}", if jobs.is_empty() { "none" } else { &jobs });
+        outln!(
             "    mmap export dpu: {}  mmap from export: {}  hotplug manager: {}",
             yes(d.is_mmap_export_dpu_supported()),
             yes(d.is_mmap_from_export_dpu_supported()),
@@ -116,9 +123,9 @@ fn print_table(role: Role, machine: &str, list: &[DevInfo]) {
         );
         let reps = reps_of(d);
         if !reps.is_empty() {
-            println!("    representors:");
+            outln!("    representors:");
             for r in reps {
-                println!(
+                outln!(
                     "      {:<13} {:<3} {:<9} {}",
                     r.pci_addr_str(),
                     r.pci_func_type().as_str(),
@@ -131,6 +138,7 @@ fn print_table(role: Role, machine: &str, list: &[DevInfo]) {
 }
 
 fn main() -> ExitCode {
+    cleanup::install();
     let args = Args::parse();
     let machine = match args
         .topology
@@ -162,7 +170,7 @@ fn main() -> ExitCode {
             "devices": list.iter().map(device_json).collect::<Vec<_>>(),
         });
         match serde_json::to_string_pretty(&out) {
-            Ok(s) => println!("{s}"),
+            Ok(s) => outln!("{s}"),
             Err(e) => {
                 eprintln!("doca-caps: cannot format JSON: {e}");
                 return ExitCode::from(1);

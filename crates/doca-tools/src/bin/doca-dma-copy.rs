@@ -18,8 +18,11 @@ use doca_core::device::Capability;
 use doca_core::{AccessFlags, Buf, BufInventory, Error, ErrorCode, Mmap, Result, WorkQ};
 use doca_core::{BufDesc, Data, SharedMemory};
 use doca_dma::{Dma, MemcpyJob};
+use doca_tools::cleanup;
 use doca_tools::pair::{self, Side as Role};
-use doca_tools::{AtomicFile, io_error, open_device, parse_size, report};
+use doca_tools::{
+    AtomicFile, io_error, open_device, open_regular, outln, parse_chunk, report, zeroed,
+};
 use sha2::Digest;
 use std::fs::File;
 use std::io::{self, Read};
@@ -36,7 +39,7 @@ struct Args {
     #[arg(short, long)]
     pci_addr: Option<String>,
     /// Bytes per DMA job.
-    #[arg(long, default_value = "1M", value_parser = parse_size)]
+    #[arg(long, default_value = "1M", value_parser = parse_chunk)]
     chunk: usize,
     /// Jobs in flight.
     #[arg(long, default_value_t = 8)]
@@ -143,7 +146,7 @@ impl Copier {
             wq,
             free,
             offsets: vec![0; depth],
-            staging: vec![0u8; args.chunk],
+            staging: zeroed(args.chunk, "the staging buffer; lower --chunk")?,
             _mmap: mmap,
             _inv: inv,
         })
@@ -184,6 +187,9 @@ impl Copier {
             if self.free.is_empty()
                 && let Err(e) = self.retrieve(out, out_name)
             {
+                break Err(e);
+            }
+            if let Err(e) = cleanup::interrupted() {
                 break Err(e);
             }
             let n = match read_full(input, &mut self.staging) {
@@ -252,7 +258,10 @@ fn read_full(input: &mut File, buf: &mut [u8]) -> io::Result<usize> {
 
 /// Compares two files byte for byte; the first differing offset, if any.
 fn first_difference(a: &mut File, b: &mut File, chunk: usize) -> io::Result<Option<u64>> {
-    let (mut x, mut y) = (vec![0u8; chunk], vec![0u8; chunk]);
+    let (mut x, mut y) = (
+        zeroed(chunk, "verification").map_err(io::Error::other)?,
+        zeroed(chunk, "verification").map_err(io::Error::other)?,
+    );
     let mut at = 0u64;
     loop {
         let n = read_full(a, &mut x)?;
@@ -281,13 +290,10 @@ fn invalid(msg: impl Into<std::borrow::Cow<'static, str>>) -> Error {
 /// Reads a whole regular file into new shared memory (at least one byte long).
 fn read_shared(path: &std::path::Path) -> Result<(SharedMemory, usize)> {
     let name = path.display().to_string();
-    let mut f = File::open(path).map_err(|e| io_error(format!("cannot open '{name}'"), &e))?;
+    let mut f = open_regular(path)?;
     let meta = f
         .metadata()
         .map_err(|e| io_error(format!("cannot stat '{name}'"), &e))?;
-    if !meta.is_file() {
-        return Err(invalid(format!("'{name}' is not a regular file")));
-    }
     let len = usize::try_from(meta.len()).map_err(|_| invalid("the file is too large"))?;
     let mut mem = SharedMemory::new(len.max(1))?;
     use doca_core::MemoryRegion;
@@ -373,6 +379,7 @@ impl Mover {
         let mut staging = vec![0u8; self.chunk];
         let mut off = 0;
         while off < len {
+            cleanup::interrupted()?;
             let n = (len - off).min(self.chunk);
             let src = self
                 .inv
@@ -394,6 +401,7 @@ impl Mover {
         let mut staging = vec![0u8; self.chunk];
         let mut off = 0;
         while off < len {
+            cleanup::interrupted()?;
             let n = (len - off).min(self.chunk);
             let k = read_full(input, &mut staging[..n])
                 .map_err(|e| io_error(format!("cannot read '{in_name}'"), &e))?;
@@ -477,12 +485,10 @@ fn run_dpu(args: &Args) -> Result<String> {
         }
         // GET: the host fetches our file.
         "GET" => {
-            let mut input = match File::open(&args.src)
-                .map_err(|e| io_error(format!("cannot open '{name}'"), &e))
-                .and_then(|f| match f.metadata() {
-                    Ok(m) if m.is_file() => Ok((f, m.len())),
-                    _ => Err(invalid(format!("'{name}' is not a regular file"))),
-                }) {
+            let mut input = match open_regular(&args.src).and_then(|f| match f.metadata() {
+                Ok(m) => Ok((f, m.len())),
+                Err(e) => Err(io_error(format!("cannot stat '{name}'"), &e)),
+            }) {
                 Ok(x) => x,
                 Err(e) => {
                     let _ = ch.send(format!("ERR {e}").as_bytes());
@@ -652,17 +658,7 @@ fn run(args: &Args) -> Result<String> {
     };
     let in_name = args.src.display().to_string();
     let out_name = dst.display().to_string();
-    let mut input =
-        File::open(&args.src).map_err(|e| io_error(format!("cannot open '{in_name}'"), &e))?;
-    let meta = input
-        .metadata()
-        .map_err(|e| io_error(format!("cannot stat '{in_name}'"), &e))?;
-    if !meta.is_file() {
-        return Err(Error::with_context(
-            ErrorCode::InvalidValue,
-            format!("'{in_name}' is not a regular file"),
-        ));
-    }
+    let mut input = open_regular(&args.src)?;
     if let (Ok(a), Ok(b)) = (args.src.canonicalize(), dst.canonicalize())
         && a == b
     {
@@ -679,8 +675,7 @@ fn run(args: &Args) -> Result<String> {
     let (bytes, jobs) = r?;
     let secs = t.elapsed().as_secs_f64();
     // Verify what reached the file against the source before it takes the name.
-    let mut a =
-        File::open(&args.src).map_err(|e| io_error(format!("cannot reopen '{in_name}'"), &e))?;
+    let mut a = open_regular(&args.src)?;
     let f = out.file();
     f.sync_data()
         .map_err(|e| io_error(format!("cannot write '{out_name}'"), &e))?;
@@ -707,11 +702,12 @@ fn run(args: &Args) -> Result<String> {
 }
 
 fn main() -> ExitCode {
+    cleanup::install();
     let args = Args::parse();
     match run(&args) {
         Ok(msg) => {
             if !args.quiet {
-                println!("{msg}");
+                outln!("{msg}");
             }
             ExitCode::SUCCESS
         }

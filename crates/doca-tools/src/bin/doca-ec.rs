@@ -7,7 +7,7 @@ use doca_core::device::Capability;
 use doca_core::{Dev, Error, ErrorCode, Result};
 use doca_ec::MatrixType;
 use doca_tools::ecfile::{self, EncodeReport, Layout, Options, RecoverReport, VerifyReport};
-use doca_tools::{io_error, open_device, parse_size, report};
+use doca_tools::{MAX_CHUNK, cleanup, io_error, open_device, outln, parse_size, report};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -40,8 +40,9 @@ struct Common {
     /// erasure coding).
     #[arg(short, long)]
     pci_addr: Option<String>,
-    /// Bytes of each block per stripe (default: about 16 MiB per stripe in all).
-    #[arg(long, value_parser = parse_size, default_value = "0")]
+    /// Bytes of each block per stripe, at most 256M (default: about 16 MiB per stripe in
+    /// all).
+    #[arg(long, value_parser = parse_stripe, default_value = "0")]
     stripe: usize,
     /// Replace existing outputs.
     #[arg(short, long)]
@@ -275,7 +276,18 @@ fn output_file(
 
 fn print(quiet: bool, s: &str) {
     if !quiet {
-        println!("{s}");
+        outln!("{s}");
+    }
+}
+
+/// `--stripe`: 0 (chosen from the shape) up to [`MAX_CHUNK`].
+fn parse_stripe(s: &str) -> std::result::Result<usize, String> {
+    match parse_size(s)? {
+        n if n > MAX_CHUNK => Err(format!(
+            "'{s}' is larger than the {} MiB this option takes",
+            MAX_CHUNK >> 20
+        )),
+        n => Ok(n),
     }
 }
 
@@ -395,11 +407,15 @@ fn demo(keep: bool, common: &Common) -> Result<()> {
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(&root)
         .map_err(|e| io_error(format!("cannot create '{}'", root.display()), &e))?;
+    // Removed also when the demo ends early (a closed pipe, a signal).
+    cleanup::register(&root, true);
     let r = run_demo(&dev, &root, &opts, quiet);
     if keep {
+        cleanup::forget(&root);
         print(quiet, &format!("kept '{}'", root.display()));
     } else {
         let _ = std::fs::remove_dir_all(&root);
+        cleanup::forget(&root);
     }
     r
 }
@@ -518,6 +534,7 @@ fn run(cli: Cli) -> Result<bool> {
 }
 
 fn main() -> ExitCode {
+    cleanup::install();
     match run(Cli::parse()) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,

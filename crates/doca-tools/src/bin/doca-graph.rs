@@ -8,7 +8,7 @@ use doca_core::graph::NodeView;
 use doca_core::{AccessFlags, BufInventory, Data, Error, ErrorCode, Graph, Mmap, Result, WorkQ};
 use doca_dma::{Dma, JOB_MEMCPY, MemcpyJob};
 use doca_sha::{JOB_SHA256, Sha, ShaAlgo, ShaJob};
-use doca_tools::{io_error, open_device, report};
+use doca_tools::{cleanup, io_error, open_device, outln, report};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
@@ -169,11 +169,12 @@ fn run(a: &Args) -> Result<String> {
 }
 
 fn main() -> ExitCode {
+    cleanup::install();
     let a = Args::parse();
     match run(&a) {
         Ok(msg) => {
             if !a.quiet {
-                println!("{msg}");
+                outln!("{msg}");
             }
             ExitCode::SUCCESS
         }

@@ -5,9 +5,12 @@ use clap::Parser;
 use doca_core::device::Capability;
 use doca_core::{AccessFlags, Buf, BufInventory, Error, ErrorCode, Mmap, Result, WorkQ};
 use doca_sha::{PartialSession, Sha, ShaAlgo, ShaJob, ShaPartialJob};
-use doca_tools::{io_error, open_device, parse_size, report};
+use doca_tools::cleanup::{self, out_bytes};
+use doca_tools::{io_error, open_device, parse_chunk, report, zeroed};
+use std::ffi::{OsStr, OsString};
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, BufRead, BufReader, Read};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -21,8 +24,8 @@ struct Args {
     /// Device PCI address (XX:XX.X or XXXX:XX:XX.X; default: the first with SHA).
     #[arg(short, long)]
     pci_addr: Option<String>,
-    /// Segment size of the partial jobs (a multiple of 128 bytes).
-    #[arg(long, default_value = "1M", value_parser = parse_size)]
+    /// Segment size of the partial jobs (a multiple of 128 bytes, at most 256M).
+    #[arg(long, default_value = "1M", value_parser = parse_chunk)]
     chunk: usize,
     /// Read sums from the FILEs and check them.
     #[arg(short, long)]
@@ -33,8 +36,8 @@ struct Args {
     /// With --check: print nothing at all; the exit code tells.
     #[arg(long)]
     status: bool,
-    /// Files ('-' or none: standard input).
-    files: Vec<String>,
+    /// Files ('-' or none: standard input); any Unix path.
+    files: Vec<OsString>,
 }
 
 /// Segments in flight per file (reading overlaps hashing on engine threads).
@@ -71,7 +74,7 @@ impl Hasher {
         let dev = open_device(args.pci_addr.as_deref(), Capability::Sha)?;
         let slot = args.chunk + 128;
         let mut mmap = Mmap::new();
-        mmap.set_memory(vec![0u8; SLOTS * slot])?;
+        mmap.set_memory(zeroed(SLOTS * slot, "the hashing buffers; lower --chunk")?)?;
         mmap.set_permissions(AccessFlags::LOCAL_READ_WRITE)?;
         mmap.dev_add(&dev)?;
         mmap.start()?;
@@ -96,7 +99,7 @@ impl Hasher {
             wq,
             chunk: args.chunk,
             free,
-            staging: vec![0u8; args.chunk],
+            staging: zeroed(args.chunk, "the staging buffer; lower --chunk")?,
             _mmap: mmap,
             _inv: inv,
         })
@@ -104,6 +107,7 @@ impl Hasher {
 
     /// Reads up to one chunk (short only at the end of the input).
     fn fill(&mut self, input: &mut dyn Read, name: &str) -> Result<usize> {
+        cleanup::interrupted()?;
         let mut n = 0;
         while n < self.chunk {
             match input.read(&mut self.staging[n..]) {
@@ -193,20 +197,21 @@ impl Hasher {
         }
     }
 
-    fn hash_path(&mut self, path: &str) -> Result<Vec<u8>> {
+    fn hash_path(&mut self, path: &OsStr) -> Result<Vec<u8>> {
         if path == "-" {
             let stdin = io::stdin();
             let mut lock = stdin.lock();
             return self.hash(&mut lock, "standard input");
         }
-        let mut f = File::open(path).map_err(|e| io_error(format!("cannot open '{path}'"), &e))?;
+        let shown = path.to_string_lossy();
+        let mut f = File::open(path).map_err(|e| io_error(format!("cannot open '{shown}'"), &e))?;
         if f.metadata().is_ok_and(|m| m.is_dir()) {
             return Err(Error::with_context(
                 ErrorCode::InvalidValue,
-                format!("'{path}' is a directory"),
+                format!("'{shown}' is a directory"),
             ));
         }
-        self.hash(&mut f, path)
+        self.hash(&mut f, &shown)
     }
 
     fn teardown(mut self) {
@@ -219,33 +224,38 @@ fn hex(d: &[u8]) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The name as sha256sum prints it: names with a backslash or newline are escaped and
-/// the line starts with a backslash.
-fn escaped(name: &str) -> (bool, String) {
-    if !name.contains(['\\', '\n', '\r']) {
-        return (false, name.to_string());
+/// The name as sha256sum prints it: names with a backslash, CR or newline are escaped
+/// and the line starts with a backslash. Names are bytes (any Unix path).
+fn escaped(name: &[u8]) -> (bool, Vec<u8>) {
+    if !name.iter().any(|b| matches!(b, b'\\' | b'\n' | b'\r')) {
+        return (false, name.to_vec());
     }
-    let e = name
-        .replace('\\', "\\\\")
-        .replace('\n', "\\n")
-        .replace('\r', "\\r");
+    let mut e = Vec::with_capacity(name.len() + 8);
+    for &b in name {
+        match b {
+            b'\\' => e.extend_from_slice(b"\\\\"),
+            b'\n' => e.extend_from_slice(b"\\n"),
+            b'\r' => e.extend_from_slice(b"\\r"),
+            _ => e.push(b),
+        }
+    }
     (true, e)
 }
 
-fn unescape(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    let mut it = name.chars();
-    while let Some(c) = it.next() {
-        if c == '\\' {
+fn unescape(name: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(name.len());
+    let mut it = name.iter();
+    while let Some(&c) = it.next() {
+        if c == b'\\' {
             match it.next() {
-                Some('n') => out.push('\n'),
-                Some('r') => out.push('\r'),
-                Some('\\') => out.push('\\'),
-                Some(o) => {
-                    out.push('\\');
+                Some(b'n') => out.push(b'\n'),
+                Some(b'r') => out.push(b'\r'),
+                Some(b'\\') => out.push(b'\\'),
+                Some(&o) => {
+                    out.push(b'\\');
                     out.push(o);
                 }
-                None => out.push('\\'),
+                None => out.push(b'\\'),
             }
         } else {
             out.push(c);
@@ -255,24 +265,28 @@ fn unescape(name: &str) -> String {
 }
 
 /// Parses "<hex>  <name>" or "<hex> *<name>" (a leading backslash: escaped name).
-fn parse_line(line: &str, digest_hex: usize) -> Option<(String, String)> {
-    let (esc, line) = match line.strip_prefix('\\') {
+fn parse_line(line: &[u8], digest_hex: usize) -> Option<(String, Vec<u8>)> {
+    let (esc, line) = match line.strip_prefix(b"\\") {
         Some(rest) => (true, rest),
         None => (false, line),
     };
     let (sum, rest) = line.split_at_checked(digest_hex)?;
-    if !sum.bytes().all(|b| b.is_ascii_hexdigit()) {
+    if !sum.iter().all(u8::is_ascii_hexdigit) {
         return None;
     }
     let name = rest
-        .strip_prefix("  ")
-        .or_else(|| rest.strip_prefix(" *"))?;
-    let name = if esc {
-        unescape(name)
-    } else {
-        name.to_string()
-    };
-    Some((sum.to_ascii_lowercase(), name))
+        .strip_prefix(b"  ")
+        .or_else(|| rest.strip_prefix(b" *"))?;
+    if name.is_empty() {
+        return None;
+    }
+    let name = if esc { unescape(name) } else { name.to_vec() };
+    Some((String::from_utf8_lossy(sum).to_ascii_lowercase(), name))
+}
+
+/// A line of output: `parts` joined, then a newline (a closed pipe ends the tool quietly).
+fn say(parts: &[&[u8]]) {
+    out_bytes(&parts.concat());
 }
 
 fn tool_name(algo: ShaAlgo) -> &'static str {
@@ -283,32 +297,51 @@ fn tool_name(algo: ShaAlgo) -> &'static str {
     }
 }
 
-fn print_sums(h: &mut Hasher, files: &[String]) -> bool {
+fn print_sums(h: &mut Hasher, files: &[OsString]) -> Result<bool> {
     let mut ok = true;
-    let stdout = io::stdout();
-    let mut out = stdout.lock();
     for f in files {
         match h.hash_path(f) {
             Ok(d) => {
-                let (esc, name) = escaped(f);
-                let _ = writeln!(out, "{}{}  {}", if esc { "\\" } else { "" }, hex(&d), name);
+                let (esc, name) = escaped(f.as_bytes());
+                let esc: &[u8] = if esc { b"\\" } else { b"" };
+                say(&[esc, hex(&d).as_bytes(), b"  ", &name]);
             }
+            Err(e) if e.code() == ErrorCode::Shutdown => return Err(e),
             Err(e) => {
-                let _ = out.flush();
-                eprintln!("doca-sha: {f}: {e}");
+                eprintln!("doca-sha: {}: {e}", f.to_string_lossy());
                 ok = false;
             }
         }
     }
-    ok
+    Ok(ok)
 }
 
-fn check_sums(h: &mut Hasher, args: &Args, files: &[String]) -> bool {
+/// The lines of a checksum list, as bytes (any name, UTF-8 or not); a read error ends
+/// the list (and is counted).
+fn list_lines(mut r: Box<dyn BufRead>) -> impl Iterator<Item = io::Result<Vec<u8>>> {
+    std::iter::from_fn(move || {
+        let mut l = Vec::new();
+        match r.read_until(b'\n', &mut l) {
+            Ok(0) => None,
+            Ok(_) => {
+                if l.last() == Some(&b'\n') {
+                    l.pop();
+                    if l.last() == Some(&b'\r') {
+                        l.pop();
+                    }
+                }
+                Some(Ok(l))
+            }
+            Err(e) => Some(Err(e)),
+        }
+    })
+}
+
+fn check_sums(h: &mut Hasher, args: &Args, files: &[OsString]) -> Result<bool> {
     let hex_len = 2 * h.algo.digest_len();
     let (mut bad, mut unreadable, mut malformed, mut checked) = (0, 0, 0, 0);
-    let stdout = io::stdout();
-    let mut out = stdout.lock();
     for list in files {
+        let shown = list.to_string_lossy();
         let reader: Box<dyn BufRead> = if list == "-" {
             Box::new(BufReader::new(io::stdin()))
         } else {
@@ -317,56 +350,56 @@ fn check_sums(h: &mut Hasher, args: &Args, files: &[String]) -> bool {
                 Err(e) => {
                     eprintln!(
                         "doca-sha: {}",
-                        io_error(format!("cannot open '{list}'"), &e)
+                        io_error(format!("cannot open '{shown}'"), &e)
                     );
                     unreadable += 1;
                     continue;
                 }
             }
         };
-        for line in reader.lines() {
+        for line in list_lines(reader) {
             let line = match line {
                 Ok(l) => l,
                 Err(e) => {
                     eprintln!(
                         "doca-sha: {}",
-                        io_error(format!("cannot read '{list}'"), &e)
+                        io_error(format!("cannot read '{shown}'"), &e)
                     );
                     unreadable += 1;
                     break;
                 }
             };
             let Some((want, name)) = parse_line(&line, hex_len) else {
-                if !line.trim().is_empty() {
+                if !line.trim_ascii().is_empty() {
                     malformed += 1;
                 }
                 continue;
             };
             checked += 1;
-            match h.hash_path(&name) {
+            let path = OsString::from_vec(name);
+            match h.hash_path(&path) {
                 Ok(d) if hex(&d) == want => {
                     if !args.quiet && !args.status {
-                        let _ = writeln!(out, "{name}: OK");
+                        say(&[path.as_bytes(), b": OK"]);
                     }
                 }
                 Ok(_) => {
                     bad += 1;
                     if !args.status {
-                        let _ = writeln!(out, "{name}: FAILED");
+                        say(&[path.as_bytes(), b": FAILED"]);
                     }
                 }
+                Err(e) if e.code() == ErrorCode::Shutdown => return Err(e),
                 Err(e) => {
                     unreadable += 1;
                     if !args.status {
-                        let _ = out.flush();
-                        eprintln!("doca-sha: {name}: {e}");
-                        let _ = writeln!(out, "{name}: FAILED open or read");
+                        eprintln!("doca-sha: {}: {e}", path.to_string_lossy());
+                        say(&[path.as_bytes(), b": FAILED open or read"]);
                     }
                 }
             }
         }
     }
-    let _ = out.flush();
     let tool = tool_name(h.algo);
     if !args.status {
         if malformed > 0 {
@@ -384,17 +417,18 @@ fn check_sums(h: &mut Hasher, args: &Args, files: &[String]) -> bool {
     if checked == 0 && !args.status {
         eprintln!("doca-sha: no properly formatted checksum lines found");
     }
-    checked > 0 && bad == 0 && unreadable == 0
+    Ok(checked > 0 && bad == 0 && unreadable == 0)
 }
 
 fn main() -> ExitCode {
+    cleanup::install();
     let args = Args::parse();
     let mut h = match Hasher::new(&args) {
         Ok(h) => h,
         Err(e) => return report("doca-sha", &e),
     };
     let files = if args.files.is_empty() {
-        vec!["-".to_string()]
+        vec![OsString::from("-")]
     } else {
         args.files.clone()
     };
@@ -404,9 +438,9 @@ fn main() -> ExitCode {
         print_sums(&mut h, &files)
     };
     h.teardown();
-    if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
+    match ok {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => report("doca-sha", &e),
     }
 }

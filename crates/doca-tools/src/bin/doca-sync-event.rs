@@ -10,7 +10,7 @@ use doca_core::device::Capability;
 use doca_core::sync_event::MAX_ASYNC_WAIT_VALUE;
 use doca_core::{Ctx, Error, ErrorCode, Result, SyncEvent, SyncEventJob, WorkQ};
 use doca_tools::pair::{self, Side as Role};
-use doca_tools::{open_device, report};
+use doca_tools::{cleanup, open_device, outln, report};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -104,7 +104,19 @@ fn side<'a>(se: &'a SyncEvent, a: &Args) -> Result<Side<'a>> {
 }
 
 fn check_rounds(a: &Args) -> Result<()> {
-    if a.asynchronous && 2 * a.rounds > MAX_ASYNC_WAIT_VALUE {
+    if a.rounds == 0 {
+        return Err(Error::with_context(
+            ErrorCode::InvalidValue,
+            "--rounds must be at least 1 (there is no latency to measure without a round)",
+        ));
+    }
+    let Some(top) = a.rounds.checked_mul(2) else {
+        return Err(Error::with_context(
+            ErrorCode::InvalidValue,
+            format!("--rounds {} is too large", a.rounds),
+        ));
+    };
+    if a.asynchronous && top > MAX_ASYNC_WAIT_VALUE {
         return Err(Error::with_context(
             ErrorCode::InvalidValue,
             format!(
@@ -153,6 +165,7 @@ fn run_dpu(a: &Args) -> Result<String> {
     let mut me = side(&se, a)?;
     let mut r = Ok(());
     for i in 0..a.rounds {
+        cleanup::interrupted()?;
         r = me
             .wait_gt(2 * i)
             .and_then(|_| me.signal(2 * i + 1, a.atomic));
@@ -190,6 +203,7 @@ fn run_host(a: &Args) -> Result<String> {
     let mut me = side(&se, a)?;
     let mut r = Ok(());
     for i in 0..a.rounds {
+        cleanup::interrupted()?;
         r = me
             .signal(2 * i, a.atomic)
             .and_then(|_| me.wait_gt(2 * i + 1));
@@ -316,11 +330,12 @@ fn run(a: &Args) -> Result<String> {
 }
 
 fn main() -> ExitCode {
+    cleanup::install();
     let a = Args::parse();
     match run(&a) {
         Ok(msg) => {
             if !a.quiet {
-                println!("{msg}");
+                outln!("{msg}");
             }
             ExitCode::SUCCESS
         }

@@ -102,3 +102,39 @@ pub fn engine_topology(s: &Scratch, threads: u32) -> PathBuf {
             .as_bytes(),
     )
 }
+
+/// Runs `bin` as [`run`] does (no stdin), but fails the test when it has not ended
+/// within `secs` (the process is killed): for cases that once hung.
+pub fn run_within(bin: &str, args: &[&str], dir: &Path, secs: u64) -> Out {
+    use std::io::Read;
+    let mut child = Command::new(bin)
+        .args(args)
+        .current_dir(dir)
+        .env_remove("DOCA_SW_TOPOLOGY")
+        .env_remove("DOCA_SW_ROLE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = std::time::Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if t.elapsed() > std::time::Duration::from_secs(secs) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{bin} {args:?} did not end within {secs} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    let _ = child.stdout.take().unwrap().read_to_end(&mut stdout);
+    let _ = child.stderr.take().unwrap().read_to_end(&mut stderr);
+    Out {
+        code: status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+    }
+}

@@ -1,0 +1,372 @@
+//! The tools used as a careless or hostile user would: closed pipes, huge sizes, FIFOs
+//! and device nodes where files belong, names that are not UTF-8, signals mid-run and
+//! temporaries of killed runs. Nothing hangs, panics, replaces what is not a regular
+//! file, or leaves partial files behind.
+
+mod common;
+use common::*;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+const EC: &str = env!("CARGO_BIN_EXE_doca-ec");
+const DMA: &str = env!("CARGO_BIN_EXE_doca-dma-copy");
+const SHA: &str = env!("CARGO_BIN_EXE_doca-sha");
+const CAPS: &str = env!("CARGO_BIN_EXE_doca-caps");
+const SE: &str = env!("CARGO_BIN_EXE_doca-sync-event");
+
+/// Runs `bin` with its standard output a pipe whose reader is already gone.
+fn with_closed_stdout(bin: &str, args: &[&str], dir: &Path) -> (i32, String) {
+    use std::io::Read;
+    let mut c = Command::new(bin)
+        .args(args)
+        .current_dir(dir)
+        .env("TMPDIR", dir)
+        .env_remove("DOCA_SW_TOPOLOGY")
+        .env_remove("DOCA_SW_ROLE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(c.stdout.take());
+    let t = std::time::Instant::now();
+    let st = loop {
+        if let Some(st) = c.try_wait().unwrap() {
+            break st;
+        }
+        if t.elapsed() > Duration::from_secs(120) {
+            let _ = c.kill();
+            panic!("{bin} {args:?} did not end after its reader went away");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let mut err = String::new();
+    let _ = c.stderr.take().unwrap().read_to_string(&mut err);
+    (st.code().unwrap_or(-1), err)
+}
+
+#[test]
+fn closed_pipes_end_the_tools_quietly_and_clean_up() {
+    let s = Scratch::new("pipes");
+    let input = s.write("in.bin", &bytes(100_000, 1));
+    let cases: [(&str, Vec<&str>); 4] = [
+        (EC, vec!["demo"]),
+        (CAPS, vec![]),
+        (SE, vec!["--rounds", "10"]),
+        (SHA, vec![input.to_str().unwrap()]),
+    ];
+    for (bin, args) in cases {
+        let (code, err) = with_closed_stdout(bin, &args, &s.0);
+        assert_eq!(code, 141, "{bin} {args:?}: {err}");
+        assert!(!err.contains("panicked"), "{bin} {args:?}: {err}");
+    }
+    // The demo's directory (under TMPDIR, the scratch here) went with it.
+    let left: Vec<String> = s
+        .names()
+        .into_iter()
+        .filter(|n| n.starts_with("doca-ec-demo"))
+        .collect();
+    assert!(left.is_empty(), "the demo left {left:?}");
+}
+
+#[test]
+fn output_that_cannot_be_written_is_a_failure() {
+    // sha256sum > /dev/full fails; so does doca-sha.
+    let s = Scratch::new("full");
+    let input = s.write("in.bin", b"abc");
+    let full = std::fs::File::options().write(true).open("/dev/full");
+    let Ok(full) = full else {
+        return; // No /dev/full in this sandbox.
+    };
+    let o = Command::new(SHA)
+        .arg(&input)
+        .stdout(full)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("cannot write to standard output"),
+        "{o:?}"
+    );
+}
+
+#[test]
+fn huge_sizes_are_refused_with_a_clear_error() {
+    let s = Scratch::new("sizes");
+    let input = s.write("in.bin", &bytes(1000, 2));
+    let i = input.to_str().unwrap();
+    for (bin, args) in [
+        (SHA, vec!["--chunk", "8G", i]),
+        (SHA, vec!["--chunk", "2305843009213693952", i]),
+        (SHA, vec!["--chunk", "0", i]),
+        (DMA, vec!["--chunk", "8G", i, "out.bin"]),
+        (
+            EC,
+            vec!["encode", "-i", i, "-o", "blocks", "--stripe", "8G"],
+        ),
+    ] {
+        let o = run_within(bin, &args, &s.0, 60);
+        assert_eq!(o.code, 2, "{bin} {args:?}: {}", o.stderr);
+        assert!(
+            o.stderr.contains("MiB this option takes") || o.stderr.contains("0 bytes"),
+            "{bin} {args:?}: {}",
+            o.stderr
+        );
+        assert!(!o.stderr.contains("panicked"), "{}", o.stderr);
+    }
+    assert!(!s.path("out.bin").exists() && !s.path("blocks").exists());
+}
+
+fn mkfifo(p: &Path) {
+    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+#[test]
+fn fifos_are_refused_not_waited_on() {
+    let s = Scratch::new("fifo");
+    let fifo = s.path("fifo");
+    mkfifo(&fifo);
+    let f = fifo.to_str().unwrap();
+    for (bin, args) in [
+        (EC, vec!["encode", "-i", f, "-o", "blocks"]),
+        (DMA, vec![f, "copy.bin"]),
+    ] {
+        let o = run_within(bin, &args, &s.0, 60);
+        assert_eq!(o.code, 1, "{bin} {args:?}: {}", o.stderr);
+        assert!(o.stderr.contains("FIFO"), "{}", o.stderr);
+    }
+    // A FIFO planted as a block is refused too, not opened.
+    let data = s.write("data.bin", &bytes(10_000, 3));
+    let o = run_within(
+        EC,
+        &["encode", "-i", data.to_str().unwrap(), "-o", "set"],
+        &s.0,
+        60,
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    std::fs::remove_file(s.path("set/data_block_0")).unwrap();
+    mkfifo(&s.path("set/data_block_0"));
+    let o = run_within(EC, &["recover", "-i", "set", "-o", "back.bin"], &s.0, 60);
+    assert_ne!(o.code, 0, "{}", o.stdout);
+    assert!(!s.path("back.bin").exists());
+}
+
+#[test]
+fn only_regular_files_are_ever_replaced() {
+    let s = Scratch::new("nodes");
+    let src = s.write("src.bin", &bytes(5000, 4));
+    // Links to device nodes stand for the nodes: the tool sees a device either way, and
+    // a regression would replace only the link.
+    std::os::unix::fs::symlink("/dev/null", s.path("null")).unwrap();
+    std::fs::create_dir(s.path("dir")).unwrap();
+    for dst in ["null", "dir"] {
+        for force in [false, true] {
+            let mut args = vec![src.to_str().unwrap(), dst];
+            if force {
+                args.push("--force");
+            }
+            let o = run_within(DMA, &args, &s.0, 60);
+            assert_eq!(o.code, 1, "{args:?}: {}", o.stderr);
+            let want = if dst == "null" {
+                "is a device"
+            } else {
+                "is a directory"
+            };
+            assert!(o.stderr.contains(want), "{args:?}: {}", o.stderr);
+            assert!(!o.stderr.contains("use --force"), "{}", o.stderr);
+        }
+    }
+    assert!(
+        std::fs::symlink_metadata(s.path("null"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(s.path("dir").is_dir());
+    // A regular file is replaced with --force, as before.
+    s.write("old.bin", b"old");
+    let o = run_within(
+        DMA,
+        &[src.to_str().unwrap(), "old.bin", "--force"],
+        &s.0,
+        60,
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(std::fs::read(s.path("old.bin")).unwrap(), bytes(5000, 4));
+}
+
+#[test]
+fn sha_checks_every_name_unix_allows() {
+    use std::os::unix::ffi::OsStringExt;
+    let s = Scratch::new("names");
+    let odd = std::ffi::OsString::from_vec(b"caf\xe9 \\ x".to_vec());
+    std::fs::write(s.0.join(&odd), b"latin-1 name").unwrap();
+    s.write("plain.txt", b"plain");
+    let sums = Command::new(SHA)
+        .arg(&odd)
+        .arg("plain.txt")
+        .current_dir(&s.0)
+        .output()
+        .unwrap();
+    assert!(sums.status.success(), "{sums:?}");
+    // The odd name is escaped (a backslash) and its bytes kept as they are.
+    assert!(sums.stdout.starts_with(b"\\"), "{sums:?}");
+    assert!(sums.stdout.windows(odd.len()).all(|w| w != odd.as_bytes()));
+    std::fs::write(s.path("SUMS"), &sums.stdout).unwrap();
+    // A list that also holds a line that is not UTF-8 and names a file that is gone.
+    let mut list = sums.stdout.clone();
+    list.extend_from_slice(
+        b"0000000000000000000000000000000000000000000000000000000000000000  gone\xff\n",
+    );
+    std::fs::write(s.path("SUMS2"), &list).unwrap();
+    let o = run_within(SHA, &["--check", "SUMS"], &s.0, 60);
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+    assert_eq!(o.stdout.matches(": OK").count(), 2, "{}", o.stdout);
+    let o = run_within(SHA, &["--check", "SUMS2"], &s.0, 60);
+    assert_eq!(o.code, 1, "{}", o.stdout);
+    assert_eq!(o.stdout.matches(": OK").count(), 2, "{}", o.stdout);
+    assert!(o.stdout.contains("FAILED open or read"), "{}", o.stdout);
+}
+
+#[test]
+fn sync_event_needs_a_round() {
+    let s = Scratch::new("rounds");
+    for n in ["0", "18446744073709551615"] {
+        let o = run_within(SE, &["--rounds", n], &s.0, 60);
+        assert_eq!(o.code, 1, "{n}: {}", o.stdout);
+        assert!(o.stderr.contains("--rounds"), "{}", o.stderr);
+    }
+}
+
+/// Names of temporaries in `dir`.
+fn temporaries(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.contains(doca_tools::cleanup::TEMP_MARK))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A small random number (xorshift on the clock), for moments to signal at.
+fn jitter(max: u64) -> u64 {
+    let mut x = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos() as u64
+        | 1;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    x % max.max(1)
+}
+
+#[test]
+fn signals_stop_the_work_and_remove_its_temporaries() {
+    let s = Scratch::new("sigint");
+    let data = bytes(24 << 20, 5);
+    let input = s.write("big.bin", &data);
+    let i = input.to_str().unwrap();
+    let mut stopped = 0;
+    for round in 0..12 {
+        let sig = if round % 2 == 0 {
+            libc::SIGINT
+        } else {
+            libc::SIGTERM
+        };
+        let (bin, args): (&str, Vec<&str>) = if round % 3 == 0 {
+            (DMA, vec!["--chunk", "64K", i, "copy.bin", "--force"])
+        } else {
+            (
+                EC,
+                vec!["encode", "-i", i, "-o", "set", "--force", "--stripe", "64K"],
+            )
+        };
+        let mut c = Command::new(bin)
+            .args(&args)
+            .current_dir(&s.0)
+            .env_remove("DOCA_SW_TOPOLOGY")
+            .env_remove("DOCA_SW_ROLE")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(20 + jitter(200)));
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(c.id() as i32, sig) };
+        let st = c.wait().unwrap();
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut c.stderr.take().unwrap(), &mut err).unwrap();
+        match st.code() {
+            Some(0) => {}
+            Some(code) => {
+                assert_eq!(code, 128 + sig, "{args:?}: {err}");
+                assert!(err.contains("interrupted by SIG"), "{err}");
+                stopped += 1;
+            }
+            None => panic!("{args:?} died of its signal instead of cleaning up: {err}"),
+        }
+        assert!(!err.contains("panicked"), "{err}");
+        for d in [s.0.clone(), s.path("set")] {
+            let t = temporaries(&d);
+            assert!(t.is_empty(), "round {round}: left {t:?} in {}", d.display());
+        }
+    }
+    assert!(
+        stopped > 0,
+        "no run was interrupted: the input is too small"
+    );
+}
+
+/// Temporaries of runs that were killed (SIGKILL: nothing can clean up) are removed by
+/// the next run that writes into the same directory; a live process's are not.
+#[test]
+fn temporaries_of_killed_runs_are_removed_later() {
+    let s = Scratch::new("stale");
+    let input = s.write("big.bin", &bytes(24 << 20, 6));
+    let i = input.to_str().unwrap();
+    // A dead process id: a child that has ended.
+    let mut t = Command::new("true").spawn().unwrap();
+    let dead = t.id();
+    t.wait().unwrap();
+    let stale = s.path(&format!(
+        ".copy.bin{}{dead}",
+        doca_tools::cleanup::TEMP_MARK
+    ));
+    std::fs::write(&stale, b"partial").unwrap();
+    let live = s.path(&format!(
+        ".other.bin{}{}",
+        doca_tools::cleanup::TEMP_MARK,
+        std::process::id()
+    ));
+    std::fs::write(&live, b"in progress").unwrap();
+    // A real one: kill -9 a copy mid-run.
+    let mut c = Command::new(DMA)
+        .args(["--chunk", "64K", i, "copy2.bin"])
+        .current_dir(&s.0)
+        .env_remove("DOCA_SW_TOPOLOGY")
+        .env_remove("DOCA_SW_ROLE")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(30));
+    let _ = c.kill();
+    let _ = c.wait();
+    let o = run_within(DMA, &[i, "copy.bin"], &s.0, 120);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(
+        !stale.exists(),
+        "the dead process's temporary is still there"
+    );
+    assert!(live.exists(), "a live process's temporary was removed");
+    let left = temporaries(&s.0);
+    assert_eq!(left.len(), 1, "{left:?}");
+}
