@@ -403,7 +403,8 @@ fn inputs_that_lie_about_or_change_their_size_are_refused() {
         if o.code != 0 {
             assert!(
                 o.stderr.contains("shrank while it was being encoded")
-                    || o.stderr.contains("changed size while it was being encoded"),
+                    || o.stderr.contains("changed size while it was being encoded")
+                    || o.stderr.contains("was modified while it was being encoded"),
                 "{}",
                 o.stderr
             );
