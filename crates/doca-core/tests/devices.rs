@@ -268,6 +268,12 @@ fn bad_topology_files_say_what_is_wrong() {
             "[[host.device]]\npci_addr = \"0000:01:00.0\"\njob_types = [\"dma.teleport\"]",
             "teleport",
         ),
+        // A job of a library the device's capabilities leave out is a mistake, not a
+        // device with no jobs.
+        (
+            "[[host.device]]\npci_addr = \"0000:01:00.0\"\ncapabilities = [\"sha\"]\njob_types = [\"dma.memcpy\"]",
+            "needs the 'dma' capability",
+        ),
         // Numbers have stated limits: no absurd thread counts reach the engine.
         (
             "[[host.device]]\npci_addr = \"0000:01:00.0\"\nengine_threads = 100000000",
@@ -318,6 +324,12 @@ fn topology_paths_that_are_not_regular_files_are_refused() {
     .unwrap();
     let e = Topology::from_file(&fifo, None).unwrap_err();
     assert!(e.to_string().contains("not a regular file"), "{e}");
+    // Text that is not UTF-8 is bad input, not a missing file.
+    let latin = dir.join("latin1.toml");
+    std::fs::write(&latin, b"# caf\xe9\n").unwrap();
+    let e = Topology::from_file(&latin, None).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::InvalidValue, "{e}");
+    assert!(e.to_string().contains("not UTF-8"), "{e}");
     let big = dir.join("big.toml");
     std::fs::write(&big, vec![b'#'; (device::MAX_TOPOLOGY_FILE + 1) as usize]).unwrap();
     let e = Topology::from_file(&big, None).unwrap_err();

@@ -370,3 +370,27 @@ fn temporaries_of_killed_runs_are_removed_later() {
     let left = temporaries(&s.0);
     assert_eq!(left.len(), 1, "{left:?}");
 }
+
+#[test]
+fn the_samples_duplicate_indices_are_refused_before_anything_is_done() {
+    let s = Scratch::new("dup");
+    let input = s.write("in.bin", &bytes(20_000, 7));
+    std::fs::create_dir(s.path("out")).unwrap();
+    let o = run_within(
+        EC,
+        &[
+            "-i",
+            input.to_str().unwrap(),
+            "-o",
+            "out",
+            "-b",
+            "-d",
+            "0,0",
+        ],
+        &s.0,
+        60,
+    );
+    assert_eq!(o.code, 1, "{}", o.stdout);
+    assert!(o.stderr.contains("given twice"), "{}", o.stderr);
+    assert_eq!(std::fs::read_dir(s.path("out")).unwrap().count(), 0);
+}

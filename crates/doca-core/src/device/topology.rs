@@ -249,9 +249,20 @@ pub const MAX_ENGINE_THREADS: u32 = 256;
 fn read_topology_file(path: &std::path::Path) -> Result<String, Error> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
-    let cannot = |why: String| {
+    let cannot = |e: std::io::Error| {
+        let code = match e.kind() {
+            std::io::ErrorKind::NotFound => ErrorCode::NotFound,
+            std::io::ErrorKind::PermissionDenied => ErrorCode::NotPermitted,
+            std::io::ErrorKind::InvalidData => ErrorCode::InvalidValue,
+            _ => ErrorCode::IoFailed,
+        };
+        let why = if e.kind() == std::io::ErrorKind::InvalidData {
+            "it is not UTF-8 text".to_string()
+        } else {
+            e.to_string()
+        };
         Error::with_context(
-            ErrorCode::NotFound,
+            code,
             format!("cannot read topology file {}: {why}", path.display()),
         )
     };
@@ -260,8 +271,8 @@ fn read_topology_file(path: &std::path::Path) -> Result<String, Error> {
         .read(true)
         .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
         .open(path)
-        .map_err(|e| cannot(e.to_string()))?;
-    let meta = file.metadata().map_err(|e| cannot(e.to_string()))?;
+        .map_err(cannot)?;
+    let meta = file.metadata().map_err(cannot)?;
     if !meta.is_file() {
         return Err(Error::with_context(
             ErrorCode::InvalidValue,
@@ -284,7 +295,7 @@ fn read_topology_file(path: &std::path::Path) -> Result<String, Error> {
     let mut text = String::new();
     file.take(MAX_TOPOLOGY_FILE + 1)
         .read_to_string(&mut text)
-        .map_err(|e| cannot(e.to_string()))?;
+        .map_err(cannot)?;
     if text.len() as u64 > MAX_TOPOLOGY_FILE {
         return Err(Error::with_context(
             ErrorCode::InvalidValue,
@@ -404,6 +415,18 @@ impl Topology {
                 Some(list) => {
                     let mut out = Vec::with_capacity(list.len());
                     for name in list {
+                        if let Some((_, _, cap)) =
+                            super::caps::JOB_TYPES.iter().find(|(n, _, _)| n == name)
+                            && !caps.contains(cap)
+                        {
+                            return Err(Error::with_context(
+                                ErrorCode::InvalidValue,
+                                format!(
+                                    "{what}: job type '{name}' needs the '{}' capability, which the device's capabilities leave out",
+                                    cap.name()
+                                ),
+                            ));
+                        }
                         out.push(super::caps::job_type_by_name(name).ok_or_else(|| {
                             Error::with_context(
                                 ErrorCode::InvalidValue,

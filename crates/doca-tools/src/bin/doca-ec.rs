@@ -317,7 +317,13 @@ fn sample(a: &SampleArgs) -> Result<()> {
     };
     let kind = a.coding.kind()?;
     if a.both {
-        for &d in &a.delete_index {
+        for (i, &d) in a.delete_index.iter().enumerate() {
+            if a.delete_index[..i].contains(&d) {
+                return Err(Error::with_context(
+                    ErrorCode::InvalidValue,
+                    format!("delete index {d} is given twice; give each block once"),
+                ));
+            }
             if d >= a.coding.data {
                 return Err(Error::with_context(
                     ErrorCode::InvalidValue,
