@@ -394,3 +394,165 @@ fn the_samples_duplicate_indices_are_refused_before_anything_is_done() {
     assert!(o.stderr.contains("given twice"), "{}", o.stderr);
     assert_eq!(std::fs::read_dir(s.path("out")).unwrap().count(), 0);
 }
+
+/// Encodes `data` as `name` into `set` (4 data + 2 redundancy blocks unless `shape`
+/// says otherwise).
+fn encode_set(s: &Scratch, name: &str, data: &[u8], shape: &[&str]) {
+    s.write(name, data);
+    let mut args = vec!["encode", "-i", name, "-o", "set"];
+    args.extend_from_slice(if shape.is_empty() {
+        &["-t", "4", "-r", "2"]
+    } else {
+        shape
+    });
+    let o = run_within(EC, &args, &s.0, 120);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+}
+
+fn flip(p: &Path, at: usize) {
+    let mut b = std::fs::read(p).unwrap();
+    b[at] ^= 0x40;
+    std::fs::write(p, b).unwrap();
+}
+
+/// Item 1: the manifest checks itself, and recover proves its output.
+#[test]
+fn an_edited_manifest_is_refused_and_outputs_are_proved() {
+    let s = Scratch::new("manifest");
+    let data = bytes(100_000, 8);
+    encode_set(&s, "in.bin", &data, &[]);
+    let o = run_within(EC, &["recover", "-i", "set", "-o", "out.bin"], &s.0, 120);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(
+        o.stdout.contains("verified against the original's digest"),
+        "{}",
+        o.stdout
+    );
+    assert_eq!(std::fs::read(s.path("out.bin")).unwrap(), data);
+    let m = s.path("set/ec_manifest");
+    let text = std::fs::read_to_string(&m).unwrap();
+    for edited in ["size 100001", "size 10000"] {
+        std::fs::write(&m, text.replace("size 100000", edited)).unwrap();
+        for args in [
+            vec!["verify", "-i", "set"],
+            vec!["recover", "-i", "set", "-o", "again.bin"],
+        ] {
+            let o = run_within(EC, &args, &s.0, 120);
+            assert_eq!(o.code, 1, "{edited} {args:?}: {}", o.stdout);
+            assert!(o.stderr.contains("edited or damaged"), "{}", o.stderr);
+            assert!(!s.path("again.bin").exists());
+        }
+    }
+    // With the manifest moved aside, data_info and the counts still recover the file
+    // (and the blocks left over check it).
+    std::fs::rename(&m, s.path("manifest.bad")).unwrap();
+    std::fs::remove_file(s.path("set/data_block_2")).unwrap();
+    let o = run_within(
+        EC,
+        &[
+            "recover",
+            "-i",
+            "set",
+            "-o",
+            "again.bin",
+            "-t",
+            "4",
+            "-r",
+            "2",
+        ],
+        &s.0,
+        120,
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stdout.contains("the blocks agree"), "{}", o.stdout);
+    assert_eq!(std::fs::read(s.path("again.bin")).unwrap(), data);
+}
+
+/// Item 6: any Unix path round-trips through the manifest.
+#[test]
+fn odd_paths_round_trip() {
+    use std::os::unix::ffi::OsStringExt;
+    let s = Scratch::new("paths");
+    let name = std::ffi::OsString::from_vec(b"line\nbreak \xff.bin".to_vec());
+    let data = bytes(30_000, 9);
+    std::fs::write(s.0.join(&name), &data).unwrap();
+    let o = Command::new(EC)
+        .arg("encode")
+        .arg("-i")
+        .arg(&name)
+        .args(["-o", "set"])
+        .current_dir(&s.0)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let o = run_within(EC, &["verify", "-i", "set"], &s.0, 60);
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+    std::fs::create_dir(s.path("back")).unwrap();
+    std::fs::remove_file(s.path("set/data_block_0")).unwrap();
+    let o = run_within(EC, &["recover", "-i", "set", "-o", "back"], &s.0, 60);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    // The original name, bytes and all.
+    assert_eq!(std::fs::read(s.path("back").join(&name)).unwrap(), data);
+}
+
+/// Item 4: directories in the DOCA sample's layout (no manifest) are checked by their
+/// own redundancy; output that nothing proves is said to be so, with exit code 3.
+#[test]
+fn sample_directories_never_pass_off_unproved_output() {
+    let s = Scratch::new("nomanifest");
+    let data = bytes(50_000, 10);
+    encode_set(&s, "in.bin", &data, &[]);
+    std::fs::remove_file(s.path("set/ec_manifest")).unwrap();
+    let counts = ["-t", "4", "-r", "2"];
+    let recover = |extra: &[&str]| {
+        let _ = std::fs::remove_file(s.path("out.bin"));
+        let mut a = vec!["recover", "-i", "set", "-o", "out.bin"];
+        a.extend_from_slice(extra);
+        run_within(EC, &a, &s.0, 120)
+    };
+    // A flipped byte in a data block, nothing missing: refused, nothing written.
+    flip(&s.path("set/data_block_1"), 77);
+    let o = recover(&counts);
+    assert_eq!(o.code, 1, "{}", o.stdout);
+    assert!(o.stderr.contains("the blocks disagree"), "{}", o.stderr);
+    assert!(!s.path("out.bin").exists());
+    flip(&s.path("set/data_block_1"), 77);
+    // The wrong matrix with a block missing: refused (a block is left over to check).
+    std::fs::rename(s.path("set/data_block_3"), s.path("held")).unwrap();
+    let o = recover(&["-t", "4", "-r", "2", "-x", "vandermonde"]);
+    assert_eq!(o.code, 1, "{}", o.stdout);
+    assert!(o.stderr.contains("the blocks disagree"), "{}", o.stderr);
+    assert!(!s.path("out.bin").exists());
+    // The right one: checked and whole.
+    let o = recover(&counts);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stdout.contains("the blocks agree"), "{}", o.stdout);
+    assert_eq!(std::fs::read(s.path("out.bin")).unwrap(), data);
+    // Two missing of two: nothing is left to check; written, but said plainly.
+    std::fs::remove_file(s.path("set/data_block_3")).unwrap();
+    std::fs::remove_file(s.path("set/rdnc_block_0")).unwrap();
+    let o = recover(&counts);
+    assert_eq!(o.code, 3, "{}{}", o.stdout, o.stderr);
+    assert!(o.stderr.contains("NOT PROVED"), "{}", o.stderr);
+    assert_eq!(std::fs::read(s.path("out.bin")).unwrap(), data);
+    // A data_info that says the file is shorter than it is: refused.
+    std::fs::write(s.path("set/data_info"), b"40000 in.bin").unwrap();
+    let o = recover(&counts);
+    assert_eq!(o.code, 1, "{}", o.stdout);
+    assert!(o.stderr.contains("bytes past"), "{}", o.stderr);
+    std::fs::write(s.path("set/data_info"), b"50000 in.bin").unwrap();
+    // A data block grown by 64 bytes is the one blamed, not the others.
+    let p = s.path("set/data_block_0");
+    let mut b = std::fs::read(&p).unwrap();
+    b.extend_from_slice(&[0u8; 64]);
+    std::fs::write(&p, b).unwrap();
+    let o = recover(&counts);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(
+        o.stdout.contains("rebuilt data_block_0 (wrong size"),
+        "{}",
+        o.stdout
+    );
+    assert!(!o.stdout.contains("data_block_1"), "{}", o.stdout);
+    assert_eq!(std::fs::read(s.path("out.bin")).unwrap(), data);
+}

@@ -6,7 +6,7 @@ use clap::{ArgAction, Args, Parser, Subcommand};
 use doca_core::device::Capability;
 use doca_core::{Dev, Error, ErrorCode, Result};
 use doca_ec::MatrixType;
-use doca_tools::ecfile::{self, EncodeReport, Layout, Options, RecoverReport, VerifyReport};
+use doca_tools::ecfile::{self, EncodeReport, Layout, Options, Proof, RecoverReport, VerifyReport};
 use doca_tools::{MAX_CHUNK, cleanup, io_error, open_device, outln, parse_size, report};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -225,12 +225,33 @@ fn say_recovered(r: &RecoverReport) -> String {
     } else {
         format!("rebuilt {}", r.rebuilt.join(", "))
     };
+    let proof = match &r.proof {
+        Proof::Content => "verified against the original's digest".to_string(),
+        Proof::Blocks => "verified against the block checksums (this manifest records no digest of the whole file)".to_string(),
+        Proof::Consistent => "checked: the blocks agree with each other (no manifest: the size comes from data_info unchecked)".to_string(),
+        Proof::Unproved(why) => format!("NOT PROVED to be the original: {why}"),
+    };
     format!(
-        "{what}; wrote '{}' ({} bytes), {:.1} MB/s",
+        "{what}; wrote '{}' ({} bytes), {:.1} MB/s; {proof}",
         r.output.display(),
         r.layout.size,
         mbps(r.layout.size, r.secs)
     )
+}
+
+/// Exit code of a recover that wrote a file nothing could prove to be the original.
+const UNPROVED: u8 = 3;
+
+/// Says what a recover did; its exit code (0, or [`UNPROVED`]).
+fn recovered(quiet: bool, r: &RecoverReport) -> u8 {
+    if let Proof::Unproved(_) = r.proof {
+        // Said even with --quiet: the output may not be the original.
+        eprintln!("doca-ec: warning: {}", say_recovered(r));
+        UNPROVED
+    } else {
+        print(quiet, &say_recovered(r));
+        0
+    }
 }
 
 fn say_verified(r: &VerifyReport) -> Vec<String> {
@@ -306,7 +327,7 @@ fn same_files(a: &Path, b: &Path) -> Result<Option<u64>> {
     Ok(Some(at as u64))
 }
 
-fn sample(a: &SampleArgs) -> Result<()> {
+fn sample(a: &SampleArgs) -> Result<u8> {
     let quiet = a.common.quiet();
     let dev = a.common.device()?;
     let opts = a.common.options();
@@ -377,13 +398,13 @@ fn sample(a: &SampleArgs) -> Result<()> {
                 ));
             }
         }
-        return Ok(());
+        return Ok(0);
     }
     if input.is_dir() {
         let guess = a.coding.guess()?;
         let out = output_file(&a.output, &input, guess)?;
         let r = ecfile::recover(&dev, &input, &out, guess, &opts)?;
-        print(quiet, &say_recovered(&r));
+        return Ok(recovered(quiet, &r));
     } else {
         let r = ecfile::encode(
             &dev,
@@ -396,7 +417,7 @@ fn sample(a: &SampleArgs) -> Result<()> {
         )?;
         print(quiet, &say_encoded(&r, &input, &a.output));
     }
-    Ok(())
+    Ok(0)
 }
 
 /// The file the demo encodes: this program's own source, which ships with it.
@@ -488,9 +509,10 @@ fn run_demo(dev: &Dev, root: &Path, opts: &Options, quiet: bool) -> Result<()> {
     }
 }
 
-fn run(cli: Cli) -> Result<bool> {
+/// The tool's exit code: 0, 1 (verify found losses), or [`UNPROVED`].
+fn run(cli: Cli) -> Result<u8> {
     match cli.cmd {
-        None => sample(&cli.sample).map(|_| true),
+        None => sample(&cli.sample),
         Some(Cmd::Encode {
             input,
             output,
@@ -508,7 +530,7 @@ fn run(cli: Cli) -> Result<bool> {
                 &common.options(),
             )?;
             print(common.quiet(), &say_encoded(&r, &input, &output));
-            Ok(true)
+            Ok(0)
         }
         Some(Cmd::Recover {
             input,
@@ -520,8 +542,7 @@ fn run(cli: Cli) -> Result<bool> {
             let guess = guess.get()?;
             let out = output_file(&output, &input, guess)?;
             let r = ecfile::recover(&dev, &input, &out, guess, &common.options())?;
-            print(common.quiet(), &say_recovered(&r));
-            Ok(true)
+            Ok(recovered(common.quiet(), &r))
         }
         Some(Cmd::Verify {
             input,
@@ -533,17 +554,16 @@ fn run(cli: Cli) -> Result<bool> {
             for line in say_verified(&r) {
                 print(common.quiet(), &line);
             }
-            Ok(r.ok())
+            Ok(u8::from(!r.ok()))
         }
-        Some(Cmd::Demo { keep, common }) => demo(keep, &common).map(|_| true),
+        Some(Cmd::Demo { keep, common }) => demo(keep, &common).map(|_| 0),
     }
 }
 
 fn main() -> ExitCode {
     cleanup::install();
     match run(Cli::parse()) {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
+        Ok(code) => ExitCode::from(code),
         Err(e) => report("doca-ec", &e),
     }
 }

@@ -14,255 +14,14 @@ use doca_core::{AccessFlags, RetrieveError};
 use doca_core::{BufInventory, Dev, Error, ErrorCode, Mmap, Result, WorkQ};
 use doca_ec::{Ec, EcJob, JOB_CREATE, JOB_RECOVER, Matrix, MatrixType};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::fmt::Write as _;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use xxhash_rust::xxh3::Xxh3;
 
-/// The sample's size-and-name file.
-pub const DATA_INFO: &str = "data_info";
-/// Matrix, counts, block size and block checksums.
-pub const MANIFEST: &str = "ec_manifest";
-const MANIFEST_MAGIC: &str = "doca-ec-manifest 1";
-
-/// How a set of blocks was made.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Layout {
-    /// Coding matrix type.
-    pub kind: MatrixType,
-    /// Data block count (M).
-    pub data: usize,
-    /// Redundancy block count (K).
-    pub rdnc: usize,
-    /// Bytes per block file.
-    pub block: u64,
-    /// Size of the original file.
-    pub size: u64,
-    /// The original file's path, as given when encoding.
-    pub name: String,
-    /// XXH3-64 of every block (data blocks, then redundancy), when a manifest exists.
-    pub sums: Option<Vec<u64>>,
-}
-
-/// The matrix type's name on the command line.
-pub fn kind_name(k: MatrixType) -> &'static str {
-    match k {
-        MatrixType::Cauchy => "cauchy",
-        MatrixType::Vandermonde => "vandermonde",
-    }
-}
-
-/// Parses "cauchy" or "vandermonde".
-pub fn parse_kind(s: &str) -> Result<MatrixType> {
-    match s {
-        "cauchy" => Ok(MatrixType::Cauchy),
-        "vandermonde" => Ok(MatrixType::Vandermonde),
-        _ => Err(Error::with_context(
-            ErrorCode::InvalidValue,
-            format!("matrix type '{s}' is not cauchy or vandermonde"),
-        )),
-    }
-}
-
-fn check_counts(data: usize, rdnc: usize) -> Result<()> {
-    if !(1..=doca_ec::MAX_DATA_BLOCKS).contains(&data) {
-        return Err(Error::with_context(
-            ErrorCode::InvalidValue,
-            format!(
-                "data block count is {data}; it must be 1..={}",
-                doca_ec::MAX_DATA_BLOCKS
-            ),
-        ));
-    }
-    if !(1..=doca_ec::MAX_RDNC_BLOCKS).contains(&rdnc) {
-        return Err(Error::with_context(
-            ErrorCode::InvalidValue,
-            format!(
-                "redundancy block count is {rdnc}; it must be 1..={}",
-                doca_ec::MAX_RDNC_BLOCKS
-            ),
-        ));
-    }
-    Ok(())
-}
-
-impl Layout {
-    /// The layout for a file of `size` bytes: block size = size / data, rounded up to
-    /// 64 bytes (at least 64).
-    pub fn for_file(
-        size: u64,
-        name: &str,
-        kind: MatrixType,
-        data: usize,
-        rdnc: usize,
-    ) -> Result<Layout> {
-        check_counts(data, rdnc)?;
-        let block = size.div_ceil(data as u64).next_multiple_of(64).max(64);
-        Ok(Layout {
-            kind,
-            data,
-            rdnc,
-            block,
-            size,
-            name: name.to_string(),
-            sums: None,
-        })
-    }
-
-    /// All blocks: data, then redundancy.
-    pub fn count(&self) -> usize {
-        self.data + self.rdnc
-    }
-
-    /// The file name of block `i` (data 0..M, redundancy M..M+K).
-    pub fn block_file(&self, i: usize) -> String {
-        if i < self.data {
-            format!("data_block_{i}")
-        } else {
-            format!("rdnc_block_{}", i - self.data)
-        }
-    }
-
-    fn manifest_text(&self) -> String {
-        let mut t = format!(
-            "{MANIFEST_MAGIC}\nmatrix {}\ndata {}\nrdnc {}\nblock {}\nsize {}\nname {}\n",
-            kind_name(self.kind),
-            self.data,
-            self.rdnc,
-            self.block,
-            self.size,
-            self.name
-        );
-        if let Some(sums) = &self.sums {
-            for (i, s) in sums.iter().enumerate() {
-                let _ = writeln!(t, "xxh3 {} {s:016x}", self.block_file(i));
-            }
-        }
-        t
-    }
-
-    fn parse_manifest(text: &str, path: &Path) -> Result<Layout> {
-        let bad = |why: &str| {
-            Error::with_context(
-                ErrorCode::InvalidValue,
-                format!("'{}' is not a valid manifest: {why}", path.display()),
-            )
-        };
-        let mut lines = text.lines();
-        if lines.next() != Some(MANIFEST_MAGIC) {
-            return Err(bad("it does not start with the manifest header"));
-        }
-        let mut get = |key: &str| -> Result<String> {
-            let line = lines
-                .next()
-                .ok_or_else(|| bad(&format!("no '{key}' line")))?;
-            line.strip_prefix(key)
-                .and_then(|r| r.strip_prefix(' '))
-                .map(str::to_string)
-                .ok_or_else(|| bad(&format!("expected '{key} ...', found '{line}'")))
-        };
-        let num = |s: String, key: &str| -> Result<u64> {
-            s.parse::<u64>()
-                .map_err(|_| bad(&format!("'{key}' is not a number: '{s}'")))
-        };
-        let kind = parse_kind(&get("matrix")?).map_err(|e| bad(&e.to_string()))?;
-        let data = num(get("data")?, "data")? as usize;
-        let rdnc = num(get("rdnc")?, "rdnc")? as usize;
-        let block = num(get("block")?, "block")?;
-        let size = num(get("size")?, "size")?;
-        let name = get("name")?;
-        check_counts(data, rdnc).map_err(|e| bad(&e.to_string()))?;
-        if block == 0 || block % 64 != 0 || size > block * data as u64 {
-            return Err(bad("the block size does not fit the file size"));
-        }
-        let mut layout = Layout {
-            kind,
-            data,
-            rdnc,
-            block,
-            size,
-            name,
-            sums: None,
-        };
-        let mut sums = Vec::with_capacity(layout.count());
-        for i in 0..layout.count() {
-            let v = get("xxh3")?;
-            let (file, hex) = v
-                .split_once(' ')
-                .ok_or_else(|| bad("malformed checksum line"))?;
-            if file != layout.block_file(i) {
-                return Err(bad(&format!(
-                    "checksum line for '{file}' where '{}' was expected",
-                    layout.block_file(i)
-                )));
-            }
-            sums.push(
-                u64::from_str_radix(hex, 16).map_err(|_| bad("a checksum is not hexadecimal"))?,
-            );
-        }
-        layout.sums = Some(sums);
-        Ok(layout)
-    }
-
-    /// Reads a block directory's layout: its manifest, or (blocks made by DOCA's sample)
-    /// `data_info` plus the counts and matrix given in `guess`, with the block size taken
-    /// from the block files present.
-    pub fn read(dir: &Path, guess: Option<(MatrixType, usize, usize)>) -> Result<Layout> {
-        let mpath = dir.join(MANIFEST);
-        match std::fs::read_to_string(&mpath) {
-            Ok(t) => return Layout::parse_manifest(&t, &mpath),
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                return Err(io_error(format!("cannot read '{}'", mpath.display()), &e));
-            }
-            Err(_) => {}
-        }
-        let ipath = dir.join(DATA_INFO);
-        let info = std::fs::read_to_string(&ipath).map_err(|e| {
-            io_error(
-                format!(
-                    "'{}' holds no erasure coded blocks (cannot read {DATA_INFO})",
-                    dir.display()
-                ),
-                &e,
-            )
-        })?;
-        let (size, name) = info.trim_end_matches('\n').split_once(' ').ok_or_else(|| {
-            Error::with_context(
-                ErrorCode::InvalidValue,
-                format!("'{}' does not hold '<size> <path>'", ipath.display()),
-            )
-        })?;
-        let size: u64 = size.parse().map_err(|_| {
-            Error::with_context(
-                ErrorCode::InvalidValue,
-                format!("'{}': '{size}' is not a size", ipath.display()),
-            )
-        })?;
-        let Some((kind, data, rdnc)) = guess else {
-            return Err(Error::with_context(
-                ErrorCode::InvalidValue,
-                format!(
-                    "'{}' has no {MANIFEST}: give the matrix and block counts it was made with (-x, -t, -r)",
-                    dir.display()
-                ),
-            ));
-        };
-        let mut layout = Layout::for_file(size, name, kind, data, rdnc)?;
-        // Blocks from elsewhere may use another rounding: trust the files present.
-        if let Some(len) = (0..layout.count())
-            .find_map(|i| std::fs::metadata(dir.join(layout.block_file(i))).ok())
-            .map(|m| m.len())
-            && len % 64 == 0
-            && len * data as u64 >= size
-            && len > 0
-        {
-            layout.block = len;
-        }
-        Ok(layout)
-    }
-}
+mod manifest;
+pub use manifest::{ContentHasher, DATA_INFO, Layout, MANIFEST, kind_name, parse_kind};
 
 /// Options shared by the operations.
 #[derive(Debug, Clone)]
@@ -535,7 +294,7 @@ pub fn encode(
     // A file whose size lies (a /proc or /sys file says 0 and holds text) is refused
     // before anything is written.
     input_unchanged(&file, &meta, &meta, input)?;
-    let mut layout = Layout::for_file(meta.len(), &input.to_string_lossy(), kind, data, rdnc)?;
+    let mut layout = Layout::for_file(meta.len(), input.as_os_str(), kind, data, rdnc)?;
     std::fs::create_dir_all(dir)
         .map_err(|e| io_error(format!("cannot create '{}'", dir.display()), &e))?;
     let old = existing_outputs(dir);
@@ -573,18 +332,23 @@ pub fn encode(
         let _ = give_back.send(b);
     }
     let outs_ref = &outs;
+    let layout_ref = &layout;
     let (main_result, sums) = std::thread::scope(|s| {
-        let writer = s.spawn(move || -> Result<Vec<u64>> {
+        let writer = s.spawn(move || -> Result<(Vec<u64>, u128)> {
             let mut sums: Vec<Xxh3> = (0..n).map(|_| Xxh3::new()).collect();
+            let mut content = ContentHasher::new(data);
             for (off, len, bytes) in stripes {
                 for (i, chunk) in bytes[..n * len].chunks(len).enumerate() {
                     sums[i].update(chunk);
+                    if i < data {
+                        content.update(i, &chunk[..layout_ref.file_bytes(i, off, len)]);
+                    }
                     write_at(outs_ref[i].file_ref(), off, chunk, outs_ref[i].path())?;
                 }
                 // The main thread may have stopped; the buffer is then simply dropped.
                 let _ = give_back.send(bytes);
             }
-            Ok(sums.iter().map(Xxh3::digest).collect())
+            Ok((sums.iter().map(Xxh3::digest).collect(), content.digest()))
         });
         let mut off = 0u64;
         let r = (|| -> Result<()> {
@@ -635,7 +399,7 @@ pub fn encode(
     });
     pb.finish_and_clear();
     main_result?;
-    let sums = sums?;
+    let (sums, content) = sums?;
     // The blocks stand for the input only if it did not change meanwhile (a write in
     // place, an append, a truncation): else nothing replaces the old set.
     let now = file
@@ -643,13 +407,9 @@ pub fn encode(
         .map_err(|e| io_error(format!("cannot stat '{}'", input.display()), &e))?;
     input_unchanged(&file, &meta, &now, input)?;
     layout.sums = Some(sums);
+    layout.content = Some(content);
     let mut info = AtomicFile::create(&dir.join(DATA_INFO), true)?;
-    write_at(
-        info.file(),
-        0,
-        format!("{} {}", layout.size, layout.name).as_bytes(),
-        &dir.join(DATA_INFO),
-    )?;
+    write_at(info.file(), 0, &layout.data_info(), &dir.join(DATA_INFO))?;
     let mut manifest = AtomicFile::create(&dir.join(MANIFEST), true)?;
     write_at(
         manifest.file(),
@@ -759,6 +519,21 @@ fn losses(layout: &Layout, states: &[BlockState]) -> Vec<(usize, String)> {
         .collect()
 }
 
+/// How a recovered file was shown to be the original.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Proof {
+    /// Its content digest matches the one the manifest recorded when it was encoded.
+    Content,
+    /// Every data block it was made of matches its recorded checksum (a version 1
+    /// manifest records no digest of the whole file).
+    Blocks,
+    /// No checksums (DOCA's sample layout): the blocks left over after rebuilding agree
+    /// with the rebuilt data; the length comes from `data_info`, which nothing checks.
+    Consistent,
+    /// Nothing could prove it, and why.
+    Unproved(String),
+}
+
 /// What a recover did.
 #[derive(Debug, Clone)]
 pub struct RecoverReport {
@@ -768,12 +543,25 @@ pub struct RecoverReport {
     pub rebuilt: Vec<String>,
     /// Where the original file was written.
     pub output: PathBuf,
+    /// How the output was shown to be the original.
+    pub proof: Proof,
     /// Seconds spent.
     pub secs: f64,
 }
 
+fn not_written(msg: String) -> Error {
+    Error::with_context(ErrorCode::Unexpected, format!("{msg}; nothing was written"))
+}
+
 /// Rebuilds the missing or damaged blocks of `dir` (at most K) and writes the original
 /// file to `output`. Refuses an existing `output` unless `opts.force`.
+///
+/// Nothing is written unless the output is proved (see [`Proof`]) or nothing can prove
+/// it: with a manifest, by its content digest (or block checksums); without one, by the
+/// blocks the rebuild did not read, which must agree with the rebuilt data, and by the
+/// padding past the file's end, which must be zeros. A block set that disagrees with
+/// itself (a damaged block, a wrong matrix or count given for a sample directory) is
+/// refused.
 pub fn recover(
     dev: &Dev,
     dir: &Path,
@@ -822,32 +610,70 @@ pub fn recover(
         Some(r) => r.survivors().unwrap_or_default().to_vec(),
         None => (0..layout.data).collect(),
     };
-    let files: Vec<(PathBuf, File)> = sources
-        .iter()
-        .map(|&i| {
-            let p = dir.join(layout.block_file(i));
-            crate::open_regular(&p).map(|f| (p.clone(), f))
-        })
-        .collect::<Result<_>>()?;
+    let open = |i: usize| {
+        let p = dir.join(layout.block_file(i));
+        crate::open_regular(&p).map(|f| (p.clone(), f))
+    };
+    let files: Vec<(PathBuf, File)> = sources.iter().map(|&i| open(i)).collect::<Result<_>>()?;
+    // Without checksums, the blocks the rebuild does not read check it: the data is
+    // encoded again and compared with them.
+    let spares: Vec<(usize, PathBuf, File)> = if layout.sums.is_none() {
+        (0..layout.count())
+            .filter(|i| states[*i] == BlockState::Ok && !sources.contains(i))
+            .map(|i| open(i).map(|(p, f)| (i, p, f)))
+            .collect::<Result<_>>()?
+    } else {
+        Vec::new()
+    };
+    let mut checker = if spares.is_empty() {
+        None
+    } else {
+        let c = StripeCoder::new(dev, layout.data, layout.rdnc, stripe)?;
+        let m = c.ec.matrix_create(layout.kind, layout.data, layout.rdnc)?;
+        Some((c, m))
+    };
     let rebuilt: Vec<AtomicFile> = missing
         .iter()
         .map(|&i| AtomicFile::create(&dir.join(layout.block_file(i as usize)), true))
         .collect::<Result<_>>()?;
     let mut sums: Vec<Xxh3> = missing.iter().map(|_| Xxh3::new()).collect();
+    let content = std::cell::RefCell::new(ContentHasher::new(layout.data));
+    // The data blocks' stripe, side by side (for the check).
+    let full = std::cell::RefCell::new(if checker.is_some() {
+        crate::zeroed(layout.data * stripe, "the check's stripe")?
+    } else {
+        Vec::new()
+    });
+    let padding_ok = std::cell::Cell::new(true);
     let pb = progress(layout.block * layout.data as u64, "recover", opts.progress);
     let out_path = output.to_path_buf();
-    // Writes block i's stripe at `off` into the original file (bytes below its size).
+    // Block i's stripe at `off`: its file bytes go into the original file.
     let put = |out: &AtomicFile, i: usize, off: u64, bytes: &[u8]| -> Result<()> {
         if i >= layout.data {
             return Ok(());
         }
-        let at = i as u64 * layout.block + off;
-        let n = layout.size.saturating_sub(at).min(bytes.len() as u64) as usize;
+        let n = layout.file_bytes(i, off, bytes.len());
         if n > 0 {
-            write_at(out.file_ref(), at, &bytes[..n], &out_path)?;
+            write_at(
+                out.file_ref(),
+                i as u64 * layout.block + off,
+                &bytes[..n],
+                &out_path,
+            )?;
+        }
+        content.borrow_mut().update(i, &bytes[..n]);
+        if bytes[n..].iter().any(|&b| b != 0) {
+            padding_ok.set(false);
+        }
+        let mut f = full.borrow_mut();
+        if !f.is_empty() {
+            let len = bytes.len();
+            f[i * len..(i + 1) * len].copy_from_slice(bytes);
         }
         Ok(())
     };
+    let mut disagree: Option<(usize, u64)> = None;
+    let mut theirs = vec![0u8; if checker.is_some() { stripe } else { 0 }];
     let mut off = 0u64;
     let mut plain = vec![0u8; if rec.is_none() { stripe } else { 0 }];
     while off < layout.block {
@@ -882,6 +708,37 @@ pub fn recover(
                 },
             )?,
         }
+        if let Some((c, m)) = checker.as_mut()
+            && disagree.is_none()
+        {
+            let f = full.borrow();
+            let data = &f[..layout.data * len];
+            c.run(
+                m,
+                JOB_CREATE,
+                len,
+                |ins| {
+                    ins.copy_from_slice(data);
+                    Ok(())
+                },
+                |parity| {
+                    for (i, p, file) in &spares {
+                        let ours = if *i < layout.data {
+                            &data[i * len..(i + 1) * len]
+                        } else {
+                            &parity[(i - layout.data) * len..(i - layout.data + 1) * len]
+                        };
+                        read_padded(file, off, &mut theirs[..len], p)?;
+                        if let Some(at) = ours.iter().zip(&theirs[..len]).position(|(a, b)| a != b)
+                        {
+                            disagree = Some((*i, off + at as u64));
+                            break;
+                        }
+                    }
+                    Ok(())
+                },
+            )?;
+        }
         off += len as u64;
         pb.inc((len * layout.data) as u64);
     }
@@ -889,16 +746,47 @@ pub fn recover(
     if let Some(want) = &layout.sums {
         for (o, &i) in missing.iter().enumerate() {
             if sums[o].digest() != want[i as usize] {
-                return Err(Error::with_context(
-                    ErrorCode::Unexpected,
-                    format!(
-                        "rebuilt {} does not match its checksum: other blocks are damaged in ways the checksums did not show; nothing was written",
-                        layout.block_file(i as usize)
-                    ),
-                ));
+                return Err(not_written(format!(
+                    "rebuilt {} does not match its checksum: other blocks are damaged in ways the checksums did not show",
+                    layout.block_file(i as usize)
+                )));
             }
         }
     }
+    if let Some((i, at)) = disagree {
+        return Err(not_written(format!(
+            "the blocks disagree: {} differs at byte {at} from what the other blocks give; a block is damaged, or the matrix and counts (-x, -t, -r) are not the ones the blocks were made with",
+            layout.block_file(i)
+        )));
+    }
+    let proof = match (layout.content, &layout.sums) {
+        (Some(want), _) => {
+            if content.borrow().digest() != want {
+                return Err(not_written(
+                    "the recovered file does not match the digest of the original recorded when it was encoded".into(),
+                ));
+            }
+            Proof::Content
+        }
+        (None, Some(_)) => Proof::Blocks,
+        (None, None) => {
+            if !padding_ok.get() {
+                return Err(not_written(format!(
+                    "the data blocks hold bytes past the {} bytes {DATA_INFO} gives as the file's size: {DATA_INFO} is wrong, or the matrix and counts (-x, -t, -r) are",
+                    layout.size
+                )));
+            }
+            if checker.is_some() {
+                Proof::Consistent
+            } else {
+                Proof::Unproved(format!(
+                    "there is no {MANIFEST} with checksums, and no block is left over to check the rebuilt data against ({} of {} redundancy blocks were needed)",
+                    missing.len(),
+                    layout.rdnc
+                ))
+            }
+        }
+    };
     out.file()
         .set_len(layout.size)
         .map_err(|e| io_error(format!("cannot write '{}'", output.display()), &e))?;
@@ -910,6 +798,7 @@ pub fn recover(
         rebuilt: lost.into_iter().map(|(_, s)| s).collect(),
         layout,
         output: output.to_path_buf(),
+        proof,
         secs: t.elapsed().as_secs_f64(),
     })
 }
