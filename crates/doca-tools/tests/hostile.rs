@@ -19,6 +19,9 @@ const SE: &str = env!("CARGO_BIN_EXE_doca-sync-event");
 /// Runs `bin` with its standard output a pipe whose reader is already gone.
 fn with_closed_stdout(bin: &str, args: &[&str], dir: &Path) -> (i32, String) {
     use std::io::Read;
+    // The reader is closed before the tool starts: its first write finds no reader.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
     let mut c = Command::new(bin)
         .args(args)
         .current_dir(dir)
@@ -26,11 +29,10 @@ fn with_closed_stdout(bin: &str, args: &[&str], dir: &Path) -> (i32, String) {
         .env_remove("DOCA_SW_TOPOLOGY")
         .env_remove("DOCA_SW_ROLE")
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
+        .stdout(writer)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    drop(c.stdout.take());
     let t = std::time::Instant::now();
     let st = loop {
         if let Some(st) = c.try_wait().unwrap() {
@@ -555,4 +557,164 @@ fn sample_directories_never_pass_off_unproved_output() {
     );
     assert!(!o.stdout.contains("data_block_1"), "{}", o.stdout);
     assert_eq!(std::fs::read(s.path("out.bin")).unwrap(), data);
+}
+
+/// Item 2: a Vandermonde shape that cannot undo every loss says so at encode; verify
+/// says exactly whether the present loss can be undone, and recover finds independent
+/// survivors where the first M are not.
+#[test]
+fn vandermonde_losses_are_told_exactly() {
+    use doca_ec::MatrixType::Vandermonde;
+    use doca_tools::ecfile::mds::independent_survivors;
+    let s = Scratch::new("vandermonde");
+    let data = bytes(40_000, 11);
+    s.write("in.bin", &data);
+    let o = run_within(
+        EC,
+        &[
+            "encode",
+            "-i",
+            "in.bin",
+            "-o",
+            "set",
+            "-x",
+            "vandermonde",
+            "-t",
+            "4",
+            "-r",
+            "4",
+        ],
+        &s.0,
+        60,
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(
+        o.stderr
+            .contains("1 of the 70 ways to lose 4 of these 8 blocks"),
+        "{}",
+        o.stderr
+    );
+    let names = |lost: &[usize]| -> Vec<String> {
+        lost.iter()
+            .map(|&i| {
+                if i < 4 {
+                    format!("data_block_{i}")
+                } else {
+                    format!("rdnc_block_{}", i - 4)
+                }
+            })
+            .collect()
+    };
+    let hide = |lost: &[usize]| {
+        for n in names(lost) {
+            std::fs::rename(s.path(&format!("set/{n}")), s.path(&n)).unwrap();
+        }
+    };
+    let restore = |lost: &[usize]| {
+        for n in names(lost) {
+            let _ = std::fs::rename(s.path(&n), s.path(&format!("set/{n}")));
+        }
+    };
+    let losses = |k: usize| -> Vec<Vec<usize>> {
+        (0u32..256)
+            .filter(|m| m.count_ones() as usize == k)
+            .map(|m| (0..8).filter(|i| m & (1 << i) != 0).collect())
+            .collect()
+    };
+    let present = |lost: &[usize]| -> Vec<usize> { (0..8).filter(|i| !lost.contains(i)).collect() };
+    // The loss of 4 that cannot be undone.
+    let bad: Vec<usize> = losses(4)
+        .into_iter()
+        .find(|l| independent_survivors(Vandermonde, 4, 4, &present(l)).is_none())
+        .expect("4+4 Vandermonde has one");
+    hide(&bad);
+    let o = run_within(EC, &["verify", "-i", "set"], &s.0, 60);
+    assert_eq!(o.code, 1);
+    assert!(o.stdout.contains("cannot be undone"), "{}", o.stdout);
+    let o = run_within(EC, &["recover", "-i", "set", "-o", "out.bin"], &s.0, 60);
+    assert_eq!(o.code, 1);
+    assert!(o.stderr.contains("cannot be undone"), "{}", o.stderr);
+    assert!(!s.path("out.bin").exists());
+    restore(&bad);
+    // Every other loss of 4 blocks is recovered.
+    for l in losses(4) {
+        if l == bad {
+            continue;
+        }
+        hide(&l);
+        let _ = std::fs::remove_file(s.path("out.bin"));
+        let o = run_within(EC, &["verify", "-i", "set"], &s.0, 60);
+        assert!(
+            o.stdout.contains("run `doca-ec recover`"),
+            "{l:?}: {}",
+            o.stdout
+        );
+        let o = run_within(EC, &["recover", "-i", "set", "-o", "out.bin"], &s.0, 60);
+        assert_eq!(o.code, 0, "{l:?}: {}", o.stderr);
+        assert_eq!(std::fs::read(s.path("out.bin")).unwrap(), data, "{l:?}");
+        restore(&l);
+    }
+}
+
+/// With fewer than K blocks lost, the first M survivors of a Vandermonde matrix may be
+/// dependent while others are not: recover finds independent ones.
+#[test]
+fn recover_finds_independent_survivors() {
+    use doca_ec::MatrixType::Vandermonde;
+    use doca_tools::ecfile::mds::independent_survivors;
+    let (m, k) = (8usize, 6usize);
+    let n = m + k;
+    let coding = ec_codec::CodingMatrix::vandermonde(m, k).unwrap();
+    let mut steered = Vec::new();
+    for mask in 0u32..(1 << n) {
+        let lost: Vec<usize> = (0..n).filter(|i| mask & (1 << i) != 0).collect();
+        if lost.is_empty() || lost.len() >= k {
+            continue;
+        }
+        let present: Vec<usize> = (0..n).filter(|i| !lost.contains(i)).collect();
+        if coding.recover(&lost).is_err()
+            && independent_survivors(Vandermonde, m, k, &present).is_some()
+        {
+            steered.push(lost);
+        }
+    }
+    assert!(!steered.is_empty(), "8+6 has such losses");
+    let s = Scratch::new("steered");
+    let data = bytes(100_000, 12);
+    s.write("in.bin", &data);
+    let o = run_within(
+        EC,
+        &[
+            "encode",
+            "-i",
+            "in.bin",
+            "-o",
+            "set",
+            "-x",
+            "vandermonde",
+            "-t",
+            "8",
+            "-r",
+            "6",
+        ],
+        &s.0,
+        60,
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    for lost in steered.iter().take(3) {
+        for &i in lost {
+            let name = if i < m {
+                format!("set/data_block_{i}")
+            } else {
+                format!("set/rdnc_block_{}", i - m)
+            };
+            std::fs::remove_file(s.path(&name)).unwrap();
+        }
+        let _ = std::fs::remove_file(s.path("out.bin"));
+        let o = run_within(EC, &["recover", "-i", "set", "-o", "out.bin"], &s.0, 60);
+        assert_eq!(o.code, 0, "{lost:?}: {}", o.stderr);
+        assert_eq!(std::fs::read(s.path("out.bin")).unwrap(), data, "{lost:?}");
+        let o = run_within(EC, &["verify", "-i", "set"], &s.0, 60);
+        assert_eq!(o.code, 0, "{lost:?}: {}", o.stdout);
+    }
 }

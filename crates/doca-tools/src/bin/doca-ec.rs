@@ -206,6 +206,19 @@ fn mbps(bytes: u64, secs: f64) -> f64 {
 
 fn say_encoded(r: &EncodeReport, input: &Path, dir: &Path) -> String {
     let l = &r.layout;
+    // A shape that cannot undo every loss of K blocks is said, even with --quiet.
+    match r.short {
+        Some(Some((0, _))) | None => {}
+        Some(Some((bad, total))) => eprintln!(
+            "doca-ec: warning: with the vandermonde matrix, {bad} of the {total} ways to lose {} of these {} blocks cannot be recovered (`doca-ec verify` says whether a loss can be); cauchy, the default, recovers every one",
+            l.rdnc,
+            l.count()
+        ),
+        Some(None) => eprintln!(
+            "doca-ec: warning: vandermonde matrices cannot recover every loss of {} blocks for some shapes, and this one is too large to try every loss (`doca-ec verify` says whether a loss can be); cauchy, the default, recovers every one",
+            l.rdnc
+        ),
+    }
     format!(
         "encoded '{}' ({} bytes) into '{}': {} data + {} redundancy blocks of {} bytes ({} matrix), {:.1} MB/s",
         input.display(),
@@ -269,6 +282,12 @@ fn say_verified(r: &VerifyReport) -> Vec<String> {
         format!(
             "{n} blocks lost: more than the {} that can be rebuilt",
             l.rdnc
+        )
+    } else if n > 0 && !r.recoverable {
+        format!(
+            "{n} block(s) lost, and this loss cannot be undone: with the {} matrix, no {} of the remaining blocks are independent",
+            ecfile::kind_name(l.kind),
+            l.data
         )
     } else if n > 0 {
         format!("{n} block(s) lost: run `doca-ec recover` to rebuild them")

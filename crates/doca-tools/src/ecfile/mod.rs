@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 use xxhash_rust::xxh3::Xxh3;
 
 mod manifest;
+pub mod mds;
 pub use manifest::{ContentHasher, DATA_INFO, Layout, MANIFEST, kind_name, parse_kind};
 
 /// Options shared by the operations.
@@ -265,11 +266,17 @@ fn existing_outputs(dir: &Path) -> Vec<String> {
     v
 }
 
+/// The most loss patterns an encode tries on a Vandermonde shape (16 + 8 has 735471).
+const SHAPE_CHECK_BUDGET: u64 = 1_000_000;
+
 /// What an encode did.
 #[derive(Debug, Clone)]
 pub struct EncodeReport {
     /// The layout written.
     pub layout: Layout,
+    /// For a Vandermonde matrix: the losses of K blocks it cannot undo and how many
+    /// losses there are (`None` when the shape is too large to try them all).
+    pub short: Option<Option<(u64, u64)>>,
     /// Seconds spent.
     pub secs: f64,
 }
@@ -430,7 +437,10 @@ pub fn encode(
             let _ = std::fs::remove_file(dir.join(name));
         }
     }
+    let short = (kind == MatrixType::Vandermonde)
+        .then(|| mds::unrecoverable_losses(kind, data, rdnc, SHAPE_CHECK_BUDGET));
     Ok(EncodeReport {
+        short,
         layout,
         secs: t.elapsed().as_secs_f64(),
     })
@@ -549,6 +559,23 @@ pub struct RecoverReport {
     pub secs: f64,
 }
 
+/// The error for a loss the matrix cannot undo (possible with Vandermonde only).
+fn unrecoverable(layout: &Layout, lost: &[usize]) -> Error {
+    Error::with_context(
+        ErrorCode::NotSupported,
+        format!(
+            "this loss ({}) cannot be undone: with the {} matrix, no {} of the remaining blocks are independent; nothing was written (cauchy matrices recover every loss of up to {} blocks)",
+            lost.iter()
+                .map(|&i| layout.block_file(i))
+                .collect::<Vec<_>>()
+                .join(", "),
+            kind_name(layout.kind),
+            layout.data,
+            layout.rdnc
+        ),
+    )
+}
+
 fn not_written(msg: String) -> Error {
     Error::with_context(ErrorCode::Unexpected, format!("{msg}; nothing was written"))
 }
@@ -592,8 +619,24 @@ pub fn recover(
             ),
         ));
     }
+    let lost_at: Vec<usize> = lost.iter().map(|(i, _)| *i).collect();
+    let present: Vec<usize> = (0..layout.count())
+        .filter(|i| !lost_at.contains(i))
+        .collect();
+    // M independent survivors (with a Vandermonde matrix the first M may not be); any
+    // present block left out is rebuilt as well (and checked, never written back).
+    let chosen = mds::independent_survivors(layout.kind, layout.data, layout.rdnc, &present)
+        .ok_or_else(|| unrecoverable(&layout, &lost_at))?;
+    let mut missing: Vec<u32> = lost_at.iter().map(|&i| i as u32).collect();
+    if chosen[..] != present[..layout.data] {
+        missing.extend(
+            present
+                .iter()
+                .filter(|i| !chosen.contains(i))
+                .map(|&i| i as u32),
+        );
+    }
     let mut out = AtomicFile::create(output, opts.force)?;
-    let missing: Vec<u32> = lost.iter().map(|(i, _)| *i as u32).collect();
     let stripe = stripe_len(&layout, opts.stripe);
     let mut coder = StripeCoder::new(dev, layout.data, layout.rdnc.max(1), stripe)?;
     let coding = coder
@@ -632,9 +675,16 @@ pub fn recover(
         let m = c.ec.matrix_create(layout.kind, layout.data, layout.rdnc)?;
         Some((c, m))
     };
-    let rebuilt: Vec<AtomicFile> = missing
+    let rebuilt: Vec<Option<AtomicFile>> = missing
         .iter()
-        .map(|&i| AtomicFile::create(&dir.join(layout.block_file(i as usize)), true))
+        .map(|&i| {
+            let i = i as usize;
+            if lost_at.contains(&i) {
+                AtomicFile::create(&dir.join(layout.block_file(i)), true).map(Some)
+            } else {
+                Ok(None)
+            }
+        })
         .collect::<Result<_>>()?;
     let mut sums: Vec<Xxh3> = missing.iter().map(|_| Xxh3::new()).collect();
     let content = std::cell::RefCell::new(ContentHasher::new(layout.data));
@@ -701,7 +751,9 @@ pub fn recover(
                 |outs| {
                     for (o, chunk) in outs.chunks(len).enumerate() {
                         sums[o].update(chunk);
-                        write_at(rebuilt[o].file_ref(), off, chunk, rebuilt[o].path())?;
+                        if let Some(r) = &rebuilt[o] {
+                            write_at(r.file_ref(), off, chunk, r.path())?;
+                        }
                         put(&out, missing[o] as usize, off, chunk)?;
                     }
                     Ok(())
@@ -790,7 +842,7 @@ pub fn recover(
     out.file()
         .set_len(layout.size)
         .map_err(|e| io_error(format!("cannot write '{}'", output.display()), &e))?;
-    for r in rebuilt {
+    for r in rebuilt.into_iter().flatten() {
         r.commit_with(opts.sync)?;
     }
     out.commit_with(opts.sync)?;
@@ -813,6 +865,9 @@ pub struct VerifyReport {
     /// Redundancy blocks that do not match the data (checked when every block is
     /// present), with the first differing offset.
     pub inconsistent: Vec<String>,
+    /// Whether `recover` can undo the loss found: at most K blocks lost and, with a
+    /// Vandermonde matrix, M independent blocks left.
+    pub recoverable: bool,
 }
 
 impl VerifyReport {
@@ -832,10 +887,13 @@ pub fn verify(
 ) -> Result<VerifyReport> {
     let layout = Layout::read(dir, guess)?;
     let states = scan(dir, &layout, opts)?;
-    let lost: Vec<String> = losses(&layout, &states)
-        .into_iter()
-        .map(|(_, s)| s)
+    let found = losses(&layout, &states);
+    let present: Vec<usize> = (0..layout.count())
+        .filter(|i| states[*i] == BlockState::Ok)
         .collect();
+    let recoverable = found.len() <= layout.rdnc
+        && mds::independent_survivors(layout.kind, layout.data, layout.rdnc, &present).is_some();
+    let lost: Vec<String> = found.into_iter().map(|(_, s)| s).collect();
     let mut inconsistent = Vec::new();
     if lost.is_empty() {
         let stripe = stripe_len(&layout, opts.stripe);
@@ -901,5 +959,6 @@ pub fn verify(
         layout,
         lost,
         inconsistent,
+        recoverable,
     })
 }
