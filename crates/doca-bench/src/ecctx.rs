@@ -193,6 +193,7 @@ fn tool_end_to_end(a: &EcCtxArgs, reps: usize) {
         force: true,
         progress: false,
         sync: false,
+        write_back: true,
     };
     let blocks = root.join("blocks");
     let out = root.join("output.bin");

@@ -718,3 +718,168 @@ fn recover_finds_independent_survivors() {
         assert_eq!(o.code, 0, "{lost:?}: {}", o.stdout);
     }
 }
+
+/// Items 12 and 13: recover can leave the block directory untouched, and never writes
+/// its output over the set's own files.
+#[test]
+fn recover_keeps_to_its_output() {
+    let s = Scratch::new("keep");
+    let data = bytes(60_000, 13);
+    encode_set(&s, "in.bin", &data, &[]);
+    std::fs::remove_file(s.path("set/data_block_1")).unwrap();
+    for name in [
+        "ec_manifest",
+        "data_block_0",
+        "data_block_1",
+        "rdnc_block_1",
+        "data_info",
+    ] {
+        let out = format!("set/{name}");
+        let before = std::fs::read(s.path(&out)).ok();
+        let o = run_within(
+            EC,
+            &["recover", "-i", "set", "-o", &out, "--force"],
+            &s.0,
+            60,
+        );
+        assert_eq!(o.code, 1, "{name}: {}", o.stdout);
+        assert!(
+            o.stderr.contains("one of the block set's own files"),
+            "{}",
+            o.stderr
+        );
+        assert_eq!(std::fs::read(s.path(&out)).ok(), before, "{name} changed");
+    }
+    // --no-write-back: the file comes back, the directory stays as it was.
+    let o = run_within(
+        EC,
+        &["recover", "-i", "set", "-o", "out.bin", "--no-write-back"],
+        &s.0,
+        60,
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stdout.contains("not written back"), "{}", o.stdout);
+    assert_eq!(std::fs::read(s.path("out.bin")).unwrap(), data);
+    assert!(!s.path("set/data_block_1").exists());
+    // A directory that cannot be written (as a user without root): the same, by itself.
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(s.path("set"), std::fs::Permissions::from_mode(0o555)).unwrap();
+        let o = run_within(EC, &["recover", "-i", "set", "-o", "out2.bin"], &s.0, 60);
+        std::fs::set_permissions(s.path("set"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(o.code, 0, "{}", o.stderr);
+        assert!(o.stdout.contains("cannot be written"), "{}", o.stdout);
+        assert_eq!(std::fs::read(s.path("out2.bin")).unwrap(), data);
+    }
+}
+
+/// Item 3: `encode --force` replaces a set all at once, and refuses a directory it
+/// could not swap without taking other files along.
+#[test]
+fn replacing_a_set_is_all_or_nothing() {
+    let s = Scratch::new("replace");
+    let (a, b) = (bytes(300_000, 14), bytes(200_000, 15));
+    encode_set(&s, "a.bin", &a, &[]);
+    s.write("b.bin", &b);
+    let o = run_within(
+        EC,
+        &[
+            "encode", "-i", "b.bin", "-o", "set", "--force", "-t", "3", "-r", "1",
+        ],
+        &s.0,
+        60,
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    // Only the new set's files remain (the old, wider one went with the swap).
+    let mut names: Vec<String> = std::fs::read_dir(s.path("set"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "data_block_0",
+            "data_block_1",
+            "data_block_2",
+            "data_info",
+            "ec_manifest",
+            "rdnc_block_0"
+        ]
+    );
+    assert!(temporaries(&s.0).is_empty(), "{:?}", temporaries(&s.0));
+    // Another file in the directory: refused, nothing changed.
+    s.write("set/notes.txt", b"mine");
+    let o = run_within(
+        EC,
+        &["encode", "-i", "a.bin", "-o", "set", "--force"],
+        &s.0,
+        60,
+    );
+    assert_eq!(o.code, 1, "{}", o.stdout);
+    assert!(o.stderr.contains("holds other files"), "{}", o.stderr);
+    assert_eq!(std::fs::read(s.path("set/notes.txt")).unwrap(), b"mine");
+    let o = run_within(EC, &["recover", "-i", "set", "-o", "back.bin"], &s.0, 60);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(std::fs::read(s.path("back.bin")).unwrap(), b);
+}
+
+/// Item 3's proof: `encode --force` and `recover` killed (SIGKILL) at 50 random moments
+/// each; after every kill the set recovers the old content or the new, whole.
+#[test]
+fn killed_at_random_moments_a_set_always_recovers() {
+    let s = Scratch::new("crash");
+    // Small enough that a kill lands anywhere from the start to after the end.
+    let contents = [bytes(1 << 20, 16), bytes(900_000, 17)];
+    s.write("c0.bin", &contents[0]);
+    s.write("c1.bin", &contents[1]);
+    let o = run_within(EC, &["encode", "-i", "c0.bin", "-o", "set"], &s.0, 120);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let mut current = 0usize;
+    let spawn = |args: &[&str]| {
+        Command::new(EC)
+            .args(args)
+            .current_dir(&s.0)
+            .env_remove("DOCA_SW_TOPOLOGY")
+            .env_remove("DOCA_SW_ROLE")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let check = |round: usize, current: &mut usize| {
+        let _ = std::fs::remove_file(s.path("check.bin"));
+        let o = run_within(
+            EC,
+            &["recover", "-i", "set", "-o", "check.bin", "--no-write-back"],
+            &s.0,
+            120,
+        );
+        assert_eq!(o.code, 0, "round {round}: {}", o.stderr);
+        let got = std::fs::read(s.path("check.bin")).unwrap();
+        let which = contents
+            .iter()
+            .position(|c| *c == got)
+            .unwrap_or_else(|| panic!("round {round}: neither the old nor the new content"));
+        *current = which;
+    };
+    for round in 0..50 {
+        // Replace the set with the other content; kill at a random moment.
+        let other = format!("c{}.bin", 1 - current);
+        let mut c = spawn(&["encode", "-i", &other, "-o", "set", "--force"]);
+        std::thread::sleep(Duration::from_millis(jitter(200)));
+        let _ = c.kill();
+        let _ = c.wait();
+        check(round, &mut current);
+        // Lose two blocks, recover with write-back, kill at a random moment.
+        for b in ["set/data_block_0", "set/rdnc_block_1"] {
+            let _ = std::fs::remove_file(s.path(b));
+        }
+        let mut c = spawn(&["recover", "-i", "set", "-o", "r.bin", "--force"]);
+        std::thread::sleep(Duration::from_millis(jitter(200)));
+        let _ = c.kill();
+        let _ = c.wait();
+        check(round, &mut current);
+    }
+}

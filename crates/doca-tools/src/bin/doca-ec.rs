@@ -69,6 +69,7 @@ impl Common {
             force: self.force,
             progress: !self.quiet() && std::io::stderr().is_terminal(),
             sync: !self.no_sync,
+            write_back: true,
         }
     }
     fn device(&self) -> Result<Dev> {
@@ -175,6 +176,10 @@ enum Cmd {
         /// Where the original file goes (a directory: under its original name).
         #[arg(short, long)]
         output: PathBuf,
+        /// Leave the block directory as it is: rebuilt blocks only go into the output
+        /// (the same happens when the directory cannot be written).
+        #[arg(long)]
+        no_write_back: bool,
         #[command(flatten)]
         guess: Guess,
         #[command(flatten)]
@@ -244,8 +249,13 @@ fn say_recovered(r: &RecoverReport) -> String {
         Proof::Consistent => "checked: the blocks agree with each other (no manifest: the size comes from data_info unchecked)".to_string(),
         Proof::Unproved(why) => format!("NOT PROVED to be the original: {why}"),
     };
+    let kept = r
+        .not_written_back
+        .as_ref()
+        .map(|why| format!(" (rebuilt blocks not written back: {why})"))
+        .unwrap_or_default();
     format!(
-        "{what}; wrote '{}' ({} bytes), {:.1} MB/s; {proof}",
+        "{what}{kept}; wrote '{}' ({} bytes), {:.1} MB/s; {proof}",
         r.output.display(),
         r.layout.size,
         mbps(r.layout.size, r.secs)
@@ -554,13 +564,18 @@ fn run(cli: Cli) -> Result<u8> {
         Some(Cmd::Recover {
             input,
             output,
+            no_write_back,
             guess,
             common,
         }) => {
             let dev = common.device()?;
             let guess = guess.get()?;
             let out = output_file(&output, &input, guess)?;
-            let r = ecfile::recover(&dev, &input, &out, guess, &common.options())?;
+            let opts = Options {
+                write_back: !no_write_back,
+                ..common.options()
+            };
+            let r = ecfile::recover(&dev, &input, &out, guess, &opts)?;
             Ok(recovered(common.quiet(), &r))
         }
         Some(Cmd::Verify {

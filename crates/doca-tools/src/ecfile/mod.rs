@@ -35,6 +35,9 @@ pub struct Options {
     pub progress: bool,
     /// Flush outputs to disk before they take their names.
     pub sync: bool,
+    /// Recover: write rebuilt blocks back into the block directory (when it can be
+    /// written).
+    pub write_back: bool,
 }
 
 impl Default for Options {
@@ -44,6 +47,7 @@ impl Default for Options {
             force: false,
             progress: true,
             sync: true,
+            write_back: true,
         }
     }
 }
@@ -248,6 +252,134 @@ fn write_at(f: &File, off: u64, buf: &[u8], name: &Path) -> Result<()> {
 }
 
 /// Names a block directory holds that an encode would write.
+/// A directory beside a block set's directory where its replacement is built
+/// (`.NAME.doca-tmp-PID`, removed if the run ends early, or by the next run if it was
+/// killed).
+struct Staging {
+    path: PathBuf,
+}
+
+impl Staging {
+    /// Checks that `dir` holds nothing but a block set, and makes the directory beside
+    /// it (with `dir`'s permissions).
+    fn beside(dir: &Path) -> Result<Staging> {
+        use std::os::unix::fs::PermissionsExt;
+        let others: Vec<String> = std::fs::read_dir(dir)
+            .map_err(|e| io_error(format!("cannot list '{}'", dir.display()), &e))?
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| !is_set_member(n) && !n.contains(crate::cleanup::TEMP_MARK))
+            .collect();
+        if !others.is_empty() {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                format!(
+                    "'{}' holds other files besides its block set ({}): a block set is replaced all at once by swapping its directory, which would take them along; encode into a directory of its own, or remove the old set first",
+                    dir.display(),
+                    others.join(", ")
+                ),
+            ));
+        }
+        let canon = dir
+            .canonicalize()
+            .map_err(|e| io_error(format!("cannot resolve '{}'", dir.display()), &e))?;
+        let parent = canon.parent().map(Path::to_path_buf).ok_or_else(|| {
+            Error::with_context(
+                ErrorCode::InvalidValue,
+                "the root directory cannot hold a block set that is replaced",
+            )
+        })?;
+        crate::cleanup::remove_stale(&parent);
+        let path = crate::cleanup::temp_name(&canon).ok_or_else(|| {
+            Error::with_context(ErrorCode::InvalidValue, "the directory has no name")
+        })?;
+        crate::cleanup::register(&path, true);
+        std::fs::create_dir(&path).map_err(|e| {
+            crate::cleanup::forget(&path);
+            io_error(
+                format!(
+                    "cannot make '{}' to build the new block set in",
+                    path.display()
+                ),
+                &e,
+            )
+        })?;
+        if let Ok(m) = std::fs::metadata(&canon) {
+            let _ = std::fs::set_permissions(
+                &path,
+                std::fs::Permissions::from_mode(m.permissions().mode()),
+            );
+        }
+        Ok(Staging { path })
+    }
+
+    /// Swaps the complete new set into `dir` in one step; the old set, now here, is
+    /// removed.
+    fn swap_into(self, dir: &Path, sync: bool) -> Result<()> {
+        use std::os::unix::ffi::OsStrExt;
+        let canon = dir
+            .canonicalize()
+            .map_err(|e| io_error(format!("cannot resolve '{}'", dir.display()), &e))?;
+        if sync {
+            fsync_dir(&self.path)?;
+        }
+        let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes()).ok();
+        let (Some(a), Some(b)) = (c(&self.path), c(&canon)) else {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "a path holds a NUL byte",
+            ));
+        };
+        // SAFETY: two valid C strings; AT_FDCWD with absolute paths.
+        let r = unsafe {
+            libc::renameat2(
+                libc::AT_FDCWD,
+                a.as_ptr(),
+                libc::AT_FDCWD,
+                b.as_ptr(),
+                libc::RENAME_EXCHANGE,
+            )
+        };
+        if r != 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(io_error(
+                format!(
+                    "cannot swap the new block set into '{}' in one step (the old set is left as it was; remove it first, or encode into a new directory)",
+                    dir.display()
+                ),
+                &e,
+            ));
+        }
+        if sync && let Some(parent) = canon.parent() {
+            fsync_dir(parent)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        // Before the swap: the unfinished new set; after it: the old set.
+        let _ = std::fs::remove_dir_all(&self.path);
+        crate::cleanup::forget(&self.path);
+    }
+}
+
+fn fsync_dir(d: &Path) -> Result<()> {
+    File::open(d)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| io_error(format!("cannot flush '{}'", d.display()), &e))
+}
+
+/// Whether a directory entry's name is one of a block set's files.
+fn is_set_member(n: &str) -> bool {
+    let numbered = |p: &str| {
+        n.strip_prefix(p)
+            .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+    };
+    n == DATA_INFO || n == MANIFEST || numbered("data_block_") || numbered("rdnc_block_")
+}
+
 fn existing_outputs(dir: &Path) -> Vec<String> {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return Vec::new();
@@ -255,12 +387,7 @@ fn existing_outputs(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = rd
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| {
-            n == DATA_INFO
-                || n == MANIFEST
-                || n.starts_with("data_block_")
-                || n.starts_with("rdnc_block_")
-        })
+        .filter(|n| is_set_member(n))
         .collect();
     v.sort();
     v
@@ -284,6 +411,12 @@ pub struct EncodeReport {
 /// Encodes `input` into `dir` (created if needed): M data block files, K redundancy
 /// block files, `data_info` and the manifest. Refuses a directory that already holds
 /// blocks unless `opts.force`.
+///
+/// Replacing a block set is all or nothing: the new set is built whole in a directory
+/// beside `dir` and the two directories are swapped in one step (`RENAME_EXCHANGE`), so
+/// that `dir` holds the old set or the new one, complete, at every instant (a run killed
+/// at any point leaves one of them, and the next run removes the other). A directory
+/// that holds other files besides its block set cannot be swapped and is refused.
 pub fn encode(
     dev: &Dev,
     input: &Path,
@@ -315,9 +448,17 @@ pub fn encode(
             ),
         ));
     }
+    // Where the new set is written: `dir` itself, or (replacing a set) a directory
+    // beside it that takes its place when complete.
+    let staging = if old.is_empty() {
+        None
+    } else {
+        Some(Staging::beside(dir)?)
+    };
+    let target = staging.as_ref().map_or(dir, |s| s.path.as_path());
     let n = layout.count();
     let outs: Vec<AtomicFile> = (0..n)
-        .map(|i| AtomicFile::create(&dir.join(layout.block_file(i)), true))
+        .map(|i| AtomicFile::create(&target.join(layout.block_file(i)), true))
         .collect::<Result<_>>()?;
     let stripe = stripe_len(&layout, opts.stripe);
     let mut coder = StripeCoder::new(dev, data, rdnc, stripe)?;
@@ -415,27 +556,22 @@ pub fn encode(
     input_unchanged(&file, &meta, &now, input)?;
     layout.sums = Some(sums);
     layout.content = Some(content);
-    let mut info = AtomicFile::create(&dir.join(DATA_INFO), true)?;
-    write_at(info.file(), 0, &layout.data_info(), &dir.join(DATA_INFO))?;
-    let mut manifest = AtomicFile::create(&dir.join(MANIFEST), true)?;
+    let mut info = AtomicFile::create(&target.join(DATA_INFO), true)?;
+    write_at(info.file(), 0, &layout.data_info(), &target.join(DATA_INFO))?;
+    let mut manifest = AtomicFile::create(&target.join(MANIFEST), true)?;
     write_at(
         manifest.file(),
         0,
         layout.manifest_text().as_bytes(),
-        &dir.join(MANIFEST),
+        &target.join(MANIFEST),
     )?;
     for o in outs {
         o.commit_with(opts.sync)?;
     }
     info.commit_with(opts.sync)?;
     manifest.commit_with(opts.sync)?;
-    // Blocks of an earlier, wider layout would confuse a later recover.
-    for name in old {
-        let keep =
-            name == DATA_INFO || name == MANIFEST || (0..n).any(|i| layout.block_file(i) == name);
-        if !keep {
-            let _ = std::fs::remove_file(dir.join(name));
-        }
+    if let Some(s) = staging {
+        s.swap_into(dir, opts.sync)?;
     }
     let short = (kind == MatrixType::Vandermonde)
         .then(|| mds::unrecoverable_losses(kind, data, rdnc, SHAPE_CHECK_BUDGET));
@@ -555,8 +691,43 @@ pub struct RecoverReport {
     pub output: PathBuf,
     /// How the output was shown to be the original.
     pub proof: Proof,
+    /// Why rebuilt blocks were not written back into the block directory, if they were
+    /// not.
+    pub not_written_back: Option<String>,
     /// Seconds spent.
     pub secs: f64,
+}
+
+/// Whether an I/O error says the file system is read-only.
+fn read_only(e: &Error) -> bool {
+    e.to_string().contains("Read-only file system")
+}
+
+/// Refuses a recover output that is one of the block set's own files (it would replace
+/// a block or the manifest, or collide with a rebuilt block).
+fn refuse_output_in_set(output: &Path, dir: &Path) -> Result<()> {
+    let (Some(parent), Some(name)) = (output.parent(), output.file_name()) else {
+        return Ok(());
+    };
+    let parent = if parent.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        parent
+    };
+    if let (Ok(a), Ok(b)) = (parent.canonicalize(), dir.canonicalize())
+        && a == b
+        && is_set_member(&name.to_string_lossy())
+    {
+        return Err(Error::with_context(
+            ErrorCode::InvalidValue,
+            format!(
+                "'{}' is one of the block set's own files in '{}'; write the recovered file elsewhere",
+                output.display(),
+                dir.display()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The error for a loss the matrix cannot undo (possible with Vandermonde only).
@@ -636,6 +807,7 @@ pub fn recover(
                 .map(|&i| i as u32),
         );
     }
+    refuse_output_in_set(output, dir)?;
     let mut out = AtomicFile::create(output, opts.force)?;
     let stripe = stripe_len(&layout, opts.stripe);
     let mut coder = StripeCoder::new(dev, layout.data, layout.rdnc.max(1), stripe)?;
@@ -675,17 +847,27 @@ pub fn recover(
         let m = c.ec.matrix_create(layout.kind, layout.data, layout.rdnc)?;
         Some((c, m))
     };
-    let rebuilt: Vec<Option<AtomicFile>> = missing
-        .iter()
-        .map(|&i| {
-            let i = i as usize;
-            if lost_at.contains(&i) {
-                AtomicFile::create(&dir.join(layout.block_file(i)), true).map(Some)
-            } else {
-                Ok(None)
+    // Rebuilt blocks go back into the directory, unless asked not to or it cannot be
+    // written (read-only): the file is recovered either way.
+    let mut not_written_back =
+        (!opts.write_back && !lost_at.is_empty()).then(|| "as asked (--no-write-back)".to_string());
+    let mut rebuilt: Vec<Option<AtomicFile>> = Vec::with_capacity(missing.len());
+    for &i in &missing {
+        let i = i as usize;
+        if !lost_at.contains(&i) || not_written_back.is_some() {
+            rebuilt.push(None);
+            continue;
+        }
+        match AtomicFile::create(&dir.join(layout.block_file(i)), true) {
+            Ok(f) => rebuilt.push(Some(f)),
+            Err(e) if e.code() == ErrorCode::NotPermitted || read_only(&e) => {
+                not_written_back = Some(format!("'{}' cannot be written: {e}", dir.display()));
+                rebuilt.iter_mut().for_each(|r| *r = None);
+                rebuilt.push(None);
             }
-        })
-        .collect::<Result<_>>()?;
+            Err(e) => return Err(e),
+        }
+    }
     let mut sums: Vec<Xxh3> = missing.iter().map(|_| Xxh3::new()).collect();
     let content = std::cell::RefCell::new(ContentHasher::new(layout.data));
     // The data blocks' stripe, side by side (for the check).
@@ -851,6 +1033,7 @@ pub fn recover(
         layout,
         output: output.to_path_buf(),
         proof,
+        not_written_back,
         secs: t.elapsed().as_secs_f64(),
     })
 }
