@@ -41,6 +41,9 @@ enum Cmd {
 }
 
 fn main() {
+    // Printed tables piped into `head` end the run quietly, as Unix tools do.
+    // SAFETY: restoring the default action of SIGPIPE before any thread starts.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let args = Args::parse();
     match args.cmd {
         Cmd::Ec(a) => ec::run(&a),
