@@ -542,6 +542,12 @@ fn sample_directories_never_pass_off_unproved_output() {
     let o = recover(&counts);
     assert_eq!(o.code, 1, "{}", o.stdout);
     assert!(o.stderr.contains("bytes past"), "{}", o.stderr);
+    // One that says it is longer than the blocks can hold: refused.
+    std::fs::write(s.path("set/data_info"), b"51000 in.bin").unwrap();
+    let o = recover(&counts);
+    assert_eq!(o.code, 1, "{}{}", o.stdout, o.stderr);
+    assert!(o.stderr.contains("cannot hold"), "{}", o.stderr);
+    assert!(!s.path("out.bin").exists());
     std::fs::write(s.path("set/data_info"), b"50000 in.bin").unwrap();
     // A data block grown by 64 bytes is the one blamed, not the others.
     let p = s.path("set/data_block_0");

@@ -449,16 +449,28 @@ impl Layout {
         // present share is the block size (one damaged file does not make the others
         // look wrong). Ties go to the size computed from data_info.
         let mut lens: Vec<(u64, usize)> = Vec::new();
+        let mut seen = None;
         for i in 0..layout.count() {
             if let Ok(m) = std::fs::metadata(dir.join(layout.block_file(i)))
                 && m.is_file()
-                && block_fits(m.len(), data, rdnc, size)
             {
+                seen.get_or_insert(m.len());
+                if !block_fits(m.len(), data, rdnc, size) {
+                    continue;
+                }
                 match lens.iter_mut().find(|(l, _)| *l == m.len()) {
                     Some((_, n)) => *n += 1,
                     None => lens.push((m.len(), 1)),
                 }
             }
+        }
+        if let (None, Some(len)) = (lens.first(), seen) {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                format!(
+                    "{DATA_INFO} gives {size} bytes, which {data} data blocks of {len} bytes (the blocks present) cannot hold: {DATA_INFO} is wrong, or the counts (-t, -r) are"
+                ),
+            ));
         }
         let computed = layout.block;
         if let Some(&(len, _)) = lens.iter().max_by_key(|(l, n)| (*n, *l == computed)) {

@@ -1010,7 +1010,21 @@ pub fn recover(
                     layout.size
                 )));
             }
-            if checker.is_some() {
+            let expected = Layout::for_file(
+                layout.size,
+                &layout.name,
+                layout.kind,
+                layout.data,
+                layout.rdnc,
+            )
+            .map(|l| l.block)
+            .unwrap_or(0);
+            if expected != layout.block {
+                Proof::Unproved(format!(
+                    "{DATA_INFO} gives {} bytes, which make blocks of {expected} bytes, but the blocks hold {}: the size cannot be trusted",
+                    layout.size, layout.block
+                ))
+            } else if checker.is_some() {
                 Proof::Consistent
             } else {
                 Proof::Unproved(format!(
