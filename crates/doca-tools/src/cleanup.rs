@@ -162,6 +162,15 @@ fn alive(pid: u32) -> bool {
 /// process is gone. Returns how many were removed.
 pub fn remove_stale(dir: &Path) -> usize {
     use std::os::unix::fs::MetadataExt;
+    // Once per directory and run: an encode creates a temporary per block.
+    {
+        static SCANNED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+        let mut seen = SCANNED.lock().unwrap_or_else(|e| e.into_inner());
+        if seen.iter().any(|d| d == dir) {
+            return 0;
+        }
+        seen.push(dir.to_path_buf());
+    }
     let Ok(rd) = std::fs::read_dir(dir) else {
         return 0;
     };
