@@ -553,6 +553,37 @@ mod tests {
         assert!(Layout::for_file(u64::MAX, OsStr::new("x"), MatrixType::Cauchy, 1, 1).is_err());
     }
 
+    proptest::proptest! {
+        /// Any bytes: an error or a layout whose numbers hold together, never a panic.
+        #[test]
+        fn any_bytes_parse_without_panic(b in proptest::collection::vec(proptest::num::u8::ANY, 0..600)) {
+            if let Ok(l) = Layout::parse_manifest(&b, Path::new("m")) {
+                proptest::prop_assert!(block_fits(l.block, l.data, l.rdnc, l.size));
+            }
+        }
+
+        /// A valid manifest with one line's value replaced, and its checksum made good
+        /// again (a careful forger): refused or consistent, never a panic or overflow.
+        #[test]
+        fn forged_manifests_hold_together(line in 1usize..14, value in "[0-9a-f ]{0,24}|18446744073709551615|[0-9]{1,30}") {
+            let t = layout().manifest_text();
+            let mut lines: Vec<String> = t.lines().map(str::to_string).collect();
+            lines.pop(); // the check line
+            if line < lines.len() {
+                let key = lines[line].split(' ').next().unwrap_or("").to_string();
+                lines[line] = format!("{key} {value}");
+            }
+            let mut body = lines.join("\n");
+            body.push('\n');
+            let check = xxh3_64(body.as_bytes());
+            let _ = writeln!(body, "check xxh3 {check:016x}");
+            if let Ok(l) = Layout::parse_manifest(body.as_bytes(), Path::new("m")) {
+                proptest::prop_assert!(block_fits(l.block, l.data, l.rdnc, l.size));
+                proptest::prop_assert_eq!(l.sums.as_ref().map(Vec::len), Some(l.count()));
+            }
+        }
+    }
+
     #[test]
     fn version_1_manifests_are_still_read() {
         let t = "doca-ec-manifest 1\nmatrix cauchy\ndata 2\nrdnc 1\nblock 64\nsize 100\nname /x y\nxxh3 data_block_0 0\nxxh3 data_block_1 1\nxxh3 rdnc_block_0 2\n";
