@@ -156,9 +156,7 @@ impl Shared {
         {
             ctx.wake_workqs();
         }
-        // Only an exported event (or one imported) has other processes to wake; an event
-        // that was never exported skips the walk of the import slots.
-        if !matches!(self.store, Store::Private(_)) && b.state.load(Ordering::Acquire) == LIVE {
+        if !matches!(self.store, Store::Private(_)) {
             self.ring_bells(b);
         }
     }
