@@ -2,27 +2,31 @@
 //! `data_block_<i>` and `rdnc_block_<i>` files of one block size (the file size divided
 //! by the data block count, rounded up to 64 bytes; the last data blocks zero-padded),
 //! and `data_info` holding "<original size> <original path>". An `ec_manifest` beside
-//! them records the matrix and a checksum (XXH3-64) of every block, so that damaged
-//! blocks are found as well as missing ones.
+//! them ([`manifest`](Layout)) records the matrix, the original's digest and a checksum
+//! (XXH3-64) of every block, so that damaged blocks are found as well as missing ones.
 //!
 //! Everything streams in stripes (a slice of every block at the same offset), through
-//! one DOCA EC job per stripe: memory stays bounded whatever the file size, and every
-//! output is written under a temporary name and renamed only when complete.
+//! one DOCA EC job per stripe (`coder`): memory stays bounded whatever the file size, and
+//! every output is written under a temporary name and renamed only when complete; a
+//! block set is replaced all at once (`staging`). This module holds the commands:
+//! encode, scan, verify and recover.
 
 use crate::{AtomicFile, io_error};
-use doca_core::{AccessFlags, RetrieveError};
-use doca_core::{BufInventory, Dev, Error, ErrorCode, Mmap, Result, WorkQ};
-use doca_ec::{Ec, EcJob, JOB_CREATE, JOB_RECOVER, Matrix, MatrixType};
+use doca_core::{Dev, Error, ErrorCode, Result};
+use doca_ec::{JOB_CREATE, JOB_RECOVER, MatrixType};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use xxhash_rust::xxh3::Xxh3;
 
+mod coder;
 mod manifest;
 pub mod mds;
+mod staging;
+use coder::{StripeCoder, input_unchanged, read_input, read_padded, stripe_len, write_at};
 pub use manifest::{ContentHasher, DATA_INFO, Layout, MANIFEST, kind_name, parse_kind};
+use staging::{Staging, existing_outputs, is_set_member};
 
 /// Options shared by the operations.
 #[derive(Debug, Clone)]
@@ -52,16 +56,6 @@ impl Default for Options {
     }
 }
 
-fn stripe_len(layout: &Layout, asked: usize) -> usize {
-    let want = if asked == 0 {
-        ((16usize << 20) / layout.count()).clamp(64 << 10, 4 << 20)
-    } else {
-        asked
-    };
-    let want = (want / 64 * 64).max(64);
-    want.min(layout.block as usize)
-}
-
 fn progress(total: u64, what: &str, on: bool) -> ProgressBar {
     if !on {
         return ProgressBar::hidden();
@@ -74,323 +68,6 @@ fn progress(total: u64, what: &str, on: bool) -> ProgressBar {
     }
     pb.set_message(what.to_string());
     pb
-}
-
-/// Runs one DOCA EC job per stripe: inputs are read straight into the mmap, outputs
-/// are written straight from it.
-struct StripeCoder {
-    ec: Ec,
-    wq: WorkQ,
-    mmap: Mmap,
-    inv: BufInventory,
-    /// Offset of the output area.
-    out_at: usize,
-}
-
-impl StripeCoder {
-    fn new(dev: &Dev, inputs: usize, outputs: usize, stripe: usize) -> Result<StripeCoder> {
-        let out_at = inputs * stripe;
-        let total = out_at + outputs * stripe;
-        let mut memory = Vec::new();
-        memory.try_reserve_exact(total).map_err(|_| {
-            Error::with_context(
-                ErrorCode::NoMemory,
-                format!("cannot allocate {total} bytes for stripes; give a smaller --stripe"),
-            )
-        })?;
-        memory.resize(total, 0u8);
-        let mut mmap = Mmap::new();
-        mmap.set_memory(memory)?;
-        mmap.set_permissions(AccessFlags::LOCAL_READ_WRITE)?;
-        mmap.dev_add(dev)?;
-        mmap.start()?;
-        let mut inv = BufInventory::new(2)?;
-        inv.start()?;
-        let ec = Ec::new();
-        ec.as_ctx().dev_add(dev)?;
-        ec.as_ctx().start()?;
-        let mut wq = WorkQ::new(1)?;
-        ec.as_ctx().workq_add(&mut wq)?;
-        Ok(StripeCoder {
-            ec,
-            wq,
-            mmap,
-            inv,
-            out_at,
-        })
-    }
-
-    /// `fill` writes the matrix's inputs (`len` bytes each, back to back) into the
-    /// first area; the job runs; `take` reads the outputs.
-    fn run(
-        &mut self,
-        matrix: &Matrix,
-        job_type: u32,
-        len: usize,
-        fill: impl FnOnce(&mut [u8]) -> Result<()>,
-        take: impl FnOnce(&[u8]) -> Result<()>,
-    ) -> Result<()> {
-        let (ins, outs) = (matrix.inputs(), matrix.outputs());
-        fill(&mut self.mmap.memory_mut()?[..ins * len])?;
-        let src = self.inv.buf_with_data_at(&self.mmap, 0, ins * len)?;
-        let dst = self.inv.buf_at(&self.mmap, self.out_at, outs * len)?;
-        self.wq
-            .submit_job(self.ec.as_ctx(), EcJob::new(job_type, matrix, src, dst, 0))
-            .map_err(|(e, _)| e)?;
-        match self.wq.wait(Some(Duration::from_secs(600))) {
-            Ok(c) => drop(c),
-            Err(RetrieveError::Again) => {
-                return Err(Error::with_context(
-                    ErrorCode::TimeOut,
-                    "an erasure coding job did not complete",
-                ));
-            }
-            Err(e) => return Err(e.into()),
-        }
-        take(&self.mmap.memory_mut()?[self.out_at..self.out_at + outs * len])
-    }
-}
-
-impl Drop for StripeCoder {
-    fn drop(&mut self) {
-        let _ = self.ec.as_ctx().workq_rm(&mut self.wq);
-        let _ = self.ec.as_ctx().stop();
-    }
-}
-
-/// Reads `buf.len()` bytes at `off`, zero-filling past the end of the file.
-fn read_padded(f: &File, off: u64, buf: &mut [u8], name: &Path) -> Result<()> {
-    let mut n = 0;
-    while n < buf.len() {
-        match f.read_at(&mut buf[n..], off + n as u64) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(io_error(format!("cannot read '{}'", name.display()), &e)),
-        }
-    }
-    buf[n..].fill(0);
-    Ok(())
-}
-
-/// Reads exactly `buf.len()` bytes of the input at `off`: the input held `size` bytes
-/// when the encode began, so a short read means it shrank meanwhile.
-fn read_input(f: &File, off: u64, buf: &mut [u8], name: &Path, size: u64) -> Result<()> {
-    let mut n = 0;
-    while n < buf.len() {
-        match f.read_at(&mut buf[n..], off + n as u64) {
-            Ok(0) => {
-                return Err(Error::with_context(
-                    ErrorCode::IoFailed,
-                    format!(
-                        "'{}' shrank while it was being encoded (it held {size} bytes when the encode began; it ends at byte {}); no block was replaced",
-                        name.display(),
-                        off + n as u64
-                    ),
-                ));
-            }
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(io_error(format!("cannot read '{}'", name.display()), &e)),
-        }
-    }
-    Ok(())
-}
-
-/// Fails unless the input still is what `before` described: the same size and
-/// modification time as `now`, and no byte past that size (a file whose size lies,
-/// such as `/proc/self/status`, which says 0 bytes and holds text).
-fn input_unchanged(
-    f: &File,
-    before: &std::fs::Metadata,
-    now: &std::fs::Metadata,
-    name: &Path,
-) -> Result<()> {
-    let changed = |why: String| {
-        Err(Error::with_context(
-            ErrorCode::IoFailed,
-            format!(
-                "'{}' {why}; no block was replaced (encode a copy that does not change)",
-                name.display()
-            ),
-        ))
-    };
-    if now.len() != before.len() {
-        return changed(format!(
-            "changed size while it was being encoded ({} -> {} bytes)",
-            before.len(),
-            now.len()
-        ));
-    }
-    if now.modified().ok() != before.modified().ok() {
-        return changed("was modified while it was being encoded".into());
-    }
-    let mut probe = [0u8; 1];
-    loop {
-        match f.read_at(&mut probe, before.len()) {
-            Ok(0) => return Ok(()),
-            Ok(_) if before.len() == 0 => {
-                return changed(
-                    "says it holds 0 bytes but has content (a /proc or /sys file?)".into(),
-                );
-            }
-            Ok(_) => {
-                return changed(format!(
-                    "holds more bytes than its size ({}) says",
-                    before.len()
-                ));
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(io_error(format!("cannot read '{}'", name.display()), &e)),
-        }
-    }
-}
-
-fn write_at(f: &File, off: u64, buf: &[u8], name: &Path) -> Result<()> {
-    f.write_all_at(buf, off)
-        .map_err(|e| io_error(format!("cannot write '{}'", name.display()), &e))
-}
-
-/// Names a block directory holds that an encode would write.
-/// A directory beside a block set's directory where its replacement is built
-/// (`.NAME.doca-tmp-PID`, removed if the run ends early, or by the next run if it was
-/// killed).
-struct Staging {
-    path: PathBuf,
-}
-
-impl Staging {
-    /// Checks that `dir` holds nothing but a block set, and makes the directory beside
-    /// it (with `dir`'s permissions).
-    fn beside(dir: &Path) -> Result<Staging> {
-        use std::os::unix::fs::PermissionsExt;
-        let others: Vec<String> = std::fs::read_dir(dir)
-            .map_err(|e| io_error(format!("cannot list '{}'", dir.display()), &e))?
-            .filter_map(|e| e.ok())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| !is_set_member(n) && !n.contains(crate::cleanup::TEMP_MARK))
-            .collect();
-        if !others.is_empty() {
-            return Err(Error::with_context(
-                ErrorCode::InvalidValue,
-                format!(
-                    "'{}' holds other files besides its block set ({}): a block set is replaced all at once by swapping its directory, which would take them along; encode into a directory of its own, or remove the old set first",
-                    dir.display(),
-                    others.join(", ")
-                ),
-            ));
-        }
-        let canon = dir
-            .canonicalize()
-            .map_err(|e| io_error(format!("cannot resolve '{}'", dir.display()), &e))?;
-        let parent = canon.parent().map(Path::to_path_buf).ok_or_else(|| {
-            Error::with_context(
-                ErrorCode::InvalidValue,
-                "the root directory cannot hold a block set that is replaced",
-            )
-        })?;
-        crate::cleanup::remove_stale(&parent);
-        let path = crate::cleanup::temp_name(&canon).ok_or_else(|| {
-            Error::with_context(ErrorCode::InvalidValue, "the directory has no name")
-        })?;
-        crate::cleanup::register(&path, true);
-        std::fs::create_dir(&path).map_err(|e| {
-            crate::cleanup::forget(&path);
-            io_error(
-                format!(
-                    "cannot make '{}' to build the new block set in",
-                    path.display()
-                ),
-                &e,
-            )
-        })?;
-        if let Ok(m) = std::fs::metadata(&canon) {
-            let _ = std::fs::set_permissions(
-                &path,
-                std::fs::Permissions::from_mode(m.permissions().mode()),
-            );
-        }
-        Ok(Staging { path })
-    }
-
-    /// Swaps the complete new set into `dir` in one step; the old set, now here, is
-    /// removed.
-    fn swap_into(self, dir: &Path, sync: bool) -> Result<()> {
-        use std::os::unix::ffi::OsStrExt;
-        let canon = dir
-            .canonicalize()
-            .map_err(|e| io_error(format!("cannot resolve '{}'", dir.display()), &e))?;
-        if sync {
-            fsync_dir(&self.path)?;
-        }
-        let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes()).ok();
-        let (Some(a), Some(b)) = (c(&self.path), c(&canon)) else {
-            return Err(Error::with_context(
-                ErrorCode::InvalidValue,
-                "a path holds a NUL byte",
-            ));
-        };
-        // SAFETY: two valid C strings; AT_FDCWD with absolute paths.
-        let r = unsafe {
-            libc::renameat2(
-                libc::AT_FDCWD,
-                a.as_ptr(),
-                libc::AT_FDCWD,
-                b.as_ptr(),
-                libc::RENAME_EXCHANGE,
-            )
-        };
-        if r != 0 {
-            let e = std::io::Error::last_os_error();
-            return Err(io_error(
-                format!(
-                    "cannot swap the new block set into '{}' in one step (the old set is left as it was; remove it first, or encode into a new directory)",
-                    dir.display()
-                ),
-                &e,
-            ));
-        }
-        if sync && let Some(parent) = canon.parent() {
-            fsync_dir(parent)?;
-        }
-        Ok(())
-    }
-}
-
-impl Drop for Staging {
-    fn drop(&mut self) {
-        // Before the swap: the unfinished new set; after it: the old set.
-        let _ = std::fs::remove_dir_all(&self.path);
-        crate::cleanup::forget(&self.path);
-    }
-}
-
-fn fsync_dir(d: &Path) -> Result<()> {
-    File::open(d)
-        .and_then(|f| f.sync_all())
-        .map_err(|e| io_error(format!("cannot flush '{}'", d.display()), &e))
-}
-
-/// Whether a directory entry's name is one of a block set's files.
-fn is_set_member(n: &str) -> bool {
-    let numbered = |p: &str| {
-        n.strip_prefix(p)
-            .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
-    };
-    n == DATA_INFO || n == MANIFEST || numbered("data_block_") || numbered("rdnc_block_")
-}
-
-fn existing_outputs(dir: &Path) -> Vec<String> {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut v: Vec<String> = rd
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| is_set_member(n))
-        .collect();
-    v.sort();
-    v
 }
 
 /// The most loss patterns an encode tries on a Vandermonde shape (16 + 8 has 735471).
