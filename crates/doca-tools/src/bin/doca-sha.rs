@@ -264,7 +264,7 @@ fn unescape(name: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Parses "<hex>  <name>" or "<hex> *<name>" (a leading backslash: escaped name).
+/// Parses `<hex>  <name>` or `<hex> *<name>` (a leading backslash: escaped name).
 fn parse_line(line: &[u8], digest_hex: usize) -> Option<(String, Vec<u8>)> {
     let (esc, line) = match line.strip_prefix(b"\\") {
         Some(rest) => (true, rest),

@@ -253,7 +253,7 @@ impl Layout {
         self.size.saturating_sub(at).min(len as u64) as usize
     }
 
-    /// `data_info`'s text, as DOCA's sample writes it: "<size> <path>".
+    /// `data_info`'s text, as DOCA's sample writes it: `<size> <path>`.
     pub fn data_info(&self) -> Vec<u8> {
         let mut v = format!("{} ", self.size).into_bytes();
         v.extend_from_slice(self.name.as_bytes());

@@ -1,7 +1,7 @@
 //! Files erasure coded in the block-directory layout of DOCA's erasure coding sample:
 //! `data_block_<i>` and `rdnc_block_<i>` files of one block size (the file size divided
 //! by the data block count, rounded up to 64 bytes; the last data blocks zero-padded),
-//! and `data_info` holding "<original size> <original path>". An `ec_manifest` beside
+//! and `data_info` holding `<original size> <original path>`. An `ec_manifest` beside
 //! them ([`manifest`](Layout)) records the matrix, the original's digest and a checksum
 //! (XXH3-64) of every block, so that damaged blocks are found as well as missing ones.
 //!
