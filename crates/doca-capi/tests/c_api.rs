@@ -1148,6 +1148,35 @@ fn sample_comm_channel_server_and_client_as_two_processes() {
     // Dropping both kills them.
 }
 
+/// A comm channel service with two clients (three processes): the service's peer list,
+/// pending connections, user data, statistics and disconnect, from C.
+#[test]
+fn comm_channel_service_with_several_clients() {
+    let src = crate_dir().join("tests/c/cc_service.c");
+    let service = compile(&src, "cc_service-dpu", "doca-dpu");
+    let client = compile(&src, "cc_service-host", "doca");
+    let rt = runtime_dir("svc");
+    for engine in [false, true] {
+        let mut s = start_side(&service, &["2"], engine, &rt);
+        let a = start_side(&client, &["A"], engine, &rt);
+        let out = run_beside(
+            &client,
+            &["B"],
+            engine,
+            &[("DOCA_SW_RUNTIME_DIR", &rt)],
+            Some(&mut s),
+        );
+        assert!(out.contains("client B: answered"), "{out}");
+        let aout = check(&a.finish(), "client A");
+        assert!(aout.contains("client A: answered"), "{aout}");
+        let sout = check(&s.finish(), "service");
+        assert!(
+            sout.contains("service: 2 clients served, peer list and statistics agree"),
+            "{sout}"
+        );
+    }
+}
+
 /// DOCA's sync event pair as two processes, the blob passed over the comm channel: each
 /// side waits for the other's signal, synchronously and asynchronously, with set and
 /// atomic add.
