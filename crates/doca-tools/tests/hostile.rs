@@ -398,8 +398,8 @@ fn the_samples_duplicate_indices_are_refused_before_anything_is_done() {
 }
 
 /// Encodes `data` as `name` into `set` (4 data + 2 redundancy blocks unless `shape`
-/// says otherwise).
-fn encode_set(s: &Scratch, name: &str, data: &[u8], shape: &[&str]) {
+/// says otherwise); what the encode printed.
+fn encode_set(s: &Scratch, name: &str, data: &[u8], shape: &[&str]) -> Out {
     s.write(name, data);
     let mut args = vec!["encode", "-i", name, "-o", "set"];
     args.extend_from_slice(if shape.is_empty() {
@@ -409,6 +409,7 @@ fn encode_set(s: &Scratch, name: &str, data: &[u8], shape: &[&str]) {
     });
     let o = run_within(EC, &args, &s.0, 120);
     assert_eq!(o.code, 0, "{}", o.stderr);
+    o
 }
 
 fn flip(p: &Path, at: usize) {
@@ -574,26 +575,12 @@ fn vandermonde_losses_are_told_exactly() {
     use doca_tools::ecfile::mds::independent_survivors;
     let s = Scratch::new("vandermonde");
     let data = bytes(40_000, 11);
-    s.write("in.bin", &data);
-    let o = run_within(
-        EC,
-        &[
-            "encode",
-            "-i",
-            "in.bin",
-            "-o",
-            "set",
-            "-x",
-            "vandermonde",
-            "-t",
-            "4",
-            "-r",
-            "4",
-        ],
-        &s.0,
-        60,
+    let o = encode_set(
+        &s,
+        "in.bin",
+        &data,
+        &["-x", "vandermonde", "-t", "4", "-r", "4"],
     );
-    assert_eq!(o.code, 0, "{}", o.stderr);
     assert!(
         o.stderr
             .contains("1 of the 70 ways to lose 4 of these 8 blocks"),
@@ -687,26 +674,12 @@ fn recover_finds_independent_survivors() {
     assert!(!steered.is_empty(), "8+6 has such losses");
     let s = Scratch::new("steered");
     let data = bytes(100_000, 12);
-    s.write("in.bin", &data);
-    let o = run_within(
-        EC,
-        &[
-            "encode",
-            "-i",
-            "in.bin",
-            "-o",
-            "set",
-            "-x",
-            "vandermonde",
-            "-t",
-            "8",
-            "-r",
-            "6",
-        ],
-        &s.0,
-        60,
+    encode_set(
+        &s,
+        "in.bin",
+        &data,
+        &["-x", "vandermonde", "-t", "8", "-r", "6"],
     );
-    assert_eq!(o.code, 0, "{}", o.stderr);
     for lost in steered.iter().take(3) {
         for &i in lost {
             let name = if i < m {

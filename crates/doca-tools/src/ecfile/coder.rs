@@ -42,14 +42,7 @@ impl StripeCoder {
     ) -> Result<StripeCoder> {
         let out_at = inputs * stripe;
         let total = out_at + outputs * stripe;
-        let mut memory = Vec::new();
-        memory.try_reserve_exact(total).map_err(|_| {
-            Error::with_context(
-                ErrorCode::NoMemory,
-                format!("cannot allocate {total} bytes for stripes; give a smaller --stripe"),
-            )
-        })?;
-        memory.resize(total, 0u8);
+        let memory = crate::zeroed(total, "stripes; give a smaller --stripe")?;
         let mut mmap = Mmap::new();
         mmap.set_memory(memory)?;
         mmap.set_permissions(AccessFlags::LOCAL_READ_WRITE)?;

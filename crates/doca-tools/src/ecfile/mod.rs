@@ -146,14 +146,7 @@ pub fn encode(
     let (to_writer, stripes) = std::sync::mpsc::sync_channel::<(u64, usize, Vec<u8>)>(1);
     let (give_back, free) = std::sync::mpsc::sync_channel::<Vec<u8>>(2);
     for _ in 0..2 {
-        let mut b = Vec::new();
-        b.try_reserve_exact(n * stripe).map_err(|_| {
-            Error::with_context(
-                ErrorCode::NoMemory,
-                "cannot allocate the stripe buffers; give a smaller --stripe",
-            )
-        })?;
-        b.resize(n * stripe, 0);
+        let b = crate::zeroed(n * stripe, "the stripe buffers; give a smaller --stripe")?;
         let _ = give_back.send(b);
     }
     let outs_ref = &outs;
