@@ -216,11 +216,7 @@ fn existing_outputs_are_refused_unless_forced() {
         ],
         &s.0,
     ));
-    let mut names: Vec<String> = std::fs::read_dir(s.path("b"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
+    let names = names_in(&s.path("b"));
     assert_eq!(
         names,
         [

@@ -771,11 +771,7 @@ fn replacing_a_set_is_all_or_nothing() {
     );
     assert_eq!(o.code, 0, "{}", o.stderr);
     // Only the new set's files remain (the old, wider one went with the swap).
-    let mut names: Vec<String> = std::fs::read_dir(s.path("set"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
+    let names = names_in(&s.path("set"));
     assert_eq!(
         names,
         [
