@@ -45,6 +45,14 @@ pub use memory::{
 pub use sync_event::{SyncEvent, SyncEventJob};
 pub use types::{AccessFlags, Data, PciFuncType};
 
+/// Locks `m`, also after a thread panicked while holding it: every critical section in
+/// these libraries leaves its data consistent before anything that can panic, so a
+/// poisoned lock's data is still good, and a panic in one handle's user never makes
+/// the others fail.
+pub fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// The README's examples, compiled and run as doctests.
 #[doc = include_str!("../../../README.md")]
 #[cfg(doctest)]

@@ -31,6 +31,7 @@
 
 use doca_core::device::Capability;
 use doca_core::exec::{CtxOps, ExecEnv, Job, JobRecord};
+use doca_core::lock;
 use doca_core::memory::with_io_locked;
 use doca_core::types::action;
 use doca_core::{Buf, BufDesc, Ctx, Data, Dev, DevInfo, Error, ErrorCode, Result, WorkQ};
@@ -214,10 +215,6 @@ impl Sha {
         }
         Ok(())
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[derive(Clone)]

@@ -13,6 +13,7 @@ pub use topology::{
 };
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::lock;
 use crate::types::PciFuncType;
 use std::fmt;
 use std::sync::{Arc, Mutex, Weak};
@@ -297,10 +298,6 @@ struct DevShared {
 }
 
 static OPEN_DEVS: Mutex<Vec<Weak<DevShared>>> = Mutex::new(Vec::new());
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// An open device (`struct doca_dev`). Clones share one open device; it closes when the
 /// last clone is dropped. Thread-safe.

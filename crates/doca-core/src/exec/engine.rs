@@ -6,6 +6,7 @@ use super::ctx::CtxShared;
 use super::job::JobRecord;
 use super::workq::{WqShared, complete};
 use crate::device::Dev;
+use crate::lock;
 use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -101,10 +102,6 @@ pub(crate) struct Engine {
 }
 
 static ENGINES: Mutex<Vec<(usize, Weak<Engine>)>> = Mutex::new(Vec::new());
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 impl Engine {
     /// The engine of `dev` (shared by its contexts), or `None` for a device that runs

@@ -5,6 +5,7 @@ use super::engine::{Engine, Task};
 use super::job::{Completion, Event, JobRecord, RetrieveError};
 use crate::device::Dev;
 use crate::error::{Error, ErrorCode, Result};
+use crate::lock;
 use rustix::event::{EventfdFlags, PollFd, PollFlags};
 use rustix::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::collections::VecDeque;
@@ -64,10 +65,6 @@ pub(crate) fn poke(wq: &WqShared) {
 /// Whether a job's result means "not done yet: run it again later".
 fn is_pending(r: &Result<()>) -> bool {
     matches!(r, Err(e) if e.code() == ErrorCode::InProgress)
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn completion(record: JobRecord, r: Result<()>) -> Completion {

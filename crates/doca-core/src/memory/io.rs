@@ -5,8 +5,9 @@
 
 use super::buf::BufDesc;
 use super::mmap::MmapShared;
+use crate::lock;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Condvar, Mutex};
 
 /// Most distinct mmaps one job may touch.
 pub const MAX_JOB_MMAPS: usize = 16;
@@ -70,10 +71,6 @@ impl Default for RangeLock {
             cv: Condvar::new(),
         }
     }
-}
-
-fn lock(m: &Mutex<Active>) -> MutexGuard<'_, Active> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl RangeLock {

@@ -3,6 +3,7 @@
 use super::export::{Export, ExportSpec, Import, RemoteMemory};
 use crate::device::{Capability, Dev, Role};
 use crate::error::{Error, ErrorCode, Result};
+use crate::lock;
 use crate::types::{AccessFlags, Data};
 use crate::xproc::blob::Kind;
 
@@ -238,10 +239,6 @@ impl MmapShared {
 unsafe impl Send for MmapShared {}
 // SAFETY: as above: all shared access is synchronized.
 unsafe impl Sync for MmapShared {}
-
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 impl MmapShared {
     pub(crate) fn state(&self) -> MutexGuard<'_, MmapState> {

@@ -5,8 +5,9 @@
 //! start touches only the slab and a free list with reserved capacity.
 
 use super::buf::{Buf, BufDesc};
-use super::mmap::{Mmap, MmapShared, lock};
+use super::mmap::{Mmap, MmapShared};
 use crate::error::{Error, ErrorCode, Result};
+use crate::lock;
 use crate::types::Data;
 use std::fmt;
 use std::marker::PhantomData;
