@@ -110,14 +110,7 @@ impl Copier {
         let total = depth.checked_mul(2 * args.chunk).ok_or_else(|| {
             Error::with_context(ErrorCode::NoMemory, "--chunk x --depth is too large")
         })?;
-        let mut memory = Vec::new();
-        memory.try_reserve_exact(total).map_err(|_| {
-            Error::with_context(
-                ErrorCode::NoMemory,
-                format!("cannot allocate {total} bytes of buffers; lower --chunk or --depth"),
-            )
-        })?;
-        memory.resize(total, 0u8);
+        let memory = zeroed(total, "the DMA buffers; lower --chunk or --depth")?;
         let mut mmap = Mmap::new();
         mmap.set_memory(memory)?;
         mmap.set_permissions(AccessFlags::LOCAL_READ_WRITE)?;
@@ -336,11 +329,7 @@ impl Mover {
         }
         let remote = Mmap::create_from_export(Data(0), blob, dev)?;
         let mut local = Mmap::new();
-        let mut mem = Vec::new();
-        mem.try_reserve_exact(chunk)
-            .map_err(|_| Error::with_context(ErrorCode::NoMemory, "cannot allocate a chunk"))?;
-        mem.resize(chunk, 0u8);
-        local.set_memory(mem)?;
+        local.set_memory(zeroed(chunk, "a chunk; lower --chunk")?)?;
         local.dev_add(dev)?;
         local.start()?;
         let mut inv = BufInventory::new(4)?;
