@@ -27,6 +27,7 @@ pub mod error;
 pub mod gf;
 pub mod kernels;
 pub mod matrix;
+pub mod tables;
 
 pub use dispatch::Isa;
 pub use error::{CodecError, Result};

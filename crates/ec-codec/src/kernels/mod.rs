@@ -53,25 +53,81 @@ pub(crate) enum ColKind {
     Mul,
 }
 
+/// What the shuffle kernels read of a matrix: its shape, the 32-byte nibble tables of
+/// each coefficient (products of the low nibbles, then of the high nibbles) and how each
+/// column contributes. Prepared matrices and borrowed ISA-L-layout tables
+/// ([`crate::tables`]) both provide it, so one kernel serves both.
 #[cfg(target_arch = "x86_64")]
-impl GfMatrix {
+pub(crate) trait Tables {
+    /// Whether outputs are XORed into (`out ^= product`) rather than overwritten.
+    const ACCUMULATE: bool;
+    /// Output count.
+    fn rows(&self) -> usize;
+    /// Input count.
+    fn cols(&self) -> usize;
+    /// The tables of coef(r, c), valid for 32 bytes when `r < rows` and `c < cols`.
+    fn table(&self, c: usize, r: usize) -> *const [u8; 32];
+    /// How column `c` contributes to outputs `r0..r0 + n`.
+    fn col_kind(&self, c: usize, r0: usize, n: usize) -> ColKind;
     /// Whether every coefficient of outputs `r0..r0 + n` is a general one (not 0 or 1),
     /// so the kernels can skip per-column checks.
-    pub(crate) fn all_mul(&self, r0: usize, n: usize) -> bool {
-        (0..self.cols).all(|c| self.col_kind(c, r0, n) == ColKind::Mul)
+    fn all_mul(&self, r0: usize, n: usize) -> bool {
+        (0..self.cols()).all(|c| self.col_kind(c, r0, n) == ColKind::Mul)
+    }
+}
+
+/// A matrix the GFNI kernels can run: each coefficient's 8x8 bit matrix.
+#[cfg(target_arch = "x86_64")]
+pub(crate) trait Affine: Tables {
+    /// The bit matrix of coef(r, c).
+    fn affine(&self, c: usize, r: usize) -> u64;
+}
+
+/// Column kind from the column's bitmaps of nonzero and one coefficients.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn col_kind_of(nonzero: u32, ones: u32, r0: usize, n: usize) -> ColKind {
+    let m = if n >= 32 { u32::MAX } else { (1u32 << n) - 1 };
+    let nz = (nonzero >> r0) & m;
+    if nz == 0 {
+        ColKind::Zero
+    } else if (ones >> r0) & m == nz {
+        ColKind::Xor(nz)
+    } else {
+        ColKind::Mul
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Tables for GfMatrix {
+    const ACCUMULATE: bool = false;
+
+    #[inline(always)]
+    fn rows(&self) -> usize {
+        self.rows
     }
 
     #[inline(always)]
-    pub(crate) fn col_kind(&self, c: usize, r0: usize, n: usize) -> ColKind {
-        let m = if n >= 32 { u32::MAX } else { (1u32 << n) - 1 };
-        let nz = (self.nonzero[c] >> r0) & m;
-        if nz == 0 {
-            ColKind::Zero
-        } else if (self.ones[c] >> r0) & m == nz {
-            ColKind::Xor(nz)
-        } else {
-            ColKind::Mul
-        }
+    fn cols(&self) -> usize {
+        self.cols
+    }
+
+    #[inline(always)]
+    fn table(&self, c: usize, r: usize) -> *const [u8; 32] {
+        self.tables.as_ptr().wrapping_add(c * self.rows + r)
+    }
+
+    #[inline(always)]
+    fn col_kind(&self, c: usize, r0: usize, n: usize) -> ColKind {
+        col_kind_of(self.nonzero[c], self.ones[c], r0, n)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Affine for GfMatrix {
+    #[inline(always)]
+    fn affine(&self, c: usize, r: usize) -> u64 {
+        self.affine[c * self.rows + r]
     }
 }
 

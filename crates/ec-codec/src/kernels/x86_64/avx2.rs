@@ -6,10 +6,10 @@
 //! when the matrix's nibble tables fit in L1 (see `group_rows`).
 
 use super::PREFETCH_AHEAD;
-use crate::kernels::{ColKind, Prepared};
+use crate::kernels::{ColKind, Tables};
 use std::arch::x86_64::*;
 
-driver!("avx2", group_rows, group);
+driver!("avx2", Tables, group_rows, group);
 
 /// Most tables a pass of 5 to 8 outputs may read per step: 32-byte steps read every table
 /// twice as often per byte as 64-byte ones, which pays while the tables stay in L1.
@@ -17,8 +17,8 @@ const WIDE_GROUP_TABLE_BYTES: usize = 16 << 10;
 
 /// Outputs per pass: 8 at 32 bytes per step when the matrix's tables fit in L1, else 4
 /// at 64 bytes per step.
-fn group_rows(p: &Prepared) -> usize {
-    if p.rows * p.cols * 32 <= WIDE_GROUP_TABLE_BYTES {
+fn group_rows<P: Tables>(p: &P) -> usize {
+    if p.rows() * p.cols() * 32 <= WIDE_GROUP_TABLE_BYTES {
         8
     } else {
         4
@@ -26,8 +26,8 @@ fn group_rows(p: &Prepared) -> usize {
 }
 
 #[target_feature(enable = "avx2")]
-unsafe fn group<const N: usize, const DENSE: bool>(
-    p: &Prepared,
+unsafe fn group<P: Tables, const N: usize, const DENSE: bool>(
+    p: &P,
     ins: &[*const u8],
     outs: &[*mut u8],
     r0: usize,
@@ -38,14 +38,20 @@ unsafe fn group<const N: usize, const DENSE: bool>(
     // Registers per output and step: two while 2 x N accumulators, the nibbles of two
     // vectors and two tables fit in the 16 registers; else one.
     let v = if N <= 4 { 2 } else { 1 };
-    let rows = p.rows;
-    let tables = p.tables.as_ptr();
     let mask = _mm256_set1_epi8(0x0f);
     let mut pos = off;
     let end = off + len;
     while pos < end {
         // acc[k][j]: output r0 + k, vector j of the step.
         let mut acc = [[_mm256_setzero_si256(); 2]; N];
+        if P::ACCUMULATE {
+            for (k, a) in acc.iter_mut().enumerate() {
+                for (j, a) in a.iter_mut().enumerate().take(v) {
+                    // SAFETY: the output is readable and writable over the range.
+                    *a = unsafe { _mm256_loadu_si256(outs[r0 + k].add(pos + 32 * j).cast()) };
+                }
+            }
+        }
         for (c, &src) in ins.iter().enumerate() {
             let kind = if DENSE {
                 ColKind::Mul
@@ -78,17 +84,13 @@ unsafe fn group<const N: usize, const DENSE: bool>(
                 lo[j] = _mm256_and_si256(x[j], mask);
                 hi[j] = _mm256_and_si256(_mm256_srli_epi64::<4>(x[j]), mask);
             }
-            // SAFETY: the table index is inside rows x cols.
-            let t = unsafe { tables.add(c * rows + r0) };
             for (k, a) in acc.iter_mut().enumerate() {
-                // SAFETY: each table entry is 32 bytes: low then high nibble table.
-                let tl = unsafe { _mm256_broadcastsi128_si256(_mm_loadu_si128(t.add(k).cast())) };
+                let t = p.table(c, r0 + k).cast::<u8>();
+                // SAFETY: c < cols and r0 + k < rows, so the 32-byte table is readable:
+                // low then high nibble products.
+                let tl = unsafe { _mm256_broadcastsi128_si256(_mm_loadu_si128(t.cast())) };
                 // SAFETY: as above.
-                let th = unsafe {
-                    _mm256_broadcastsi128_si256(_mm_loadu_si128(
-                        t.add(k).cast::<u8>().add(16).cast(),
-                    ))
-                };
+                let th = unsafe { _mm256_broadcastsi128_si256(_mm_loadu_si128(t.add(16).cast())) };
                 for (a, (l, h)) in a.iter_mut().zip(lo.iter().zip(&hi)).take(v) {
                     *a = _mm256_xor_si256(
                         *a,

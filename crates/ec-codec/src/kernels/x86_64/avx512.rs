@@ -1,14 +1,14 @@
 //! AVX-512BW: nibble-table shuffles on 512-bit registers, 64 bytes per step.
 
 use super::PREFETCH_AHEAD;
-use crate::kernels::{ColKind, Prepared};
+use crate::kernels::{ColKind, Tables};
 use std::arch::x86_64::*;
 
-driver!("avx512f,avx512bw", |_| 16, group);
+driver!("avx512f,avx512bw", Tables, |_| 16, group);
 
 #[target_feature(enable = "avx512f,avx512bw")]
-unsafe fn group<const N: usize, const DENSE: bool>(
-    p: &Prepared,
+unsafe fn group<P: Tables, const N: usize, const DENSE: bool>(
+    p: &P,
     ins: &[*const u8],
     outs: &[*mut u8],
     r0: usize,
@@ -16,13 +16,17 @@ unsafe fn group<const N: usize, const DENSE: bool>(
     len: usize,
     nt: bool,
 ) {
-    let rows = p.rows;
-    let tables = p.tables.as_ptr();
     let mask = _mm512_set1_epi8(0x0f);
     let mut pos = off;
     let end = off + len;
     while pos < end {
         let mut acc = [_mm512_setzero_si512(); N];
+        if P::ACCUMULATE {
+            for (k, a) in acc.iter_mut().enumerate() {
+                // SAFETY: the output is readable and writable over the range.
+                *a = unsafe { _mm512_loadu_si512(outs[r0 + k].add(pos).cast()) };
+            }
+        }
         for (c, &src) in ins.iter().enumerate() {
             let kind = if DENSE {
                 ColKind::Mul
@@ -46,14 +50,12 @@ unsafe fn group<const N: usize, const DENSE: bool>(
             let lo = _mm512_and_si512(x, mask);
             let hi = _mm512_and_si512(_mm512_srli_epi64::<4>(x), mask);
             for (k, a) in acc.iter_mut().enumerate() {
-                // SAFETY: the table index is inside rows x cols.
-                let t = unsafe { tables.add(c * rows + r0 + k) };
-                // SAFETY: each table entry is 32 bytes: low then high nibble table.
+                let t = p.table(c, r0 + k).cast::<u8>();
+                // SAFETY: c < cols and r0 + k < rows, so the 32-byte table is readable:
+                // low then high nibble products.
                 let tl = unsafe { _mm512_broadcast_i32x4(_mm_loadu_si128(t.cast())) };
                 // SAFETY: as above.
-                let th = unsafe {
-                    _mm512_broadcast_i32x4(_mm_loadu_si128(t.cast::<u8>().add(16).cast()))
-                };
+                let th = unsafe { _mm512_broadcast_i32x4(_mm_loadu_si128(t.add(16).cast())) };
                 let prod =
                     _mm512_xor_si512(_mm512_shuffle_epi8(tl, lo), _mm512_shuffle_epi8(th, hi));
                 *a = _mm512_xor_si512(*a, prod);

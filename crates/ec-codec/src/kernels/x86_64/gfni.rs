@@ -4,14 +4,14 @@
 
 pub(crate) mod v256 {
     use super::super::PREFETCH_AHEAD;
-    use crate::kernels::{ColKind, Prepared};
+    use crate::kernels::{Affine, ColKind};
     use std::arch::x86_64::*;
 
-    driver!("avx2,gfni", |_| 8, group);
+    driver!("avx2,gfni", Affine, |_| 8, group);
 
     #[target_feature(enable = "avx2,gfni")]
-    unsafe fn group<const N: usize, const DENSE: bool>(
-        p: &Prepared,
+    unsafe fn group<P: Affine, const N: usize, const DENSE: bool>(
+        p: &P,
         ins: &[*const u8],
         outs: &[*mut u8],
         r0: usize,
@@ -19,8 +19,7 @@ pub(crate) mod v256 {
         len: usize,
         nt: bool,
     ) {
-        let rows = p.rows;
-        let aff = p.affine.as_ptr();
+        const { assert!(!P::ACCUMULATE, "the GFNI kernels overwrite their outputs") };
         let mut pos = off;
         let end = off + len;
         while pos < end {
@@ -46,8 +45,7 @@ pub(crate) mod v256 {
                 }
                 _mm_prefetch::<_MM_HINT_T0>(src.wrapping_add(pos + PREFETCH_AHEAD).cast());
                 for (k, a) in acc.iter_mut().enumerate() {
-                    // SAFETY: the index is inside rows x cols.
-                    let m = _mm256_set1_epi64x(unsafe { *aff.add(c * rows + r0 + k) } as i64);
+                    let m = _mm256_set1_epi64x(p.affine(c, r0 + k) as i64);
                     *a = _mm256_xor_si256(*a, _mm256_gf2p8affine_epi64_epi8::<0>(x, m));
                 }
             }
@@ -69,14 +67,14 @@ pub(crate) mod v256 {
 
 pub(crate) mod v512 {
     use super::super::PREFETCH_AHEAD;
-    use crate::kernels::{ColKind, Prepared};
+    use crate::kernels::{Affine, ColKind};
     use std::arch::x86_64::*;
 
-    driver!("avx512f,avx512bw,gfni", |_| 16, group);
+    driver!("avx512f,avx512bw,gfni", Affine, |_| 16, group);
 
     #[target_feature(enable = "avx512f,avx512bw,gfni")]
-    unsafe fn group<const N: usize, const DENSE: bool>(
-        p: &Prepared,
+    unsafe fn group<P: Affine, const N: usize, const DENSE: bool>(
+        p: &P,
         ins: &[*const u8],
         outs: &[*mut u8],
         r0: usize,
@@ -84,8 +82,7 @@ pub(crate) mod v512 {
         len: usize,
         nt: bool,
     ) {
-        let rows = p.rows;
-        let aff = p.affine.as_ptr();
+        const { assert!(!P::ACCUMULATE, "the GFNI kernels overwrite their outputs") };
         let mut pos = off;
         let end = off + len;
         while pos < end {
@@ -111,8 +108,7 @@ pub(crate) mod v512 {
                 }
                 _mm_prefetch::<_MM_HINT_T0>(src.wrapping_add(pos + PREFETCH_AHEAD).cast());
                 for (k, a) in acc.iter_mut().enumerate() {
-                    // SAFETY: the index is inside rows x cols.
-                    let m = _mm512_set1_epi64(unsafe { *aff.add(c * rows + r0 + k) } as i64);
+                    let m = _mm512_set1_epi64(p.affine(c, r0 + k) as i64);
                     *a = _mm512_xor_si512(*a, _mm512_gf2p8affine_epi64_epi8::<0>(x, m));
                 }
             }

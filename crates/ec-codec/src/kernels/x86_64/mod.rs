@@ -5,47 +5,48 @@ use super::{MAX_COLS, MAX_ROWS};
 use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
 use std::mem::MaybeUninit;
 
-/// Calls `$f::<N, $d>` for N = 1..=16 chosen at run time.
+/// Calls `$f::<_, N, $d>` for N = 1..=16 chosen at run time.
 macro_rules! for_n {
     ($n:expr, $f:ident, $d:expr, $($arg:expr),*) => {
         match $n {
-            1 => $f::<1, { $d }>($($arg),*),
-            2 => $f::<2, { $d }>($($arg),*),
-            3 => $f::<3, { $d }>($($arg),*),
-            4 => $f::<4, { $d }>($($arg),*),
-            5 => $f::<5, { $d }>($($arg),*),
-            6 => $f::<6, { $d }>($($arg),*),
-            7 => $f::<7, { $d }>($($arg),*),
-            8 => $f::<8, { $d }>($($arg),*),
-            9 => $f::<9, { $d }>($($arg),*),
-            10 => $f::<10, { $d }>($($arg),*),
-            11 => $f::<11, { $d }>($($arg),*),
-            12 => $f::<12, { $d }>($($arg),*),
-            13 => $f::<13, { $d }>($($arg),*),
-            14 => $f::<14, { $d }>($($arg),*),
-            15 => $f::<15, { $d }>($($arg),*),
-            _ => $f::<16, { $d }>($($arg),*),
+            1 => $f::<_, 1, { $d }>($($arg),*),
+            2 => $f::<_, 2, { $d }>($($arg),*),
+            3 => $f::<_, 3, { $d }>($($arg),*),
+            4 => $f::<_, 4, { $d }>($($arg),*),
+            5 => $f::<_, 5, { $d }>($($arg),*),
+            6 => $f::<_, 6, { $d }>($($arg),*),
+            7 => $f::<_, 7, { $d }>($($arg),*),
+            8 => $f::<_, 8, { $d }>($($arg),*),
+            9 => $f::<_, 9, { $d }>($($arg),*),
+            10 => $f::<_, 10, { $d }>($($arg),*),
+            11 => $f::<_, 11, { $d }>($($arg),*),
+            12 => $f::<_, 12, { $d }>($($arg),*),
+            13 => $f::<_, 13, { $d }>($($arg),*),
+            14 => $f::<_, 14, { $d }>($($arg),*),
+            15 => $f::<_, 15, { $d }>($($arg),*),
+            _ => $f::<_, 16, { $d }>($($arg),*),
         }
     };
 }
 
-/// The driver shared by every SIMD kernel. Outputs are computed in groups of at most
-/// `$g(p)` (a function of the prepared matrix), each held in registers while every source
+/// The driver shared by every SIMD kernel, generic over the matrix view `$bound` it
+/// needs. Outputs are computed in groups of at most `$g(p)` (a function of the matrix),
+/// each held in registers while every source
 /// is read once. With one group the kernel streams straight from the sources. With
 /// several, every group reads every source again, so the block length is walked in tiles
 /// and each tile of every source is first copied into a stack buffer ([`staged`]) that
 /// the groups then read: blocks that start at the same offset in their pages would
 /// otherwise all land in the same few L1 cache sets and evict each other between groups.
 macro_rules! driver {
-    ($feat:literal, $g:expr, $group:ident) => {
+    ($feat:literal, $bound:path, $g:expr, $group:ident) => {
         /// Runs the kernel over `[off, off + len)`.
         ///
         /// # Safety
         /// The CPU must support the kernel's features; inputs readable and outputs
         /// writable over the range; outputs overlap nothing; `len` a multiple of 64.
         #[target_feature(enable = $feat)]
-        pub(crate) unsafe fn run(
-            p: &$crate::kernels::Prepared,
+        pub(crate) unsafe fn run<P: $bound>(
+            p: &P,
             ins: &[*const u8],
             outs: &[*mut u8],
             off: usize,
@@ -74,8 +75,8 @@ macro_rules! driver {
         /// # Safety
         /// As for `run`.
         #[target_feature(enable = $feat)]
-        unsafe fn groups(
-            p: &$crate::kernels::Prepared,
+        unsafe fn groups<P: $bound>(
+            p: &P,
             ins: &[*const u8],
             outs: &[*mut u8],
             off: usize,

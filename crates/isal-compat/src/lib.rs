@@ -1,0 +1,35 @@
+//! `libisal.so.2`: ISA-L's erasure-code, Galois-field and RAID interface (`erasure_code.h`,
+//! `gf_vect_mul.h`, `raid.h`), computed by `ec-codec`'s kernels.
+//!
+//! Programs and engines that load ISA-L by name (liberasurecode, and so pyeclib and
+//! OpenStack Swift; Hadoop's native erasure coder; anything linked with `-lisal`) run
+//! unchanged on this library when it comes first on the library path. Every function
+//! has ISA-L's prototype and gives ISA-L's bytes: tables are ISA-L's 32 bytes per
+//! coefficient and are read where the caller keeps them, the `_base`, `_sse`, `_avx`,
+//! `_avx2` and `_avx512` names exist and all run on the kernel `ec-codec` picks for this
+//! CPU, and length limits and return values are those of ISA-L on an AVX2 machine.
+//! Nothing allocates and no thread is started.
+//!
+//! `scripts/install-isal-compat.sh --prefix DIR` installs the library, ISA-L's header
+//! names and `libisal.pc`.
+
+mod ec;
+mod matrix;
+mod raid;
+
+use std::ffi::{c_char, c_uint};
+
+/// The ISA-L release whose interface this library provides: 2.32.0.
+const VERSION: c_uint = 2 << 16 | 32 << 8;
+
+/// ISA-L's version as `major << 16 | minor << 8 | patch`.
+#[unsafe(no_mangle)]
+pub extern "C" fn isal_get_version() -> c_uint {
+    VERSION
+}
+
+/// ISA-L's version as text.
+#[unsafe(no_mangle)]
+pub extern "C" fn isal_get_version_str() -> *const c_char {
+    c"2.32.0".as_ptr()
+}
