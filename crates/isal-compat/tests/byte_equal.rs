@@ -10,8 +10,7 @@ use common::{Lib, Rng, ours, reference};
 use std::ffi::{c_int, c_void};
 
 type Encode = unsafe extern "C" fn(c_int, c_int, c_int, *mut u8, *mut *mut u8, *mut *mut u8);
-type Update =
-    unsafe extern "C" fn(c_int, c_int, c_int, c_int, *mut u8, *mut u8, *mut *mut u8);
+type Update = unsafe extern "C" fn(c_int, c_int, c_int, c_int, *mut u8, *mut u8, *mut *mut u8);
 type DotProd = unsafe extern "C" fn(c_int, c_int, *mut u8, *mut *mut u8, *mut u8);
 type NDotProd = unsafe extern "C" fn(c_int, c_int, *mut u8, *mut *mut u8, *mut *mut u8);
 type Mad = unsafe extern "C" fn(c_int, c_int, c_int, *mut u8, *mut u8, *mut u8);
@@ -25,8 +24,32 @@ type Raid = unsafe extern "C" fn(c_int, c_int, *mut *mut c_void) -> c_int;
 
 /// Lengths that cover every tail class of the 16-, 32- and 64-byte kernels.
 const LENGTHS: &[usize] = &[
-    1, 2, 15, 16, 17, 31, 32, 33, 47, 48, 63, 64, 65, 95, 96, 127, 128, 129, 200, 255, 256,
-    1000, 4095, 4096, 4097, 65_536 + 17,
+    1,
+    2,
+    15,
+    16,
+    17,
+    31,
+    32,
+    33,
+    47,
+    48,
+    63,
+    64,
+    65,
+    95,
+    96,
+    127,
+    128,
+    129,
+    200,
+    255,
+    256,
+    1000,
+    4095,
+    4096,
+    4097,
+    65_536 + 17,
 ];
 
 /// 64 bytes at a 64-byte boundary: the unit buffers are made of.
@@ -79,7 +102,10 @@ impl Bufs {
         let bufs = sizes
             .iter()
             .map(|&n| {
-                let mut b = Block { lines: vec![Line([0; 64]); (n + off).div_ceil(64)], len: n + off };
+                let mut b = Block {
+                    lines: vec![Line([0; 64]); (n + off).div_ceil(64)],
+                    len: n + off,
+                };
                 b.bytes_mut().copy_from_slice(&rng.bytes(n + off));
                 b
             })
@@ -116,7 +142,12 @@ fn same(what: &str, bufs: &Bufs, f: impl Fn(&Lib, &mut Bufs) -> i64) {
         let (x, y) = (x.bytes(), y.bytes());
         if x != y {
             let at = x.iter().zip(y).position(|(p, q)| p != q).unwrap();
-            panic!("{what}: buffer {i} differs first at byte {} (ours {:#04x}, ISA-L {:#04x})", at as isize - a.off as isize, x[at], y[at]);
+            panic!(
+                "{what}: buffer {i} differs first at byte {} (ours {:#04x}, ISA-L {:#04x})",
+                at as isize - a.off as isize,
+                x[at],
+                y[at]
+            );
         }
     }
 }
@@ -148,10 +179,14 @@ fn tables(rng: &mut Rng, k: usize, rows: usize) -> Vec<u8> {
 
 #[test]
 fn scalars_tables_and_versions() {
-    let (mul_a, mul_b): (unsafe extern "C" fn(u8, u8) -> u8, unsafe extern "C" fn(u8, u8) -> u8) =
-        (ours().get("gf_mul"), reference().get("gf_mul"));
-    let (inv_a, inv_b): (unsafe extern "C" fn(u8) -> u8, unsafe extern "C" fn(u8) -> u8) =
-        (ours().get("gf_inv"), reference().get("gf_inv"));
+    let (mul_a, mul_b): (
+        unsafe extern "C" fn(u8, u8) -> u8,
+        unsafe extern "C" fn(u8, u8) -> u8,
+    ) = (ours().get("gf_mul"), reference().get("gf_mul"));
+    let (inv_a, inv_b): (
+        unsafe extern "C" fn(u8) -> u8,
+        unsafe extern "C" fn(u8) -> u8,
+    ) = (ours().get("gf_inv"), reference().get("gf_inv"));
     for a in 0..=255u8 {
         // SAFETY: plain scalar functions.
         unsafe {
@@ -189,7 +224,8 @@ fn scalars_tables_and_versions() {
     // SAFETY: no arguments.
     unsafe { assert_eq!(v(), w()) };
     let v: unsafe extern "C" fn() -> *const std::ffi::c_char = ours().get("isal_get_version_str");
-    let w: unsafe extern "C" fn() -> *const std::ffi::c_char = reference().get("isal_get_version_str");
+    let w: unsafe extern "C" fn() -> *const std::ffi::c_char =
+        reference().get("isal_get_version_str");
     // SAFETY: both return static NUL-terminated strings.
     unsafe { assert_eq!(std::ffi::CStr::from_ptr(v()), std::ffi::CStr::from_ptr(w())) };
 }
@@ -248,7 +284,13 @@ fn generator_matrices_and_inversion() {
 #[test]
 fn encoding_and_updates() {
     let mut rng = Rng(0xfeed_f00d_1234_5678);
-    let encoders = ["ec_encode_data", "ec_encode_data_base", "ec_encode_data_sse", "ec_encode_data_avx", "ec_encode_data_avx2"];
+    let encoders = [
+        "ec_encode_data",
+        "ec_encode_data_base",
+        "ec_encode_data_sse",
+        "ec_encode_data_avx",
+        "ec_encode_data_avx2",
+    ];
     let updaters = [
         "ec_encode_data_update",
         "ec_encode_data_update_base",
@@ -259,34 +301,65 @@ fn encoding_and_updates() {
     for (i, &len) in LENGTHS.iter().cycle().take(3 * LENGTHS.len()).enumerate() {
         let (k, rows) = shape(&mut rng);
         // Large shapes at short lengths only, so the base arithmetic stays quick.
-        let (k, rows) = if len > 4096 { (k.min(16), rows.min(8)) } else { (k, rows) };
+        let (k, rows) = if len > 4096 {
+            (k.min(16), rows.min(8))
+        } else {
+            (k, rows)
+        };
         let g = tables(&mut rng, k, rows);
         let mut sizes = vec![len; k + rows];
         sizes.push(g.len());
         let mut bufs = Bufs::new(&mut rng, &sizes);
         bufs.data(k + rows).copy_from_slice(&g);
         let name = encoders[i % encoders.len()];
-        same(&format!("{name}(len {len}, k {k}, rows {rows})"), &bufs, |lib, b| {
-            let f: Encode = lib.get(name);
-            let mut data = b.ptrs(0..k);
-            let mut coding = b.ptrs(k..k + rows);
-            let t = b.ptr(k + rows);
-            // SAFETY: k data and rows coding blocks of len bytes; 32 * k * rows tables.
-            unsafe { f(len as c_int, k as c_int, rows as c_int, t, data.as_mut_ptr(), coding.as_mut_ptr()) };
-            0
-        });
+        same(
+            &format!("{name}(len {len}, k {k}, rows {rows})"),
+            &bufs,
+            |lib, b| {
+                let f: Encode = lib.get(name);
+                let mut data = b.ptrs(0..k);
+                let mut coding = b.ptrs(k..k + rows);
+                let t = b.ptr(k + rows);
+                // SAFETY: k data and rows coding blocks of len bytes; 32 * k * rows tables.
+                unsafe {
+                    f(
+                        len as c_int,
+                        k as c_int,
+                        rows as c_int,
+                        t,
+                        data.as_mut_ptr(),
+                        coding.as_mut_ptr(),
+                    )
+                };
+                0
+            },
+        );
         let name = updaters[i % updaters.len()];
-        same(&format!("{name}(len {len}, k {k}, rows {rows})"), &bufs, |lib, b| {
-            let f: Update = lib.get(name);
-            let mut coding = b.ptrs(k..k + rows);
-            let t = b.ptr(k + rows);
-            for vec_i in (0..k).step_by(1 + k / 4) {
-                let d = b.ptr(vec_i);
-                // SAFETY: one data block and rows coding blocks of len bytes; the tables.
-                unsafe { f(len as c_int, k as c_int, rows as c_int, vec_i as c_int, t, d, coding.as_mut_ptr()) };
-            }
-            0
-        });
+        same(
+            &format!("{name}(len {len}, k {k}, rows {rows})"),
+            &bufs,
+            |lib, b| {
+                let f: Update = lib.get(name);
+                let mut coding = b.ptrs(k..k + rows);
+                let t = b.ptr(k + rows);
+                for vec_i in (0..k).step_by(1 + k / 4) {
+                    let d = b.ptr(vec_i);
+                    // SAFETY: one data block and rows coding blocks of len bytes; the tables.
+                    unsafe {
+                        f(
+                            len as c_int,
+                            k as c_int,
+                            rows as c_int,
+                            vec_i as c_int,
+                            t,
+                            d,
+                            coding.as_mut_ptr(),
+                        )
+                    };
+                }
+                0
+            },
+        );
     }
 }
 
@@ -296,48 +369,85 @@ fn dot_products_and_multiply_adds() {
     for &len in LENGTHS {
         let vlen = 1 + rng.below(if len > 4096 { 12 } else { 40 });
         for n in 1..=6usize {
-            let sfx: &[&str] = if n == 1 { &["", "_base", "_sse", "_avx", "_avx2"] } else { &["_sse", "_avx", "_avx2"] };
+            let sfx: &[&str] = if n == 1 {
+                &["", "_base", "_sse", "_avx", "_avx2"]
+            } else {
+                &["_sse", "_avx", "_avx2"]
+            };
             let g = tables(&mut rng, vlen, n);
             for s in sfx {
                 let mut sizes = vec![len; vlen + n];
                 sizes.push(g.len());
                 let mut bufs = Bufs::new(&mut rng, &sizes);
                 bufs.data(vlen + n).copy_from_slice(&g);
-                let dot = if n == 1 { format!("gf_vect_dot_prod{s}") } else { format!("gf_{n}vect_dot_prod{s}") };
-                same(&format!("{dot}(len {len}, vlen {vlen})"), &bufs, |lib, b| {
-                    let mut src = b.ptrs(0..vlen);
-                    let t = b.ptr(vlen + n);
-                    if n == 1 {
-                        let f: DotProd = lib.get(&dot);
-                        let d = b.ptr(vlen);
-                        // SAFETY: vlen sources and one output of len bytes; the tables.
-                        unsafe { f(len as c_int, vlen as c_int, t, src.as_mut_ptr(), d) };
-                    } else {
-                        let f: NDotProd = lib.get(&dot);
-                        let mut d = b.ptrs(vlen..vlen + n);
-                        // SAFETY: vlen sources and n outputs of len bytes; the tables.
-                        unsafe { f(len as c_int, vlen as c_int, t, src.as_mut_ptr(), d.as_mut_ptr()) };
-                    }
-                    0
-                });
-                let mad = if n == 1 { format!("gf_vect_mad{s}") } else { format!("gf_{n}vect_mad{s}") };
+                let dot = if n == 1 {
+                    format!("gf_vect_dot_prod{s}")
+                } else {
+                    format!("gf_{n}vect_dot_prod{s}")
+                };
+                same(
+                    &format!("{dot}(len {len}, vlen {vlen})"),
+                    &bufs,
+                    |lib, b| {
+                        let mut src = b.ptrs(0..vlen);
+                        let t = b.ptr(vlen + n);
+                        if n == 1 {
+                            let f: DotProd = lib.get(&dot);
+                            let d = b.ptr(vlen);
+                            // SAFETY: vlen sources and one output of len bytes; the tables.
+                            unsafe { f(len as c_int, vlen as c_int, t, src.as_mut_ptr(), d) };
+                        } else {
+                            let f: NDotProd = lib.get(&dot);
+                            let mut d = b.ptrs(vlen..vlen + n);
+                            // SAFETY: vlen sources and n outputs of len bytes; the tables.
+                            unsafe {
+                                f(
+                                    len as c_int,
+                                    vlen as c_int,
+                                    t,
+                                    src.as_mut_ptr(),
+                                    d.as_mut_ptr(),
+                                )
+                            };
+                        }
+                        0
+                    },
+                );
+                let mad = if n == 1 {
+                    format!("gf_vect_mad{s}")
+                } else {
+                    format!("gf_{n}vect_mad{s}")
+                };
                 let vec_i = rng.below(vlen);
-                same(&format!("{mad}(len {len}, vec {vlen}, vec_i {vec_i})"), &bufs, |lib, b| {
-                    let src = b.ptr(0);
-                    let t = b.ptr(vlen + n);
-                    if n == 1 {
-                        let f: Mad = lib.get(&mad);
-                        let d = b.ptr(vlen);
-                        // SAFETY: one source and one output of len bytes; the tables.
-                        unsafe { f(len as c_int, vlen as c_int, vec_i as c_int, t, src, d) };
-                    } else {
-                        let f: NMad = lib.get(&mad);
-                        let mut d = b.ptrs(vlen..vlen + n);
-                        // SAFETY: one source and n outputs of len bytes; the tables.
-                        unsafe { f(len as c_int, vlen as c_int, vec_i as c_int, t, src, d.as_mut_ptr()) };
-                    }
-                    0
-                });
+                same(
+                    &format!("{mad}(len {len}, vec {vlen}, vec_i {vec_i})"),
+                    &bufs,
+                    |lib, b| {
+                        let src = b.ptr(0);
+                        let t = b.ptr(vlen + n);
+                        if n == 1 {
+                            let f: Mad = lib.get(&mad);
+                            let d = b.ptr(vlen);
+                            // SAFETY: one source and one output of len bytes; the tables.
+                            unsafe { f(len as c_int, vlen as c_int, vec_i as c_int, t, src, d) };
+                        } else {
+                            let f: NMad = lib.get(&mad);
+                            let mut d = b.ptrs(vlen..vlen + n);
+                            // SAFETY: one source and n outputs of len bytes; the tables.
+                            unsafe {
+                                f(
+                                    len as c_int,
+                                    vlen as c_int,
+                                    vec_i as c_int,
+                                    t,
+                                    src,
+                                    d.as_mut_ptr(),
+                                )
+                            };
+                        }
+                        0
+                    },
+                );
             }
         }
     }
@@ -346,7 +456,12 @@ fn dot_products_and_multiply_adds() {
 #[test]
 fn vector_multiplication() {
     let mut rng = Rng(77);
-    for name in ["gf_vect_mul", "gf_vect_mul_sse", "gf_vect_mul_avx", "gf_vect_mul_base"] {
+    for name in [
+        "gf_vect_mul",
+        "gf_vect_mul_sse",
+        "gf_vect_mul_avx",
+        "gf_vect_mul_base",
+    ] {
         // ISA-L asks for 32-byte-aligned buffers here, and writes 32 bytes at length 0.
         for &len in LENGTHS.iter().chain(&[32 * 1000]) {
             let c = rng.next() as u8;
@@ -393,19 +508,29 @@ fn raid_parity() {
             for &(name, _) in gens {
                 // ISA-L asks for 32-byte-aligned buffers here.
                 let bufs = Bufs::aligned(&mut rng, &vec![len; vects]);
-                same(&format!("{name}(vects {vects}, len {len})"), &bufs, |lib, b| {
-                    let f: Raid = lib.get(name);
-                    let mut p: Vec<*mut c_void> = b.ptrs(0..vects).into_iter().map(|p| p.cast()).collect();
-                    // SAFETY: vects buffers of len bytes.
-                    unsafe { f(vects as c_int, len as c_int, p.as_mut_ptr()) as i64 }
-                });
+                same(
+                    &format!("{name}(vects {vects}, len {len})"),
+                    &bufs,
+                    |lib, b| {
+                        let f: Raid = lib.get(name);
+                        let mut p: Vec<*mut c_void> =
+                            b.ptrs(0..vects).into_iter().map(|p| p.cast()).collect();
+                        // SAFETY: vects buffers of len bytes.
+                        unsafe { f(vects as c_int, len as c_int, p.as_mut_ptr()) as i64 }
+                    },
+                );
             }
             for &(name, min) in checks {
                 // Parity made right, then possibly broken at one byte of P or Q.
                 let mut bufs = Bufs::aligned(&mut rng, &vec![len; vects]);
                 if vects >= min && len >= 32 && len % 32 == 0 {
-                    let make: Raid = reference().get(if name.starts_with("xor") { "xor_gen" } else { "pq_gen" });
-                    let mut p: Vec<*mut c_void> = bufs.ptrs(0..vects).into_iter().map(|p| p.cast()).collect();
+                    let make: Raid = reference().get(if name.starts_with("xor") {
+                        "xor_gen"
+                    } else {
+                        "pq_gen"
+                    });
+                    let mut p: Vec<*mut c_void> =
+                        bufs.ptrs(0..vects).into_iter().map(|p| p.cast()).collect();
                     // SAFETY: as above.
                     unsafe { make(vects as c_int, len as c_int, p.as_mut_ptr()) };
                     if rng.below(2) == 0 {
@@ -413,12 +538,17 @@ fn raid_parity() {
                         bufs.data(i)[at] ^= 1 << rng.below(8);
                     }
                 }
-                same(&format!("{name}(vects {vects}, len {len})"), &bufs, |lib, b| {
-                    let f: Raid = lib.get(name);
-                    let mut p: Vec<*mut c_void> = b.ptrs(0..vects).into_iter().map(|p| p.cast()).collect();
-                    // SAFETY: vects buffers of len bytes.
-                    unsafe { f(vects as c_int, len as c_int, p.as_mut_ptr()) as i64 }
-                });
+                same(
+                    &format!("{name}(vects {vects}, len {len})"),
+                    &bufs,
+                    |lib, b| {
+                        let f: Raid = lib.get(name);
+                        let mut p: Vec<*mut c_void> =
+                            b.ptrs(0..vects).into_iter().map(|p| p.cast()).collect();
+                        // SAFETY: vects buffers of len bytes.
+                        unsafe { f(vects as c_int, len as c_int, p.as_mut_ptr()) as i64 }
+                    },
+                );
             }
         }
     }
@@ -443,9 +573,22 @@ fn avx512_names_run_on_this_cpu_and_agree() {
             let mut coding = b.ptrs(k..k + rows);
             let t = b.ptr(k + rows);
             // SAFETY: k data and rows coding blocks of len bytes; the tables.
-            unsafe { f(len as c_int, k as c_int, rows as c_int, t, data.as_mut_ptr(), coding.as_mut_ptr()) };
+            unsafe {
+                f(
+                    len as c_int,
+                    k as c_int,
+                    rows as c_int,
+                    t,
+                    data.as_mut_ptr(),
+                    coding.as_mut_ptr(),
+                )
+            };
             b
         };
-        assert_eq!(run(ours(), "ec_encode_data_avx512", a), run(reference(), "ec_encode_data", b), "ec_encode_data_avx512 len {len}");
+        assert_eq!(
+            run(ours(), "ec_encode_data_avx512", a),
+            run(reference(), "ec_encode_data", b),
+            "ec_encode_data_avx512 len {len}"
+        );
     }
 }

@@ -55,15 +55,33 @@ pub fn reference_dir() -> &'static Path {
         let mut found: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(&build)
             .unwrap()
             .flatten()
-            .filter(|e| e.file_name().to_string_lossy().starts_with("erasure-isa-l-sys-"))
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("erasure-isa-l-sys-")
+            })
             .map(|e| e.path().join("out/lib"))
             .filter(|d| d.join("libisal.so.2").exists())
-            .map(|d| (d.join("libisal.so.2").metadata().unwrap().modified().unwrap(), d))
+            .map(|d| {
+                (
+                    d.join("libisal.so.2")
+                        .metadata()
+                        .unwrap()
+                        .modified()
+                        .unwrap(),
+                    d,
+                )
+            })
             .collect();
         found.sort();
         found
             .pop()
-            .unwrap_or_else(|| panic!("ISA-L's libisal.so.2 was not built under {}", build.display()))
+            .unwrap_or_else(|| {
+                panic!(
+                    "ISA-L's libisal.so.2 was not built under {}",
+                    build.display()
+                )
+            })
             .1
     })
 }
