@@ -8,7 +8,10 @@
 #     $LIBCLANG_PATH or under /usr/lib* and /usr/local/lib*; libclang-cpp is a different
 #     library and does not count);
 #   - the C interface's tests: cc, c++, pkg-config, valgrind, meson and ninja, and
-#     rdma-core's <infiniband/verbs.h> (doca_rdma_bridge.h includes it).
+#     rdma-core's <infiniband/verbs.h> (doca_rdma_bridge.h includes it);
+#   - libisal.so.2's engine tests: Debian's liberasurecode with its headers (pyeclib is
+#     built against it from PyPI's source), and a python3 that can make a virtual
+#     environment and build C extensions.
 
 have_libclang() {
     local d f
@@ -36,4 +39,12 @@ test_packages_missing() {
     done
     have_libclang || echo libclang-dev
     [ -f /usr/include/infiniband/verbs.h ] || echo libibverbs-dev
+    [ -f /usr/include/liberasurecode/erasurecode.h ] || echo liberasurecode-dev
+    if command -v python3 >/dev/null 2>&1; then
+        python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || echo python3-venv
+        python3 -c 'import os, sysconfig; p = sysconfig.get_paths()["include"]; assert os.path.exists(os.path.join(p, "Python.h"))' \
+            >/dev/null 2>&1 || echo python3-dev
+    else
+        echo python3 python3-venv python3-dev | tr ' ' '\n'
+    fi
 }

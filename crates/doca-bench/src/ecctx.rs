@@ -3,6 +3,7 @@
 //! plain file copy of the same file.
 
 use crate::ec::{Runner, measure_all};
+use crate::median;
 use clap::Args;
 use doca_core::{AccessFlags, Buf, BufInventory, Mmap, WorkQ, devinfo_list};
 use doca_ec::{Ec, EcJob, MatrixType};
@@ -28,11 +29,6 @@ pub struct EcCtxArgs {
     /// A short run to check that everything works.
     #[arg(long)]
     quick: bool,
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 /// Encode and recover of 10 + 4 through the context vs the codec.

@@ -9,6 +9,7 @@ mod ec;
 mod ecctx;
 mod exec;
 mod graphbench;
+mod isal;
 mod syncev;
 mod xproc;
 
@@ -35,9 +36,17 @@ enum Cmd {
     Graph(graphbench::GraphArgs),
     /// Host and DPU as two processes: DMA from an imported mmap, sync event ping-pong and comm channel round trips, against the same in one process (or a raw socket).
     Xproc(xproc::XprocArgs),
+    /// pyeclib over liberasurecode on our libisal.so.2 against the same on ISA-L 2.32, and the two libraries' ec_encode_data called directly.
+    Isal(isal::IsalArgs),
     /// The DPU side of `xproc` (started by it).
     #[command(hide = true)]
     XprocPeer(xproc::PeerArgs),
+}
+
+/// The middle value (the upper one of an even count).
+pub(crate) fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
 }
 
 fn main() {
@@ -52,6 +61,7 @@ fn main() {
         Cmd::SyncEvent(a) => syncev::run(&a),
         Cmd::Graph(a) => graphbench::run(&a),
         Cmd::Xproc(a) => xproc::run(&a),
+        Cmd::Isal(a) => isal::run(&a),
         Cmd::XprocPeer(a) => xproc::peer(&a),
     }
 }

@@ -1,6 +1,7 @@
 //! Sync event ping-pong between two threads (`wait_gt` / `update_set`) against the same
 //! ping-pong on a raw `AtomicU64`, in the same run.
 
+use crate::median;
 use clap::Args;
 use doca_core::{SyncEvent, devinfo_list};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -63,11 +64,6 @@ fn sync_event(se: &SyncEvent, rounds: u64) -> f64 {
         se.wait_gt(2 * rounds, u64::MAX).expect("wait");
     });
     t.elapsed().as_nanos() as f64 / rounds as f64
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 pub fn run(a: &SyncEventArgs) {

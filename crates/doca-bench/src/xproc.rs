@@ -12,6 +12,7 @@
 //! The DPU side is this binary run again (`doca-bench xproc-peer`), talking over its
 //! stdin/stdout.
 
+use crate::median;
 use clap::Args;
 use doca_comm_channel::Endpoint;
 use doca_core::device::{self, DEFAULT_MACHINE, Topology};
@@ -43,11 +44,6 @@ pub struct PeerArgs {
 fn device(role: &str) -> Dev {
     let t = Topology::from_toml(DEFAULT_MACHINE, Some(role)).expect("topology");
     device::devinfo_list_from(&t)[0].open().expect("open")
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn hex(b: &[u8]) -> String {

@@ -75,3 +75,29 @@ fn prepared_operations_allocate_nothing() {
     COUNTING.with(|c| c.set(false));
     assert_eq!(COUNT.with(Cell::get), 0);
 }
+
+#[test]
+fn isa_l_layout_tables_allocate_nothing() {
+    let (k, rows, len) = (10usize, 4usize, 4096 + 33);
+    let tables: Vec<u8> = (0..k * rows)
+        .flat_map(|i| ec_codec::tables::init((i * 7 + 3) as u8))
+        .collect();
+    let data: Vec<Vec<u8>> = (0..k).map(|i| vec![i as u8; len]).collect();
+    let mut parity = vec![vec![0u8; len]; rows];
+    let ins: Vec<*const u8> = data.iter().map(|b| b.as_ptr()).collect();
+    let outs: Vec<*mut u8> = parity.iter_mut().map(|b| b.as_mut_ptr()).collect();
+    // The kernel choice and the cache size are read once per process.
+    let _ = ec_codec::dispatch::selected();
+    let _ = ec_codec::dispatch::llc_bytes();
+
+    COUNT.with(|c| c.set(0));
+    COUNTING.with(|c| c.set(true));
+    for accumulate in [false, true, false] {
+        for _ in 0..50 {
+            // SAFETY: k inputs and rows outputs of len bytes; 32 * k * rows bytes of tables.
+            unsafe { ec_codec::tables::multiply(len, tables.as_ptr(), k, &ins, &outs, accumulate) };
+        }
+    }
+    COUNTING.with(|c| c.set(false));
+    assert_eq!(COUNT.with(Cell::get), 0);
+}

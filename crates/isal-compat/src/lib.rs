@@ -33,3 +33,14 @@ pub extern "C" fn isal_get_version() -> c_uint {
 pub extern "C" fn isal_get_version_str() -> *const c_char {
     c"2.32.0".as_ptr()
 }
+
+/// Runs when the library is loaded: the kernel choice and the cache size are read here,
+/// once, so that no exported function allocates or reads the environment.
+extern "C" fn warm_up() {
+    let _ = ec_codec::dispatch::selected();
+    let _ = ec_codec::dispatch::llc_bytes();
+}
+
+#[used]
+#[unsafe(link_section = ".init_array")]
+static WARM_UP: extern "C" fn() = warm_up;

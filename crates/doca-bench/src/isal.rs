@@ -1,0 +1,318 @@
+//! `doca-bench isal`: our `libisal.so.2` (crates/isal-compat) against ISA-L 2.32 (built
+//! from source by the `erasure-isa-l-sys` build of this binary), measured in one run.
+//!
+//! 1. `ec_encode_data` of both libraries called directly, each loaded with `RTLD_LOCAL`
+//!    into this process: GB/s of data in, alternating the two.
+//! 2. pyeclib over Debian's liberasurecode (`scripts/pyeclib-env.sh`), unchanged, with
+//!    one library or the other first on the library path: encode and decode times per
+//!    call, the runs alternating, medians over the runs.
+//!
+//! Ratios are ISA-L's time over ours: above 1, ours is faster.
+
+use crate::median;
+use clap::Args;
+use std::ffi::{CString, c_int, c_void};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+#[derive(Args, Debug)]
+pub struct IsalArgs {
+    /// Runs of the pyeclib measurement per library, alternating.
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
+    /// Seconds per case in each pyeclib run.
+    #[arg(long, default_value_t = 0.5)]
+    seconds: f64,
+    /// One short run of each (a smoke test; the figures mean little).
+    #[arg(long)]
+    quick: bool,
+}
+
+fn root() -> PathBuf {
+    let r = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    r.canonicalize().unwrap_or(r)
+}
+
+fn fail(msg: &str) -> ! {
+    eprintln!("doca-bench isal: {msg}");
+    std::process::exit(1)
+}
+
+/// Installs our library into the target directory (release build) and returns its lib dir.
+fn ours_dir() -> PathBuf {
+    let prefix = root().join("target/tmp/isal-bench/prefix");
+    let out = Command::new("bash")
+        .arg(root().join("scripts/install-isal-compat.sh"))
+        .arg("--prefix")
+        .arg(&prefix)
+        .output()
+        .unwrap_or_else(|e| fail(&format!("cannot run install-isal-compat.sh: {e}")));
+    if !out.status.success() {
+        fail(&format!(
+            "install-isal-compat.sh failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    prefix.join("lib")
+}
+
+/// The lib dir of ISA-L 2.32 as built from source for this binary.
+fn reference_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let build = exe.parent().unwrap().join("build");
+    let mut found: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(&build)
+        .unwrap_or_else(|e| fail(&format!("{}: {e}", build.display())))
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("erasure-isa-l-sys-")
+        })
+        .map(|e| e.path().join("out/lib"))
+        .filter_map(|d| Some((d.join("libisal.so.2").metadata().ok()?.modified().ok()?, d)))
+        .collect();
+    found.sort();
+    found
+        .pop()
+        .unwrap_or_else(|| fail("ISA-L's libisal.so.2 was not built beside this binary"))
+        .1
+}
+
+type InitTables = unsafe extern "C" fn(c_int, c_int, *mut u8, *mut u8);
+type GenMatrix = unsafe extern "C" fn(*mut u8, c_int, c_int);
+type Encode = unsafe extern "C" fn(c_int, c_int, c_int, *mut u8, *mut *mut u8, *mut *mut u8);
+
+/// A library loaded with `RTLD_LOCAL`.
+struct Lib(*mut c_void);
+
+impl Lib {
+    fn open(path: &Path) -> Lib {
+        let c = CString::new(path.to_str().unwrap()).unwrap();
+        // SAFETY: a valid path; the library's initialisers are its own.
+        let h = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+        if h.is_null() {
+            fail(&format!("dlopen {} failed", path.display()));
+        }
+        Lib(h)
+    }
+
+    /// The function `name` as `F`, a function pointer type of its prototype.
+    fn get<F: Copy>(&self, name: &str) -> F {
+        assert_eq!(size_of::<F>(), size_of::<*mut c_void>());
+        let c = CString::new(name).unwrap();
+        // SAFETY: a live handle and a valid name.
+        let p = unsafe { libc::dlsym(self.0, c.as_ptr()) };
+        if p.is_null() {
+            fail(&format!("no symbol {name}"));
+        }
+        // SAFETY: F is the symbol's function pointer type (the caller's promise).
+        unsafe { std::mem::transmute_copy(&p) }
+    }
+}
+
+/// GB/s of data in for `ec_encode_data` of a k + m Cauchy code with fragments of `frag`
+/// bytes, for each library, and for `ec-codec`'s own prepared matrix, alternating;
+/// medians of `rounds` rounds.
+fn direct(libs: &[&Lib; 2], k: usize, m: usize, frag: usize, rounds: usize) -> [f64; 3] {
+    let mut data: Vec<Vec<u8>> = (0..k)
+        .map(|i| (0..frag).map(|b| (b * 31 + i * 7) as u8).collect())
+        .collect();
+    let mut parity = vec![vec![0u8; frag]; m];
+    let mut a = vec![0u8; (k + m) * k];
+    let mut g = vec![0u8; 32 * k * m];
+    let own_data = data.clone();
+    let mut own_parity = parity.clone();
+    let mut dp: Vec<*mut u8> = data.iter_mut().map(|b| b.as_mut_ptr()).collect();
+    let mut pp: Vec<*mut u8> = parity.iter_mut().map(|b| b.as_mut_ptr()).collect();
+    let mut samples = [Vec::new(), Vec::new(), Vec::new()];
+    let iters = ((256usize << 20) / (k * frag)).max(4);
+    let cm = ec_codec::CodingMatrix::cauchy(k, m).unwrap();
+    let enc = ec_codec::Encoder::new(&cm).unwrap();
+    let d: Vec<&[u8]> = own_data.iter().map(|b| &b[..]).collect();
+    let mut p: Vec<&mut [u8]> = own_parity.iter_mut().map(|b| &mut b[..]).collect();
+    for _ in 0..rounds {
+        let t = Instant::now();
+        for _ in 0..iters {
+            enc.encode(&d, &mut p).unwrap();
+        }
+        samples[2].push((iters * k * frag) as f64 / t.elapsed().as_secs_f64() / 1e9);
+        for (which, lib) in libs.iter().enumerate() {
+            let (cauchy, init, enc): (GenMatrix, InitTables, Encode) = (
+                lib.get("gf_gen_cauchy1_matrix"),
+                lib.get("ec_init_tables"),
+                lib.get("ec_encode_data"),
+            );
+            // SAFETY: buffers of the sizes ISA-L documents: (k + m) x k matrix, 32 * k * m
+            // tables, k data and m parity pointers to frag bytes.
+            let secs = unsafe {
+                cauchy(a.as_mut_ptr(), (k + m) as c_int, k as c_int);
+                init(
+                    k as c_int,
+                    m as c_int,
+                    a[k * k..].as_mut_ptr(),
+                    g.as_mut_ptr(),
+                );
+                let mut call = || {
+                    enc(
+                        frag as c_int,
+                        k as c_int,
+                        m as c_int,
+                        g.as_mut_ptr(),
+                        dp.as_mut_ptr(),
+                        pp.as_mut_ptr(),
+                    )
+                };
+                call();
+                let t = Instant::now();
+                for _ in 0..iters {
+                    call();
+                }
+                t.elapsed().as_secs_f64()
+            };
+            samples[which].push((iters * k * frag) as f64 / secs / 1e9);
+        }
+    }
+    let [a, b, c] = samples;
+    [median(a), median(b), median(c)]
+}
+
+type Case = (String, u64, u64, u64, String);
+
+/// One pyeclib run on the library in `dir`: seconds per call for every case.
+fn pyeclib_run(python: &Path, dir: &Path, seconds: f64) -> Vec<(Case, f64)> {
+    let out = Command::new(python)
+        .arg(root().join("crates/doca-bench/py/pyeclib_bench.py"))
+        .arg(dir.join("libisal.so.2"))
+        .arg(seconds.to_string())
+        .env("LD_LIBRARY_PATH", dir)
+        .output()
+        .unwrap_or_else(|e| fail(&format!("cannot run python: {e}")));
+    if !out.status.success() {
+        fail(&format!(
+            "pyeclib_bench.py on {} failed:\n{}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| fail(&format!("pyeclib_bench.py printed no result: {e}")));
+    v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let case = (
+                r[0].as_str().unwrap().to_owned(),
+                r[1].as_u64().unwrap(),
+                r[2].as_u64().unwrap(),
+                r[3].as_u64().unwrap(),
+                r[4].as_str().unwrap().to_owned(),
+            );
+            (case, r[5].as_f64().unwrap())
+        })
+        .collect()
+}
+
+fn size(b: u64) -> String {
+    if b >= 1 << 20 {
+        format!("{} MiB", b >> 20)
+    } else {
+        format!("{} KiB", b >> 10)
+    }
+}
+
+pub fn run(a: &IsalArgs) {
+    let (runs, seconds, rounds) = if a.quick {
+        (1, 0.05, 1)
+    } else {
+        (a.runs.max(1), a.seconds, 7)
+    };
+    let ours = ours_dir();
+    let reference = reference_dir();
+    let env = root().join("target/tmp/pyeclib-env");
+    let out = Command::new("bash")
+        .arg(root().join("scripts/pyeclib-env.sh"))
+        .arg(&env)
+        .output()
+        .unwrap_or_else(|e| fail(&format!("cannot run pyeclib-env.sh: {e}")));
+    if !out.status.success() {
+        fail(&format!(
+            "scripts/pyeclib-env.sh failed (it needs python3, liberasurecode-dev and PyPI):\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let python = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+
+    println!("# Our libisal.so.2 against ISA-L 2.32 (built from source), in one run");
+    println!();
+    println!("ours: {}", ours.join("libisal.so.2").display());
+    println!("ISA-L: {}", reference.join("libisal.so.2").display());
+    println!("kernel: {}", ec_codec::dispatch::selected().name());
+    println!();
+    println!("## ec_encode_data called directly (Cauchy, GB/s of data in, medians of {rounds})");
+    println!();
+    println!("| k+m | fragment | ISA-L 2.32 | ours | ratio | ec-codec's own matrix |");
+    println!("|---|---|---|---|---|---|");
+    let (lo, li) = (
+        Lib::open(&ours.join("libisal.so.2")),
+        Lib::open(&reference.join("libisal.so.2")),
+    );
+    for (k, m) in [(10, 4), (8, 4)] {
+        for frag in [64usize << 10, 1 << 20] {
+            let [o, i, own] = direct(&[&lo, &li], k, m, frag, rounds);
+            println!(
+                "| {k}+{m} | {} | {i:.2} | {o:.2} | {:.2}x | {own:.2} |",
+                size(frag as u64),
+                o / i
+            );
+        }
+    }
+    println!();
+    println!(
+        "## pyeclib 1.8.0 over Debian's liberasurecode (ms per call, medians of {runs} alternating runs)"
+    );
+    println!();
+    let mut times: Vec<(Case, Vec<f64>, Vec<f64>)> = Vec::new();
+    for r in 0..runs {
+        // Alternate which library goes first, so drift in the machine's load is shared.
+        let order = if r % 2 == 0 {
+            [true, false]
+        } else {
+            [false, true]
+        };
+        for is_ours in order {
+            let dir = if is_ours { &ours } else { &reference };
+            for (case, t) in pyeclib_run(&python, dir, seconds) {
+                let at = match times.iter().position(|(c, _, _)| *c == case) {
+                    Some(at) => at,
+                    None => {
+                        times.push((case, Vec::new(), Vec::new()));
+                        times.len() - 1
+                    }
+                };
+                if is_ours {
+                    times[at].1.push(t);
+                } else {
+                    times[at].2.push(t);
+                }
+            }
+        }
+    }
+    println!("| code | k+m | fragment | op | ISA-L 2.32 | ours | ratio |");
+    println!("|---|---|---|---|---|---|---|");
+    let mut worst = f64::INFINITY;
+    for ((ec_type, k, m, frag, op), o, i) in times {
+        let (o, i) = (median(o), median(i));
+        worst = worst.min(i / o);
+        println!(
+            "| {ec_type} | {k}+{m} | {} | {op} | {:.3} | {:.3} | {:.2}x |",
+            size(frag),
+            i * 1e3,
+            o * 1e3,
+            i / o
+        );
+    }
+    println!();
+    println!("ratio: ISA-L's time over ours (above 1: ours is faster); lowest {worst:.2}x");
+}
