@@ -27,6 +27,9 @@ pub struct IsalArgs {
     /// One short run of each (a smoke test; the figures mean little).
     #[arg(long)]
     quick: bool,
+    /// Only the direct `ec_encode_data` calls, not pyeclib.
+    #[arg(long)]
+    direct_only: bool,
 }
 
 fn root() -> PathBuf {
@@ -267,6 +270,9 @@ pub fn run(a: &IsalArgs) {
                 o / i
             );
         }
+    }
+    if a.direct_only {
+        return;
     }
     println!();
     println!(
