@@ -21,27 +21,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 
-prefix=""
-profile=release
-while [ $# -gt 0 ]; do
-    case "$1" in
-    --prefix) prefix="$2"; shift 2 ;;
-    --prefix=*) prefix="${1#--prefix=}"; shift ;;
-    --profile) profile="$2"; shift 2 ;;
-    --profile=*) profile="${1#--profile=}"; shift ;;
-    -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
-    *) echo "install-capi: unknown argument '$1' (see --help)" >&2; exit 2 ;;
-    esac
-done
-if [ -z "$prefix" ]; then
-    echo "install-capi: --prefix DIR is required" >&2
-    exit 2
-fi
-case "$profile" in
-release) outdir=release ;;
-dev | debug) profile=dev; outdir=debug ;;
-*) echo "install-capi: --profile must be release or dev" >&2; exit 2 ;;
-esac
+. "$root/scripts/lib/install-args.sh"
+parse_install_args install-capi 2,20 "$@"
 for tool in cc ar; do
     command -v "$tool" >/dev/null || { echo "install-capi: '$tool' is needed (apt-get install gcc binutils)" >&2; exit 1; }
 done

@@ -19,16 +19,6 @@ fn scratch() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("doca-capi")
 }
 
-/// The cargo profile this test binary was built with (the libraries are built alike).
-fn profile() -> &'static str {
-    let exe = std::env::current_exe().unwrap();
-    if exe.components().any(|c| c.as_os_str() == "release") {
-        "release"
-    } else {
-        "dev"
-    }
-}
-
 fn have(tool: &str) -> bool {
     Command::new("sh")
         .args(["-c", &format!("command -v {tool}")])
@@ -46,18 +36,7 @@ fn prefix() -> &'static Path {
             "the C tests need a C compiler and pkg-config (apt-get install gcc pkg-config)"
         );
         let p = scratch().join("prefix");
-        let _ = std::fs::remove_dir_all(&p);
-        let out = Command::new("bash")
-            .arg(crate_dir().join("../../scripts/install-capi.sh"))
-            .args(["--prefix", p.to_str().unwrap(), "--profile", profile()])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "install-capi.sh failed:\n{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        doca_testkit::install::install(&crate_dir().join("../../scripts/install-capi.sh"), &p);
         p
     })
 }
@@ -91,18 +70,7 @@ fn check(out: &Output, what: &str) -> String {
     stdout
 }
 
-/// The flags every C program here is compiled with: a strict build, as with GCC 14,
-/// where an implicit declaration (a header that lacks an include) is an error.
-const STRICT: &[&str] = &[
-    "-Wall",
-    "-Wextra",
-    "-Werror",
-    "-Werror=implicit-function-declaration",
-    "-Werror=implicit-int",
-    "-Werror=int-conversion",
-    "-Werror=incompatible-pointer-types",
-    "-std=gnu11",
-];
+use doca_testkit::install::STRICT_CFLAGS as STRICT;
 
 /// Compiles `src` into `bin/<name>` the way a DOCA program is built, with the
 /// pkg-config module `module` (`doca` for the host side, `doca-dpu` for the DPU side).

@@ -5,6 +5,7 @@
 //! and runs its zero-allocation scenarios in one test (another test, or the harness
 //! reporting one, would allocate meanwhile).
 
+pub mod install;
 pub mod peer;
 
 use std::alloc::{GlobalAlloc, Layout, System};

@@ -29,6 +29,29 @@ unsafe fn matrix<'a>(a: *mut c_uchar, m: c_int, k: c_int) -> &'a mut [u8] {
     unsafe { std::slice::from_raw_parts_mut(a, m as usize * k as usize) }
 }
 
+/// Zeroes the `m` x `k` matrix and puts the identity in its top `k` rows (as many as
+/// there are); `None` for an empty matrix.
+///
+/// # Safety
+/// As for [`matrix`].
+unsafe fn identity_on_top<'a>(
+    a: *mut c_uchar,
+    m: c_int,
+    k: c_int,
+) -> Option<(&'a mut [u8], usize, usize)> {
+    // SAFETY: per the contract.
+    let a = unsafe { matrix(a, m, k) };
+    if a.is_empty() {
+        return None;
+    }
+    let (m, k) = (m as usize, k as usize);
+    a.fill(0);
+    for i in 0..k.min(m) {
+        a[k * i + i] = 1;
+    }
+    Some((a, m, k))
+}
+
 /// An `m` x `k` encoding matrix: the identity over `k` rows, then rows `i` of
 /// `base^j` with `base = 2^(i - k)`. Not every square submatrix is invertible for large
 /// shapes, as in ISA-L.
@@ -38,15 +61,9 @@ unsafe fn matrix<'a>(a: *mut c_uchar, m: c_int, k: c_int) -> &'a mut [u8] {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn gf_gen_rs_matrix(a: *mut c_uchar, m: c_int, k: c_int) {
     // SAFETY: per the contract.
-    let a = unsafe { matrix(a, m, k) };
-    if a.is_empty() {
+    let Some((a, m, k)) = (unsafe { identity_on_top(a, m, k) }) else {
         return;
-    }
-    let (m, k) = (m as usize, k as usize);
-    a.fill(0);
-    for i in 0..k.min(m) {
-        a[k * i + i] = 1;
-    }
+    };
     let mut base = 1u8;
     for i in k..m {
         let mut p = 1u8;
@@ -65,15 +82,9 @@ pub unsafe extern "C" fn gf_gen_rs_matrix(a: *mut c_uchar, m: c_int, k: c_int) {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn gf_gen_cauchy1_matrix(a: *mut c_uchar, m: c_int, k: c_int) {
     // SAFETY: per the contract.
-    let a = unsafe { matrix(a, m, k) };
-    if a.is_empty() {
+    let Some((a, m, k)) = (unsafe { identity_on_top(a, m, k) }) else {
         return;
-    }
-    let (m, k) = (m as usize, k as usize);
-    a.fill(0);
-    for i in 0..k.min(m) {
-        a[k * i + i] = 1;
-    }
+    };
     for i in k..m {
         for j in 0..k {
             a[k * i + j] = gf::inv((i ^ j) as u8);

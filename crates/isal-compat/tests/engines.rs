@@ -156,17 +156,8 @@ fn pyeclibs_own_test_suite_passes_on_ours() {
 fn a_hadoop_style_loader_codes_with_ours() {
     let dir = scratch("hadoop");
     let exe = dir.join("hadoop_coder");
-    let strict = [
-        "-Wall",
-        "-Wextra",
-        "-Werror",
-        "-Werror=implicit-function-declaration",
-        "-Werror=implicit-int",
-        "-Werror=int-conversion",
-        "-Werror=incompatible-pointer-types",
-    ];
     let out = Command::new("cc")
-        .args(strict)
+        .args(doca_testkit::install::STRICT_CFLAGS)
         .arg("-O2")
         .arg(crate_dir().join("tests/c/hadoop_coder.c"))
         .arg("-o")
@@ -238,7 +229,7 @@ int main(void)
     let flags = check("pkg-config libisal", &flags);
     let exe = dir.join("app");
     let out = Command::new("cc")
-        .args(["-Wall", "-Wextra", "-Werror"])
+        .args(doca_testkit::install::STRICT_CFLAGS)
         .arg(&src)
         .arg("-o")
         .arg(&exe)

@@ -5,21 +5,10 @@
 
 use std::ffi::{CString, c_void};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 
 fn crate_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The cargo profile this test binary was built with.
-fn profile() -> &'static str {
-    let exe = std::env::current_exe().unwrap();
-    if exe.components().any(|c| c.as_os_str() == "release") {
-        "release"
-    } else {
-        "dev"
-    }
 }
 
 /// Our library, headers and pkg-config file, installed once per test binary.
@@ -29,17 +18,9 @@ pub fn prefix() -> &'static Path {
         let p = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
             .join(format!("isal-compat-{}", std::process::id()))
             .join("prefix");
-        let _ = std::fs::remove_dir_all(&p);
-        let out = Command::new("bash")
-            .arg(crate_dir().join("../../scripts/install-isal-compat.sh"))
-            .args(["--prefix", p.to_str().unwrap(), "--profile", profile()])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "install-isal-compat.sh failed:\n{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
+        doca_testkit::install::install(
+            &crate_dir().join("../../scripts/install-isal-compat.sh"),
+            &p,
         );
         p
     })
