@@ -63,3 +63,12 @@ pub fn set_counting(on: bool) {
 pub fn count() -> usize {
     COUNT.load(Ordering::SeqCst)
 }
+
+/// The allocations made, on any thread, while `f` runs.
+pub fn allocations_in(f: impl FnOnce()) -> usize {
+    reset();
+    set_counting(true);
+    f();
+    set_counting(false);
+    count()
+}

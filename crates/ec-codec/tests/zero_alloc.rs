@@ -1,37 +1,19 @@
 //! Once a matrix is prepared, encode / recover / update allocate nothing.
 
 use ec_codec::{CodingMatrix, Decoder, Encoder, Updater};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
-struct Counting;
-
-thread_local! {
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-    static COUNT: Cell<usize> = const { Cell::new(0) };
-}
-
-// SAFETY: forwards to the system allocator; the bookkeeping uses const-initialized
-// thread-locals, which never allocate.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.with(Cell::get) {
-            COUNT.with(|c| c.set(c.get() + 1));
-        }
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: doca_testkit::Counting = doca_testkit::Counting;
 
+/// The counting allocator counts every thread, so the scenarios run in one test.
 #[test]
-fn prepared_operations_allocate_nothing() {
+fn prepared_and_borrowed_operations_allocate_nothing() {
+    assert_eq!(prepared_operations(), 0, "prepared matrices");
+    assert_eq!(isa_l_layout_tables(), 0, "ISA-L-layout tables");
+}
+
+/// Allocations of encode, recover, update and contiguous runs of prepared matrices.
+fn prepared_operations() -> usize {
     let (m, k, len) = (10, 4, 4096);
     let mat = CodingMatrix::cauchy(m, k).unwrap();
     let enc = Encoder::new(&mat).unwrap();
@@ -62,22 +44,20 @@ fn prepared_operations_allocate_nothing() {
     let contiguous: Vec<u8> = vec![7u8; m * len];
     let mut cout = vec![0u8; k * len];
 
-    COUNT.with(|c| c.set(0));
-    COUNTING.with(|c| c.set(true));
-    for _ in 0..100 {
-        enc.encode(&din, &mut pout).unwrap();
-        dec.recover(&survivors, &mut rout).unwrap();
-        up.update(&usrc, &mut uout).unwrap();
-        enc.matrix()
-            .apply_contiguous(&contiguous, &mut cout, 1)
-            .unwrap();
-    }
-    COUNTING.with(|c| c.set(false));
-    assert_eq!(COUNT.with(Cell::get), 0);
+    doca_testkit::allocations_in(|| {
+        for _ in 0..100 {
+            enc.encode(&din, &mut pout).unwrap();
+            dec.recover(&survivors, &mut rout).unwrap();
+            up.update(&usrc, &mut uout).unwrap();
+            enc.matrix()
+                .apply_contiguous(&contiguous, &mut cout, 1)
+                .unwrap();
+        }
+    })
 }
 
-#[test]
-fn isa_l_layout_tables_allocate_nothing() {
+/// Allocations of runs of ISA-L-layout tables where they lie.
+fn isa_l_layout_tables() -> usize {
     let (k, rows, len) = (10usize, 4usize, 4096 + 33);
     let tables: Vec<u8> = (0..k * rows)
         .flat_map(|i| ec_codec::tables::init((i * 7 + 3) as u8))
@@ -90,14 +70,14 @@ fn isa_l_layout_tables_allocate_nothing() {
     let _ = ec_codec::dispatch::selected();
     let _ = ec_codec::dispatch::llc_bytes();
 
-    COUNT.with(|c| c.set(0));
-    COUNTING.with(|c| c.set(true));
-    for accumulate in [false, true, false] {
-        for _ in 0..50 {
-            // SAFETY: k inputs and rows outputs of len bytes; 32 * k * rows bytes of tables.
-            unsafe { ec_codec::tables::multiply(len, tables.as_ptr(), k, &ins, &outs, accumulate) };
+    doca_testkit::allocations_in(|| {
+        for accumulate in [false, true, false] {
+            for _ in 0..50 {
+                // SAFETY: k inputs and rows outputs of len bytes; 32 * k * rows bytes of tables.
+                unsafe {
+                    ec_codec::tables::multiply(len, tables.as_ptr(), k, &ins, &outs, accumulate)
+                };
+            }
         }
-    }
-    COUNTING.with(|c| c.set(false));
-    assert_eq!(COUNT.with(Cell::get), 0);
+    })
 }

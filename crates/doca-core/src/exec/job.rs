@@ -34,7 +34,7 @@ pub struct JobRecord {
     /// Library object kept alive while in flight.
     pub aux: Option<Arc<dyn Any + Send + Sync>>,
     /// The submitting context's identity (set by the work queue).
-    pub(crate) params_ctx: usize,
+    pub(crate) ctx_id: usize,
     /// For a job of a graph node: which run and node (0: not a graph node's job).
     pub(crate) graph_tag: u32,
 }
@@ -70,7 +70,7 @@ impl JobRecord {
             pinned: 0,
             params: [0; 3],
             aux: None,
-            params_ctx: 0,
+            ctx_id: 0,
             graph_tag: 0,
         }
     }

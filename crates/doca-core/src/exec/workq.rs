@@ -28,14 +28,14 @@ pub(crate) struct WqShared {
     cv: Condvar,
     armed: AtomicBool,
     efd: OnceLock<OwnedFd>,
-    /// Jobs waiting on a condition (retried by the owner in `progress_retrieve`).
-    pending: std::sync::atomic::AtomicU32,
+    /// How many jobs wait on a condition (retried by the owner in `progress_retrieve`).
+    pending_count: std::sync::atomic::AtomicU32,
 }
 
 impl WqShared {
     /// Jobs on this work queue waiting on a condition (a sync event wait not yet passed).
     pub(crate) fn pending_jobs(&self) -> u32 {
-        self.pending.load(Ordering::Acquire)
+        self.pending_count.load(Ordering::Acquire)
     }
 }
 
@@ -47,7 +47,7 @@ pub(crate) fn event_fd(wq: &WqShared) -> Option<RawFd> {
 /// A condition some pending job waits on may have changed: wake the owner's armed event
 /// handle or sleeping `wait`.
 pub(crate) fn poke(wq: &WqShared) {
-    if wq.pending.load(Ordering::Acquire) == 0 {
+    if wq.pending_count.load(Ordering::Acquire) == 0 {
         return;
     }
     let wake = {
@@ -158,7 +158,7 @@ impl WorkQ {
                 cv: Condvar::new(),
                 armed: AtomicBool::new(false),
                 efd: OnceLock::new(),
-                pending: std::sync::atomic::AtomicU32::new(0),
+                pending_count: std::sync::atomic::AtomicU32::new(0),
             }),
             local: VecDeque::new(),
             pending: VecDeque::new(),
@@ -262,7 +262,7 @@ impl WorkQ {
         }
         self.inflight += 1;
         a.inflight += 1;
-        record.params_ctx = Arc::as_ptr(shared) as *const () as usize;
+        record.ctx_id = Arc::as_ptr(shared) as *const () as usize;
         match &a.engine {
             Some(engine) => {
                 self.engine_inflight += 1;
@@ -281,7 +281,7 @@ impl WorkQ {
                 );
                 if is_pending(&r) {
                     self.pending.push_back(record);
-                    self.shared.pending.fetch_add(1, Ordering::AcqRel);
+                    self.shared.pending_count.fetch_add(1, Ordering::AcqRel);
                     return Ok(());
                 }
                 self.local.push_back(completion(record, r));
@@ -327,7 +327,7 @@ impl WorkQ {
                     {
                         // Not done on the engine: the owner retries it from now on.
                         self.pending.push_back(c.record);
-                        self.shared.pending.fetch_add(1, Ordering::AcqRel);
+                        self.shared.pending_count.fetch_add(1, Ordering::AcqRel);
                         continue;
                     }
                     c
@@ -336,14 +336,14 @@ impl WorkQ {
             };
             if c.record.graph_tag != 0 {
                 // A graph node's job: it moves its instance on, and makes no event.
-                self.ctx_job_done(c.record.params_ctx);
+                self.ctx_job_done(c.record.ctx_id);
                 self.graph_node_done(c);
                 continue;
             }
             break c;
         };
         self.inflight -= 1;
-        self.ctx_job_done(c.record.params_ctx);
+        self.ctx_job_done(c.record.ctx_id);
         if c.error.is_some() {
             Err(RetrieveError::IoFailed(c))
         } else {
@@ -375,7 +375,7 @@ impl WorkQ {
             let a = self
                 .attached
                 .iter()
-                .find(|a| Arc::as_ptr(&a.ctx) as *const () as usize == record.params_ctx);
+                .find(|a| Arc::as_ptr(&a.ctx) as *const () as usize == record.ctx_id);
             let r = match a {
                 Some(a) => super::engine::execute_caught(
                     &a.ctx,
@@ -390,7 +390,7 @@ impl WorkQ {
             if is_pending(&r) {
                 self.pending.push_back(record);
             } else {
-                self.shared.pending.fetch_sub(1, Ordering::AcqRel);
+                self.shared.pending_count.fetch_sub(1, Ordering::AcqRel);
                 self.local.push_back(completion(record, r));
             }
         }
@@ -849,7 +849,7 @@ impl WorkQ {
                     self.node_finished(run, i, None, None, Err(e));
                     return;
                 }
-                record.params_ctx = Arc::as_ptr(&a.ctx) as *const () as usize;
+                record.ctx_id = Arc::as_ptr(&a.ctx) as *const () as usize;
                 match &a.engine {
                     Some(engine) => {
                         let Some(mut record) = r.inst.inner.slots[i].record.take() else {
@@ -887,7 +887,7 @@ impl WorkQ {
                             record.graph_tag = graph_tag(run, i);
                             a.inflight += 1;
                             self.pending.push_back(record);
-                            self.shared.pending.fetch_add(1, Ordering::AcqRel);
+                            self.shared.pending_count.fetch_add(1, Ordering::AcqRel);
                             return;
                         }
                         let event = Event {

@@ -40,8 +40,6 @@ pub struct GfMatrix {
     isa: Isa,
 }
 
-pub(crate) type Prepared = GfMatrix;
-
 /// How column `c` contributes to outputs `r0..r0 + n`: skipped (all coefficients 0),
 /// added (every nonzero coefficient is 1) or multiplied.
 #[cfg(target_arch = "x86_64")]

@@ -1,7 +1,7 @@
 //! The scalar reference: plain table arithmetic, one byte at a time. Obviously correct;
 //! every other kernel is tested against it.
 
-use super::Prepared;
+use super::GfMatrix;
 use crate::gf::MUL;
 
 /// out[r][i] = XOR over c of coef(r, c) * in[c][i], for i in [off, off + len).
@@ -10,7 +10,7 @@ use crate::gf::MUL;
 /// Every input must be valid for reads and every output for writes over
 /// `[off, off + len)`; outputs must not overlap inputs or each other.
 pub(crate) unsafe fn run(
-    p: &Prepared,
+    p: &GfMatrix,
     ins: &[*const u8],
     outs: &[*mut u8],
     off: usize,
@@ -36,7 +36,7 @@ pub(crate) unsafe fn run(
 /// # Safety
 /// As for [`run`].
 pub(crate) unsafe fn run_words(
-    p: &Prepared,
+    p: &GfMatrix,
     ins: &[*const u8],
     outs: &[*mut u8],
     off: usize,
