@@ -6,8 +6,10 @@ use crate::{
 };
 use doca_core::{Error, ErrorCode};
 use std::ffi::{CStr, CString, c_char, c_int, c_void};
-use std::fmt::Write as _;
 use std::sync::{Mutex, MutexGuard};
+
+mod parse;
+use parse::{Value, apply_json, parse_cli, taken, usage_text};
 
 /// `callback_func`: (value, program_config).
 pub type callback_func = Option<unsafe extern "C" fn(*mut c_void, *mut c_void) -> doca_error_t>;
@@ -75,68 +77,6 @@ fn not_init() -> Error {
         ErrorCode::BadState,
         "doca_argp_init was not called (or doca_argp_destroy was)",
     )
-}
-
-const STANDARD: [(&str, &str, &str, &str); 4] = [
-    ("h", "help", "", "Print a help synopsis"),
-    ("v", "version", "", "Print program version information"),
-    (
-        "l",
-        "log-level",
-        "<level>",
-        "Set the (numeric) log level for the program <10=DISABLE, 20=CRITICAL, 30=ERROR, 40=WARNING, 50=INFO, 60=DEBUG, 70=TRACE>",
-    ),
-    (
-        "j",
-        "json",
-        "<path>",
-        "Parse all command flags from an input json file",
-    ),
-];
-
-fn usage_text(p: &Parser) -> String {
-    let mut s = format!(
-        "Usage: {} [DOCA Flags] [Program Flags]\n\nDOCA Flags:\n",
-        p.program
-    );
-    let line = |s: &mut String, names: String, args: &str, desc: &str| {
-        let left = if args.is_empty() {
-            names
-        } else {
-            format!("{names} {args}")
-        };
-        let _ = writeln!(s, "  {left:<40}{desc}");
-    };
-    for (sh, lo, args, desc) in STANDARD {
-        line(&mut s, format!("-{sh}, --{lo}"), args, desc);
-    }
-    if p.grpc {
-        line(
-            &mut s,
-            "--grpc-address".into(),
-            "<address>",
-            "Set the IP address for the gRPC server",
-        );
-    }
-    if !p.params.is_empty() {
-        s.push_str("\nProgram Flags:\n");
-        for prm in &p.params {
-            let mut desc = prm.description.clone().unwrap_or_default();
-            if prm.mandatory {
-                desc.push_str(" (mandatory)");
-            }
-            if prm.multiplicity {
-                desc.push_str(" (may be repeated)");
-            }
-            line(
-                &mut s,
-                prm.names(),
-                prm.arguments.as_deref().unwrap_or(""),
-                &desc,
-            );
-        }
-    }
-    s
 }
 
 /// `doca_argp_usage`.
@@ -333,18 +273,6 @@ pub unsafe extern "C" fn doca_argp_param_set_multiplicity(param: *mut doca_argp_
     })
 }
 
-fn taken(p: &Parser, short: Option<&str>, long: Option<&str>) -> bool {
-    let std_hit = STANDARD
-        .iter()
-        .any(|(s, l, _, _)| short == Some(*s) || long == Some(*l))
-        || (p.grpc && long == Some("grpc-address"));
-    std_hit
-        || p.params.iter().any(|q| {
-            (short.is_some() && q.short.as_deref() == short)
-                || (long.is_some() && q.long.as_deref() == long)
-        })
-}
-
 /// `doca_argp_register_param`: the parser owns the parameter from now on.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_argp_register_param(
@@ -466,211 +394,6 @@ pub unsafe extern "C" fn doca_argp_get_log_level(log_level: *mut c_int) -> doca_
 #[unsafe(no_mangle)]
 pub extern "C" fn doca_argp_destroy() -> doca_error_t {
     ffi(|| parser().take().map(drop).ok_or_else(not_init))
-}
-
-/// One value found for a parameter.
-enum Value {
-    Text(String),
-    Int(c_int),
-    Bool(bool),
-}
-
-fn parse_value(prm: &doca_argp_param, raw: Option<&str>) -> Result<Value> {
-    fn need<'a>(prm: &doca_argp_param, raw: Option<&'a str>) -> Result<&'a str> {
-        raw.ok_or_else(|| invalid(format!("{} needs a value", prm.names())))
-    }
-    match prm.kind {
-        TYPE_BOOLEAN => match raw {
-            None | Some("true") | Some("1") => Ok(Value::Bool(true)),
-            Some("false") | Some("0") => Ok(Value::Bool(false)),
-            Some(v) => Err(invalid(format!("{}: '{v}' is not a boolean", prm.names()))),
-        },
-        TYPE_INT => {
-            let v = need(prm, raw)?;
-            let n = if let Some(h) = v.strip_prefix("0x") {
-                i64::from_str_radix(h, 16).ok()
-            } else {
-                v.parse::<i64>().ok()
-            };
-            n.and_then(|n| c_int::try_from(n).ok())
-                .map(Value::Int)
-                .ok_or_else(|| invalid(format!("{}: '{v}' is not an integer", prm.names())))
-        }
-        TYPE_JSON_OBJ => {
-            let v = need(prm, raw)?;
-            serde_json::from_str::<serde_json::Value>(v)
-                .map_err(|e| invalid(format!("{}: not JSON: {e}", prm.names())))?;
-            Ok(Value::Text(v.to_owned()))
-        }
-        _ => Ok(Value::Text(need(prm, raw)?.to_owned())),
-    }
-}
-
-fn json_value(prm: &doca_argp_param, v: &serde_json::Value) -> Result<Value> {
-    use serde_json::Value as J;
-    match (prm.kind, v) {
-        (TYPE_BOOLEAN, J::Bool(b)) => Ok(Value::Bool(*b)),
-        (TYPE_INT, J::Number(n)) => n
-            .as_i64()
-            .and_then(|n| c_int::try_from(n).ok())
-            .map(Value::Int)
-            .ok_or_else(|| invalid(format!("JSON {}: {n} is not an int", prm.names()))),
-        (TYPE_STRING, J::String(s)) => Ok(Value::Text(s.clone())),
-        (TYPE_JSON_OBJ, o) => Ok(Value::Text(o.to_string())),
-        (_, other) => Err(invalid(format!(
-            "JSON {}: {other} has the wrong type",
-            prm.names()
-        ))),
-    }
-}
-
-/// What the command line asked for.
-#[derive(Default)]
-struct Parsed {
-    values: Vec<(usize, Value)>,
-    json: Option<String>,
-    log_level: Option<c_int>,
-    grpc: Option<String>,
-    help: bool,
-    version: bool,
-    rest: Vec<String>,
-}
-
-fn parse_cli(p: &Parser, args: &[String]) -> Result<Parsed> {
-    let mut out = Parsed::default();
-    let mut i = 0;
-    while i < args.len() {
-        let a = &args[i];
-        i += 1;
-        if a == "--" {
-            out.rest = args[i..].to_vec();
-            break;
-        }
-        let (name, inline, is_long) = if let Some(l) = a.strip_prefix("--") {
-            match l.split_once('=') {
-                Some((n, v)) => (n.to_owned(), Some(v.to_owned()), true),
-                None => (l.to_owned(), None, true),
-            }
-        } else if let Some(s) = a.strip_prefix('-').filter(|s| !s.is_empty()) {
-            let mut ch = s.chars();
-            let first = ch.next().map(String::from).unwrap_or_default();
-            let tail: String = ch.collect();
-            (first, (!tail.is_empty()).then_some(tail), false)
-        } else {
-            return Err(invalid(format!(
-                "unexpected argument '{a}' (flags start with - or --)"
-            )));
-        };
-        let matches = |s: &str, l: &str| if is_long { name == l } else { name == s };
-        let mut take_value = |inline: Option<String>| -> Result<String> {
-            if let Some(v) = inline {
-                return Ok(v);
-            }
-            let v = args
-                .get(i)
-                .cloned()
-                .ok_or_else(|| invalid(format!("{a} needs a value")))?;
-            i += 1;
-            Ok(v)
-        };
-        if matches("h", "help") {
-            out.help = true;
-        } else if matches("v", "version") {
-            out.version = true;
-        } else if matches("l", "log-level") {
-            let v = take_value(inline)?;
-            out.log_level = Some(
-                v.parse()
-                    .map_err(|_| invalid(format!("log level '{v}' is not a number")))?,
-            );
-        } else if matches("j", "json") {
-            out.json = Some(take_value(inline)?);
-        } else if p.grpc && is_long && name == "grpc-address" {
-            out.grpc = Some(take_value(inline)?);
-        } else {
-            let idx = p
-                .params
-                .iter()
-                .position(|q| {
-                    if is_long {
-                        q.long.as_deref() == Some(&name)
-                    } else {
-                        q.short.as_deref() == Some(&name)
-                    }
-                })
-                .ok_or_else(|| invalid(format!("unknown flag '{a}'")))?;
-            let prm = &p.params[idx];
-            let raw = if prm.kind == TYPE_BOOLEAN {
-                inline
-            } else {
-                Some(take_value(inline)?)
-            };
-            out.values.push((idx, parse_value(prm, raw.as_deref())?));
-        }
-    }
-    Ok(out)
-}
-
-fn apply_json(p: &Parser, path: &str, parsed: &mut Parsed) -> Result<()> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| invalid(format!("cannot read JSON file {path}: {e}")))?;
-    let root: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| invalid(format!("JSON file {path}: {e}")))?;
-    let obj = root
-        .as_object()
-        .ok_or_else(|| invalid(format!("JSON file {path}: the top level is not an object")))?;
-    let mut entries: Vec<(&String, &serde_json::Value)> = Vec::new();
-    for (k, v) in obj {
-        match (k.as_str(), v.as_object()) {
-            ("doca_general_flags" | "doca_program_flags", Some(inner)) => {
-                entries.extend(inner.iter())
-            }
-            _ => entries.push((k, v)),
-        }
-    }
-    for (k, v) in entries {
-        match k.as_str() {
-            "log-level" | "l" => {
-                if parsed.log_level.is_none() {
-                    parsed.log_level = v.as_i64().and_then(|n| c_int::try_from(n).ok());
-                }
-                continue;
-            }
-            "grpc-address" if p.grpc => {
-                if parsed.grpc.is_none() {
-                    parsed.grpc = v.as_str().map(str::to_owned);
-                }
-                continue;
-            }
-            _ => {}
-        }
-        let idx = p
-            .params
-            .iter()
-            .position(|q| {
-                q.long.as_deref() == Some(k.as_str()) || q.short.as_deref() == Some(k.as_str())
-            })
-            .ok_or_else(|| invalid(format!("JSON file {path}: unknown parameter '{k}'")))?;
-        let prm = &p.params[idx];
-        if prm.cli_only {
-            return Err(invalid(format!(
-                "JSON file {path}: {} is accepted on the command line only",
-                prm.names()
-            )));
-        }
-        if parsed.values.iter().any(|(i, _)| *i == idx) {
-            continue; // the command line wins
-        }
-        match (prm.multiplicity, v) {
-            (true, serde_json::Value::Array(items)) => {
-                for it in items {
-                    parsed.values.push((idx, json_value(prm, it)?));
-                }
-            }
-            _ => parsed.values.push((idx, json_value(prm, v)?)),
-        }
-    }
-    Ok(())
 }
 
 fn call(cb: callback_func, v: &Value, config: *mut c_void) -> Result<()> {
