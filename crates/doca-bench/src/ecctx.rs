@@ -5,7 +5,7 @@
 use crate::ec::{Runner, measure_all};
 use crate::median;
 use clap::Args;
-use doca_core::{AccessFlags, Buf, BufInventory, Mmap, WorkQ, devinfo_list};
+use doca_core::{Buf, WorkQ, devinfo_list};
 use doca_ec::{Ec, EcJob, MatrixType};
 use doca_tools::ecfile::{self, Options};
 use ec_codec::{CodingMatrix, Decoder, Encoder};
@@ -35,18 +35,11 @@ pub struct EcCtxArgs {
 fn context_vs_codec(block: usize, reps: usize, sample: Duration) {
     let (m, k) = (10usize, 4usize);
     let dev = devinfo_list().expect("devices")[0].open().expect("open");
-    let mut mmap = Mmap::new();
     let data: Vec<u8> = (0..m * block).map(|i| (i * 131 % 251) as u8).collect();
     // Page-aligned memory for the context, like the codec's vectors below.
     let mut memory = memmap2::MmapMut::map_anon((2 * m + 2 * k) * block).expect("anonymous memory");
     memory[..m * block].copy_from_slice(&data);
-    mmap.set_memory(memory).expect("memory");
-    mmap.set_permissions(AccessFlags::LOCAL_READ_WRITE)
-        .expect("permissions");
-    mmap.dev_add(&dev).expect("dev_add");
-    mmap.start().expect("start");
-    let mut inv = BufInventory::new(8).expect("inventory");
-    inv.start().expect("start");
+    let (mmap, inv) = doca_tools::local_memory(&dev, memory, 8).expect("memory");
     let ec = Ec::new();
     ec.as_ctx().dev_add(&dev).expect("dev_add");
     ec.as_ctx().start().expect("start");

@@ -4,7 +4,7 @@
 use crate::ec::{Runner, measure_all};
 use clap::Args;
 use doca_core::device::{self, Topology};
-use doca_core::{AccessFlags, Buf, BufInventory, Dev, Mmap, WorkQ};
+use doca_core::{Buf, BufInventory, Dev, Mmap, WorkQ};
 use doca_dma::{Dma, MemcpyJob};
 use doca_sha::{Sha, ShaAlgo, ShaJob};
 use sha2::Digest;
@@ -41,14 +41,7 @@ struct Setup {
 }
 
 fn setup(dev: &Dev, bytes: usize) -> Setup {
-    let mut mmap = Mmap::new();
-    mmap.set_memory(vec![7u8; bytes]).expect("memory");
-    mmap.set_permissions(AccessFlags::LOCAL_READ_WRITE)
-        .expect("permissions");
-    mmap.dev_add(dev).expect("dev_add");
-    mmap.start().expect("start");
-    let mut inv = BufInventory::new(128).expect("inventory");
-    inv.start().expect("start");
+    let (mmap, inv) = doca_tools::local_memory(dev, vec![7u8; bytes], 128).expect("memory");
     let dma = Dma::new();
     dma.as_ctx().dev_add(dev).expect("dev_add");
     dma.as_ctx().start().expect("start");

@@ -3,7 +3,7 @@
 
 use crate::ec::{Runner, measure_all};
 use clap::Args;
-use doca_core::{AccessFlags, Buf, BufInventory, Graph, GraphInstance, Mmap, WorkQ, devinfo_list};
+use doca_core::{Buf, Graph, GraphInstance, WorkQ, devinfo_list};
 use doca_dma::{Dma, JOB_MEMCPY, MemcpyJob};
 use std::time::Duration;
 
@@ -31,14 +31,7 @@ pub fn run(a: &GraphArgs) {
     };
     let n = a.bytes.max(1);
     let dev = devinfo_list().expect("devices")[0].open().expect("open");
-    let mut mmap = Mmap::new();
-    mmap.set_memory(vec![5u8; 12 * n]).expect("memory");
-    mmap.set_permissions(AccessFlags::LOCAL_READ_WRITE)
-        .expect("permissions");
-    mmap.dev_add(&dev).expect("dev_add");
-    mmap.start().expect("start");
-    let mut inv = BufInventory::new(16).expect("inventory");
-    inv.start().expect("start");
+    let (mmap, inv) = doca_tools::local_memory(&dev, vec![5u8; 12 * n], 16).expect("memory");
     let dma = Dma::new();
     dma.as_ctx().dev_add(&dev).expect("dev_add");
     dma.as_ctx().start().expect("start");

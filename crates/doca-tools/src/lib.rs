@@ -285,6 +285,23 @@ pub fn parse_chunk(s: &str) -> std::result::Result<usize, String> {
     }
 }
 
+/// A started memory map over `memory` that `dev` may read and write, and a started
+/// inventory of `bufs` buffers: the setup every tool and benchmark begins with.
+pub fn local_memory<M: doca_core::MemoryRegion>(
+    dev: &Dev,
+    memory: M,
+    bufs: usize,
+) -> Result<(doca_core::Mmap, doca_core::BufInventory)> {
+    let mut mmap = doca_core::Mmap::new();
+    mmap.set_memory(memory)?;
+    mmap.set_permissions(doca_core::AccessFlags::LOCAL_READ_WRITE)?;
+    mmap.dev_add(dev)?;
+    mmap.start()?;
+    let mut inv = doca_core::BufInventory::new(bufs)?;
+    inv.start()?;
+    Ok((mmap, inv))
+}
+
 /// A zeroed buffer of `len` bytes, or `NO_MEMORY` naming `what` when the memory is
 /// not there (never an abort).
 pub fn zeroed(len: usize, what: &str) -> Result<Vec<u8>> {

@@ -111,13 +111,7 @@ impl Copier {
             Error::with_context(ErrorCode::NoMemory, "--chunk x --depth is too large")
         })?;
         let memory = zeroed(total, "the DMA buffers; lower --chunk or --depth")?;
-        let mut mmap = Mmap::new();
-        mmap.set_memory(memory)?;
-        mmap.set_permissions(AccessFlags::LOCAL_READ_WRITE)?;
-        mmap.dev_add(&dev)?;
-        mmap.start()?;
-        let mut inv = BufInventory::new(2 * depth)?;
-        inv.start()?;
+        let (mmap, inv) = doca_tools::local_memory(&dev, memory, 2 * depth)?;
         let free = (0..depth)
             .rev()
             .map(|i| {

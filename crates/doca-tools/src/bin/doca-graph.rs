@@ -5,7 +5,7 @@
 use clap::Parser;
 use doca_core::device::Capability;
 use doca_core::graph::NodeView;
-use doca_core::{AccessFlags, BufInventory, Data, Error, ErrorCode, Graph, Mmap, Result, WorkQ};
+use doca_core::{Data, Error, ErrorCode, Graph, Result, WorkQ};
 use doca_dma::{Dma, JOB_MEMCPY, MemcpyJob};
 use doca_sha::{JOB_SHA256, Sha, ShaAlgo, ShaJob};
 use doca_tools::{cleanup, io_error, open_device, outln, report};
@@ -66,13 +66,7 @@ fn run(a: &Args) -> Result<String> {
         ));
     }
     let n = source.len();
-    let mut mmap = Mmap::new();
-    mmap.set_memory(vec![0u8; 2 * n + 64])?;
-    mmap.set_permissions(AccessFlags::LOCAL_READ_WRITE)?;
-    mmap.dev_add(&dev)?;
-    mmap.start()?;
-    let mut inv = BufInventory::new(4)?;
-    inv.start()?;
+    let (mmap, inv) = doca_tools::local_memory(&dev, vec![0u8; 2 * n + 64], 4)?;
     let mut src = inv.buf_at(&mmap, 0, n)?;
     src.write_data(&source)?;
     let dst = inv.buf_at(&mmap, n, n)?;

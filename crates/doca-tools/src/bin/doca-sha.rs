@@ -3,7 +3,7 @@
 
 use clap::Parser;
 use doca_core::device::Capability;
-use doca_core::{AccessFlags, Buf, BufInventory, Error, ErrorCode, Mmap, Result, WorkQ};
+use doca_core::{Buf, BufInventory, Error, ErrorCode, Mmap, Result, WorkQ};
 use doca_sha::{PartialSession, Sha, ShaAlgo, ShaJob, ShaPartialJob};
 use doca_tools::cleanup::{self, out_bytes};
 use doca_tools::{io_error, open_device, parse_chunk, report, zeroed};
@@ -73,13 +73,8 @@ impl Hasher {
         }
         let dev = open_device(args.pci_addr.as_deref(), Capability::Sha)?;
         let slot = args.chunk + 128;
-        let mut mmap = Mmap::new();
-        mmap.set_memory(zeroed(SLOTS * slot, "the hashing buffers; lower --chunk")?)?;
-        mmap.set_permissions(AccessFlags::LOCAL_READ_WRITE)?;
-        mmap.dev_add(&dev)?;
-        mmap.start()?;
-        let mut inv = BufInventory::new(2 * SLOTS)?;
-        inv.start()?;
+        let memory = zeroed(SLOTS * slot, "the hashing buffers; lower --chunk")?;
+        let (mmap, inv) = doca_tools::local_memory(&dev, memory, 2 * SLOTS)?;
         let free = (0..SLOTS)
             .map(|i| {
                 Ok((

@@ -2,7 +2,7 @@
 //! holds, and the positioned reads and writes of block files and inputs around it.
 
 use crate::io_error;
-use doca_core::{AccessFlags, RetrieveError};
+use doca_core::RetrieveError;
 use doca_core::{BufInventory, Dev, Error, ErrorCode, Mmap, Result, WorkQ};
 use doca_ec::{Ec, EcJob, Matrix};
 use std::fs::File;
@@ -43,13 +43,7 @@ impl StripeCoder {
         let out_at = inputs * stripe;
         let total = out_at + outputs * stripe;
         let memory = crate::zeroed(total, "stripes; give a smaller --stripe")?;
-        let mut mmap = Mmap::new();
-        mmap.set_memory(memory)?;
-        mmap.set_permissions(AccessFlags::LOCAL_READ_WRITE)?;
-        mmap.dev_add(dev)?;
-        mmap.start()?;
-        let mut inv = BufInventory::new(2)?;
-        inv.start()?;
+        let (mmap, inv) = crate::local_memory(dev, memory, 2)?;
         let ec = Ec::new();
         ec.as_ctx().dev_add(dev)?;
         ec.as_ctx().start()?;
