@@ -88,6 +88,7 @@ pub unsafe fn multiply(
 
 /// A rows x cols piece of caller-owned tables (at most 32 x 288), with the column
 /// bitmaps the kernels use to skip zero coefficients and add ones.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 struct Borrowed<const ACC: bool> {
     base: *const u8,
     row_stride: usize,
@@ -120,6 +121,7 @@ impl Borrowed<false> {
         b
     }
 
+    #[cfg(target_arch = "x86_64")]
     fn accumulating(&self) -> Borrowed<true> {
         Borrowed {
             base: self.base,
