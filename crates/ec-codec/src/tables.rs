@@ -20,6 +20,33 @@ pub fn init(c: u8) -> [u8; TABLE_BYTES] {
     crate::gf::nibble_tables(c)
 }
 
+/// Most coefficients of a piece the GFNI kernels run (8 KiB of bit matrices on the
+/// stack); larger pieces keep the shuffle kernels.
+#[cfg(target_arch = "x86_64")]
+const AFFINE_MAX: usize = 1024;
+
+/// The tables and the bit matrix of every coefficient, computed once per process.
+#[cfg(target_arch = "x86_64")]
+fn derived() -> &'static ([[u8; 32]; 256], [u64; 256]) {
+    static DERIVED: std::sync::OnceLock<([[u8; 32]; 256], [u64; 256])> = std::sync::OnceLock::new();
+    DERIVED.get_or_init(|| {
+        let mut t = ([[0u8; 32]; 256], [0u64; 256]);
+        for c in 0..256 {
+            t.0[c] = crate::gf::nibble_tables(c as u8);
+            t.1[c] = crate::gf::affine_matrix(c as u8);
+        }
+        t
+    })
+}
+
+/// Computes what the table path derives, once, so that no call pays for it.
+pub fn warm_up() {
+    #[cfg(target_arch = "x86_64")]
+    let _ = derived();
+    let _ = dispatch::selected();
+    let _ = dispatch::llc_bytes();
+}
+
 /// The tables of 1: a product by them is the source itself.
 const ONE: [u8; 32] = [
     0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60,
@@ -121,6 +148,26 @@ impl Borrowed<false> {
         b
     }
 
+    /// The bit matrices of the piece's coefficients, column-major, when every table is
+    /// the one `init` makes for its byte 1; `false` (and a partly written `out`) when
+    /// one is not.
+    #[cfg(target_arch = "x86_64")]
+    fn affine_into(&self, out: &mut [u64; AFFINE_MAX]) -> bool {
+        let (nibbles, affine) = derived();
+        for c in 0..self.cols {
+            for r in 0..self.rows {
+                // SAFETY: the piece's tables are readable (checked at `new`'s contract).
+                let t = unsafe { &*self.table(c, r) };
+                let coef = t[1] as usize;
+                if *t != nibbles[coef] {
+                    return false;
+                }
+                out[c * self.rows + r] = affine[coef];
+            }
+        }
+        true
+    }
+
     #[cfg(target_arch = "x86_64")]
     fn accumulating(&self) -> Borrowed<true> {
         Borrowed {
@@ -148,9 +195,33 @@ impl Borrowed<false> {
     ) {
         #[cfg(target_arch = "x86_64")]
         {
-            use crate::kernels::x86_64::{avx2, avx512};
+            use crate::kernels::x86_64::{avx2, avx512, gfni};
             let nt = dispatch::use_streaming((self.rows + self.cols) * len)
                 && outs.iter().all(|p| (*p as usize).is_multiple_of(64));
+            if matches!(isa, Isa::Gfni256 | Isa::Gfni512)
+                && !acc
+                && self.rows * self.cols <= AFFINE_MAX
+            {
+                // Tables made by `init` (as `ec_init_tables` makes them) name their
+                // coefficient in byte 1, so the GFNI kernels can run the coefficient's bit
+                // matrix instead; other tables keep the lookups, which define them.
+                let mut affine = [0u64; AFFINE_MAX];
+                if self.affine_into(&mut affine) {
+                    let view = WithAffine {
+                        tables: self,
+                        affine: &affine,
+                    };
+                    // SAFETY: forwarded contract; dispatch checked the CPU's features.
+                    unsafe {
+                        if isa == Isa::Gfni512 {
+                            gfni::v512::run(&view, ins, outs, 0, len, nt)
+                        } else {
+                            gfni::v256::run(&view, ins, outs, 0, len, nt)
+                        }
+                    };
+                    return;
+                }
+            }
             let wide = matches!(isa, Isa::Avx512 | Isa::Gfni512);
             // SAFETY: forwarded contract; dispatch checked the CPU's features.
             unsafe {
@@ -226,10 +297,83 @@ impl<const ACC: bool> crate::kernels::Tables for Borrowed<ACC> {
     }
 }
 
+/// A piece with the bit matrices of its coefficients, for the GFNI kernels.
+#[cfg(target_arch = "x86_64")]
+struct WithAffine<'a> {
+    tables: &'a Borrowed<false>,
+    /// Column-major: `[c * rows + r]`.
+    affine: &'a [u64; AFFINE_MAX],
+}
+
+#[cfg(target_arch = "x86_64")]
+impl crate::kernels::Tables for WithAffine<'_> {
+    const ACCUMULATE: bool = false;
+
+    #[inline(always)]
+    fn rows(&self) -> usize {
+        self.tables.rows
+    }
+
+    #[inline(always)]
+    fn cols(&self) -> usize {
+        self.tables.cols
+    }
+
+    #[inline(always)]
+    fn table(&self, c: usize, r: usize) -> *const [u8; 32] {
+        self.tables.table(c, r)
+    }
+
+    #[inline(always)]
+    fn col_kind(&self, c: usize, r0: usize, n: usize) -> crate::kernels::ColKind {
+        crate::kernels::col_kind_of(self.tables.nonzero[c], self.tables.ones[c], r0, n)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl crate::kernels::Affine for WithAffine<'_> {
+    #[inline(always)]
+    fn affine(&self, c: usize, r: usize) -> u64 {
+        self.affine[c * self.tables.rows + r]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::gf::mul;
+
+    #[test]
+    fn any_tables_act_as_lookups() {
+        // Tables not made by `init`: every kernel must give the lookups' bytes.
+        let (rows, cols, len) = (3usize, 5usize, 64 * 9 + 7);
+        let mut seed = 99u32;
+        let mut rnd = move || {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            (seed >> 16) as u8
+        };
+        let tables: Vec<u8> = (0..rows * cols * 32).map(|_| rnd()).collect();
+        let ins: Vec<Vec<u8>> = (0..cols).map(|_| (0..len).map(|_| rnd()).collect()).collect();
+        let want: Vec<Vec<u8>> = (0..rows)
+            .map(|r| {
+                (0..len)
+                    .map(|i| {
+                        (0..cols).fold(0u8, |a, c| {
+                            let t = &tables[32 * (r * cols + c)..][..32];
+                            let x = ins[c][i];
+                            a ^ t[(x & 15) as usize] ^ t[16 + (x >> 4) as usize]
+                        })
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut outs = vec![vec![0u8; len]; rows];
+        let ip: Vec<*const u8> = ins.iter().map(|b| b.as_ptr()).collect();
+        let op: Vec<*mut u8> = outs.iter_mut().map(|b| b.as_mut_ptr()).collect();
+        // SAFETY: every buffer holds len bytes and the tables rows * cols * 32.
+        unsafe { multiply(len, tables.as_ptr(), cols, &ip, &op, false) };
+        assert_eq!(outs, want);
+    }
 
     fn reference(
         coefs: &[u8],

@@ -66,9 +66,8 @@ fn isa_l_layout_tables() -> usize {
     let mut parity = vec![vec![0u8; len]; rows];
     let ins: Vec<*const u8> = data.iter().map(|b| b.as_ptr()).collect();
     let outs: Vec<*mut u8> = parity.iter_mut().map(|b| b.as_mut_ptr()).collect();
-    // The kernel choice and the cache size are read once per process.
-    let _ = ec_codec::dispatch::selected();
-    let _ = ec_codec::dispatch::llc_bytes();
+    // The kernel choice, the cache size and the derived tables are made once per process.
+    ec_codec::tables::warm_up();
 
     doca_testkit::allocations_in(|| {
         for accumulate in [false, true, false] {

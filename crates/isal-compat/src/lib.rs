@@ -34,11 +34,11 @@ pub extern "C" fn isal_get_version_str() -> *const c_char {
     c"2.32.0".as_ptr()
 }
 
-/// Runs when the library is loaded: the kernel choice and the cache size are read here,
-/// once, so that no exported function allocates or reads the environment.
+/// Runs when the library is loaded: the kernel choice, the cache size and the derived
+/// coefficient tables are computed here, once, so that no exported function allocates,
+/// reads the environment or pays for them.
 extern "C" fn warm_up() {
-    let _ = ec_codec::dispatch::selected();
-    let _ = ec_codec::dispatch::llc_bytes();
+    ec_codec::tables::warm_up();
 }
 
 #[used]

@@ -136,12 +136,21 @@ fn pyeclibs_own_test_suite_passes_on_ours() {
         .unwrap()
         .join("pyeclib-src");
     let out = Command::new(python())
-        .args(["-m", "unittest", "-v", "test.test_pyeclib_api", "test.test_pyeclib_c"])
+        .args([
+            "-m",
+            "unittest",
+            "-v",
+            "test.test_pyeclib_api",
+            "test.test_pyeclib_c",
+        ])
         .current_dir(&src)
         .env("LD_LIBRARY_PATH", ours_dir())
         .output()
         .unwrap();
-    let text = check("pyeclib's test suite (test_pyeclib_api, test_pyeclib_c)", &out);
+    let text = check(
+        "pyeclib's test suite (test_pyeclib_api, test_pyeclib_c)",
+        &out,
+    );
     // The ISA-L backends were available, so their tests ran on our library.
     for t in [
         "test_isa_l_rs_vand_available",
