@@ -353,7 +353,9 @@ mod tests {
             (seed >> 16) as u8
         };
         let tables: Vec<u8> = (0..rows * cols * 32).map(|_| rnd()).collect();
-        let ins: Vec<Vec<u8>> = (0..cols).map(|_| (0..len).map(|_| rnd()).collect()).collect();
+        let ins: Vec<Vec<u8>> = (0..cols)
+            .map(|_| (0..len).map(|_| rnd()).collect())
+            .collect();
         let want: Vec<Vec<u8>> = (0..rows)
             .map(|r| {
                 (0..len)
