@@ -63,23 +63,8 @@ fn ours_dir() -> PathBuf {
 /// The lib dir of ISA-L 2.32 as built from source for this binary.
 fn reference_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
-    let build = exe.parent().unwrap().join("build");
-    let mut found: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(&build)
-        .unwrap_or_else(|e| fail(&format!("{}: {e}", build.display())))
-        .flatten()
-        .filter(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .starts_with("erasure-isa-l-sys-")
-        })
-        .map(|e| e.path().join("out/lib"))
-        .filter_map(|d| Some((d.join("libisal.so.2").metadata().ok()?.modified().ok()?, d)))
-        .collect();
-    found.sort();
-    found
-        .pop()
+    doca_testkit::install::isal_reference_dir(exe.parent().unwrap())
         .unwrap_or_else(|| fail("ISA-L's libisal.so.2 was not built beside this binary"))
-        .1
 }
 
 type InitTables = unsafe extern "C" fn(c_int, c_int, *mut u8, *mut u8);

@@ -47,3 +47,23 @@ pub fn install(script: &Path, prefix: &Path) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The directory of ISA-L's own `libisal.so.2` as the `erasure-isa-l-sys` build script
+/// built it from source under a cargo profile directory (`target/debug`,
+/// `target/release`): the newest such build, or `None`.
+pub fn isal_reference_dir(profile_dir: &Path) -> Option<std::path::PathBuf> {
+    let mut found: Vec<(std::time::SystemTime, std::path::PathBuf)> =
+        std::fs::read_dir(profile_dir.join("build"))
+            .ok()?
+            .flatten()
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("erasure-isa-l-sys-")
+            })
+            .map(|e| e.path().join("out/lib"))
+            .filter_map(|d| Some((d.join("libisal.so.2").metadata().ok()?.modified().ok()?, d)))
+            .collect();
+    found.sort();
+    found.pop().map(|(_, d)| d)
+}

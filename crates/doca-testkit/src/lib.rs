@@ -7,6 +7,9 @@
 
 pub mod install;
 pub mod peer;
+mod rng;
+
+pub use rng::Rng;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -306,11 +306,26 @@ pub struct UpdateMatrix {
 pub fn invert(a: &[u8], n: usize) -> Option<Vec<u8>> {
     let mut a = a.to_vec();
     let mut b = vec![0u8; n * n];
+    invert_in_place(&mut a, &mut b, n).then_some(b)
+}
+
+/// Inverts the n x n matrix `a` into `b` by Gauss-Jordan elimination, reducing `a` to
+/// the identity on the way, step for step as ISA-L's `gf_invert_matrix` does (the pivot
+/// of a column is the first nonzero entry at or below the diagonal). Returns `false` when
+/// `a` is singular; both matrices then hold the elimination's state at that column.
+///
+/// # Panics
+/// If either matrix holds fewer than `n * n` entries.
+pub fn invert_in_place(a: &mut [u8], b: &mut [u8], n: usize) -> bool {
+    let (a, b) = (&mut a[..n * n], &mut b[..n * n]);
+    b.fill(0);
     for i in 0..n {
         b[i * n + i] = 1;
     }
     for col in 0..n {
-        let pivot = (col..n).find(|&r| a[r * n + col] != 0)?;
+        let Some(pivot) = (col..n).find(|&r| a[r * n + col] != 0) else {
+            return false;
+        };
         if pivot != col {
             for c in 0..n {
                 a.swap(pivot * n + c, col * n + c);
@@ -334,7 +349,7 @@ pub fn invert(a: &[u8], n: usize) -> Option<Vec<u8>> {
             }
         }
     }
-    Some(b)
+    true
 }
 
 #[cfg(test)]

@@ -109,33 +109,9 @@ pub unsafe extern "C" fn gf_invert_matrix(
     if a.is_empty() || b.is_empty() {
         return 0;
     }
-    let n = n as usize;
-    b.fill(0);
-    for i in 0..n {
-        b[i * n + i] = 1;
+    if ec_codec::matrix::invert_in_place(a, b, n as usize) {
+        0
+    } else {
+        -1
     }
-    for i in 0..n {
-        if a[i * n + i] == 0 {
-            let Some(j) = (i + 1..n).find(|&j| a[j * n + i] != 0) else {
-                return -1;
-            };
-            for col in 0..n {
-                a.swap(i * n + col, j * n + col);
-                b.swap(i * n + col, j * n + col);
-            }
-        }
-        let pivot = gf::inv(a[i * n + i]);
-        for col in 0..n {
-            a[i * n + col] = gf::mul(a[i * n + col], pivot);
-            b[i * n + col] = gf::mul(b[i * n + col], pivot);
-        }
-        for j in (0..n).filter(|&j| j != i) {
-            let t = a[j * n + i];
-            for col in 0..n {
-                b[j * n + col] ^= gf::mul(t, b[i * n + col]);
-                a[j * n + col] ^= gf::mul(t, a[i * n + col]);
-            }
-        }
-    }
-    0
 }

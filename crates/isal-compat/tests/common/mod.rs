@@ -27,43 +27,18 @@ pub fn prefix() -> &'static Path {
 }
 
 /// The directory holding ISA-L 2.32's own `libisal.so.2`, built from source for this
-/// test run (the newest build of `erasure-isa-l-sys` in this profile).
+/// test run.
 pub fn reference_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let exe = std::env::current_exe().unwrap();
-        let build = exe.parent().unwrap().parent().unwrap().join("build");
-        let mut found: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(&build)
-            .unwrap()
-            .flatten()
-            .filter(|e| {
-                e.file_name()
-                    .to_string_lossy()
-                    .starts_with("erasure-isa-l-sys-")
-            })
-            .map(|e| e.path().join("out/lib"))
-            .filter(|d| d.join("libisal.so.2").exists())
-            .map(|d| {
-                (
-                    d.join("libisal.so.2")
-                        .metadata()
-                        .unwrap()
-                        .modified()
-                        .unwrap(),
-                    d,
-                )
-            })
-            .collect();
-        found.sort();
-        found
-            .pop()
-            .unwrap_or_else(|| {
-                panic!(
-                    "ISA-L's libisal.so.2 was not built under {}",
-                    build.display()
-                )
-            })
-            .1
+        let profile_dir = exe.parent().unwrap().parent().unwrap();
+        doca_testkit::install::isal_reference_dir(profile_dir).unwrap_or_else(|| {
+            panic!(
+                "ISA-L's libisal.so.2 was not built under {}",
+                profile_dir.display()
+            )
+        })
     })
 }
 
@@ -109,22 +84,5 @@ pub fn reference() -> &'static Lib {
     L.get_or_init(|| Lib::open(&reference_dir().join("libisal.so.2")))
 }
 
-/// A small deterministic generator.
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    pub fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
-    }
-}
+#[allow(unused_imports)]
+pub use doca_testkit::Rng;
