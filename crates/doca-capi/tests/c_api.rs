@@ -571,10 +571,24 @@ struct RustFn {
     ret: String,
 }
 
+/// Every `.rs` file under `dir`, subdirectories included.
+fn rust_sources(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(rust_sources(&p));
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+    out
+}
+
 fn rust_functions() -> Vec<RustFn> {
     let mut v = Vec::new();
-    for e in std::fs::read_dir(crate_dir().join("src")).unwrap() {
-        let text = std::fs::read_to_string(e.unwrap().path()).unwrap();
+    for path in rust_sources(&crate_dir().join("src")) {
+        let text = std::fs::read_to_string(path).unwrap();
         let mut rest = text.as_str();
         while let Some(i) = rest.find("extern \"C\" fn ") {
             rest = &rest[i + "extern \"C\" fn ".len()..];
