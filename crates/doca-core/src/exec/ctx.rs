@@ -2,7 +2,7 @@
 
 use super::engine::{Engine, ExecEnv};
 use super::job::JobRecord;
-use super::workq::WqShared;
+use super::workq::{WorkQ, WqShared};
 use crate::device::{Capability, Dev};
 use crate::error::{Error, ErrorCode, Result};
 use std::fmt;
@@ -65,7 +65,7 @@ impl CtxShared {
         st.workqs
             .iter()
             .filter_map(|(_, w)| w.upgrade())
-            .find_map(|wq| super::workq::event_fd(&wq))
+            .find_map(|wq| wq.event_fd())
     }
 
     /// Tells the attached work queues that jobs waiting on a condition may proceed.
@@ -73,7 +73,7 @@ impl CtxShared {
         let st = self.state();
         for (_, w) in &st.workqs {
             if let Some(wq) = w.upgrade() {
-                super::workq::poke(&wq);
+                wq.poke();
             }
         }
     }
@@ -302,5 +302,62 @@ impl Ctx {
             Some(m) => Err((self, Error::with_context(ErrorCode::InUse, m))),
             None => Ok(()),
         }
+    }
+}
+
+impl Ctx {
+    /// `doca_ctx_workq_add`: only while started; an event-driven work queue needs a
+    /// context that supports it (`NotSupported`).
+    pub fn workq_add(&self, wq: &mut WorkQ) -> Result<()> {
+        let mut st = self.shared.state();
+        if !self.is_started() {
+            return Err(Error::with_context(
+                ErrorCode::BadState,
+                "context is not started; start it before adding work queues",
+            ));
+        }
+        if wq.has_ctx(self) {
+            return Err(Error::with_context(
+                ErrorCode::AlreadyExist,
+                "work queue is already attached to this context",
+            ));
+        }
+        if wq.event_driven && !self.shared.ops.event_driven_supported() {
+            return Err(Error::with_context(
+                ErrorCode::NotSupported,
+                "this context cannot serve an event-driven work queue",
+            ));
+        }
+        let Some(dev) = st.dev.clone() else {
+            return Err(Error::with_context(
+                ErrorCode::BadState,
+                "context has no device",
+            ));
+        };
+        st.workqs.push((wq.id(), Arc::downgrade(&wq.shared)));
+        wq.attach(Arc::clone(&self.shared), dev, st.engine.clone());
+        Ok(())
+    }
+
+    /// `doca_ctx_workq_rm`: `NotFound` when not attached; `InUse` while this context's
+    /// jobs on that work queue are not yet retrieved.
+    pub fn workq_rm(&self, wq: &mut WorkQ) -> Result<()> {
+        let Some(i) = wq.slot_of(&self.shared) else {
+            return Err(Error::with_context(
+                ErrorCode::NotFound,
+                "work queue is not attached to this context",
+            ));
+        };
+        let inflight = wq.attached[i].inflight;
+        if inflight > 0 {
+            return Err(Error::with_context(
+                ErrorCode::InUse,
+                format!("{inflight} job(s) of this context are still in flight on the work queue"),
+            ));
+        }
+        wq.detach(i);
+        let id = wq.id();
+        self.shared.state().workqs.retain(|w| w.0 != id);
+        Ok(())
     }
 }

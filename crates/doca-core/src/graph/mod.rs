@@ -10,6 +10,10 @@
 //! completion event of type [`JOB_GRAPH`] reports the instance when all nodes that can
 //! run have. Intermediate nodes produce no events. Instances are reusable.
 
+mod run;
+
+pub(crate) use run::GraphRun;
+
 use crate::error::{Error, ErrorCode, Result};
 use crate::exec::{Ctx, Event, Job, JobRecord};
 use crate::memory::Buf;

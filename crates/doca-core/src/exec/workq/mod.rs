@@ -1,0 +1,16 @@
+//! `doca_workq`: submit jobs, retrieve completions, by polling or event-driven.
+//!
+//! - [`queue`]: the work queue itself, the one path every job (submitted, or a graph
+//!   node's) starts by, and retrieval.
+//! - [`wait`]: what engine threads share with the owner, the wake-ups, and waiting on a
+//!   sleeping thread or the eventfd.
+//!
+//! Attaching contexts is the context's side (`Ctx::workq_add` in `ctx.rs`); running graph
+//! instances lives beside the graphs (`graph/run.rs`).
+
+mod queue;
+mod wait;
+
+pub(crate) use queue::Started;
+pub use queue::{MAX_DEPTH, WorkQ};
+pub(crate) use wait::{WqShared, complete};

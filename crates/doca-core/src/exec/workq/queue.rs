@@ -1,0 +1,385 @@
+//! The work queue: its contexts, the jobs in flight, the one path every job starts by,
+//! and retrieval.
+
+use super::wait::WqShared;
+use crate::device::Dev;
+use crate::error::{Error, ErrorCode, Result};
+use crate::exec::ctx::{Ctx, CtxShared};
+use crate::exec::engine::{Engine, ExecEnv, Task, execute_caught};
+use crate::exec::job::{Completion, JobRecord, RetrieveError};
+use crate::lock;
+use std::collections::VecDeque;
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+/// Largest work queue depth.
+pub const MAX_DEPTH: u32 = 1 << 20;
+
+/// Whether a job's result means "not done yet: run it again later".
+pub(crate) fn is_pending(r: &Result<()>) -> bool {
+    matches!(r, Err(e) if e.code() == ErrorCode::InProgress)
+}
+
+pub(crate) fn completion(record: JobRecord, r: Result<()>) -> Completion {
+    Completion {
+        error: r.err(),
+        record,
+        graph_instance: None,
+    }
+}
+
+/// A context attached to the work queue, with its device and engine as of attaching
+/// (fixed: a context cannot stop while work queues are attached).
+pub(crate) struct Attached {
+    pub(crate) ctx: Arc<CtxShared>,
+    dev: Dev,
+    pub(crate) engine: Option<Arc<Engine>>,
+    /// This context's jobs in flight here.
+    pub(crate) inflight: u32,
+    /// The last job type found supported by the device (0: none yet).
+    supported: u32,
+}
+
+/// How a job went on once started.
+pub(crate) enum Started {
+    /// On an engine thread, or pending on a condition: it comes back through retrieval,
+    /// counted in its context's `inflight`.
+    Queued,
+    /// Run inline to its end.
+    Finished(JobRecord, Result<()>),
+}
+
+/// A work queue (`struct doca_workq`): up to `depth` jobs in flight, of any contexts
+/// attached to it. Used by one thread at a time (`Send`, not `Sync`).
+pub struct WorkQ {
+    pub(crate) shared: Arc<WqShared>,
+    /// Completions of jobs run inline.
+    pub(crate) local: VecDeque<Completion>,
+    /// Jobs whose condition does not hold yet, retried in `progress_retrieve`.
+    pub(crate) pending: VecDeque<JobRecord>,
+    /// Graph instances in flight (slot index + 1 tags their nodes' jobs).
+    pub(crate) runs: Vec<Option<crate::graph::GraphRun>>,
+    /// Jobs and graph instances submitted and not yet retrieved.
+    pub(crate) inflight: u32,
+    /// Jobs handed to engine threads and not yet retrieved.
+    engine_inflight: u32,
+    /// Context-node jobs of the graph instances in flight (room kept for them).
+    pub(crate) graph_jobs: u32,
+    pub(crate) attached: Vec<Attached>,
+    pub(crate) event_driven: bool,
+    _not_sync: PhantomData<std::cell::Cell<()>>,
+}
+
+impl fmt::Debug for WorkQ {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WorkQ")
+            .field("depth", &self.shared.depth)
+            .field("inflight", &self.inflight)
+            .field("contexts", &self.attached.len())
+            .field("event_driven", &self.event_driven)
+            .finish()
+    }
+}
+
+impl WorkQ {
+    /// `doca_workq_create`: depth 1..=2^20.
+    pub fn new(depth: u32) -> Result<WorkQ> {
+        if depth == 0 || depth > MAX_DEPTH {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                format!("work queue depth must be 1..={MAX_DEPTH}, got {depth}"),
+            ));
+        }
+        Ok(WorkQ {
+            shared: Arc::new(WqShared::new(depth)),
+            local: VecDeque::new(),
+            pending: VecDeque::new(),
+            runs: Vec::new(),
+            inflight: 0,
+            engine_inflight: 0,
+            graph_jobs: 0,
+            attached: Vec::new(),
+            event_driven: false,
+            _not_sync: PhantomData,
+        })
+    }
+
+    /// `doca_workq_get_depth`.
+    pub fn depth(&self) -> u32 {
+        self.shared.depth
+    }
+
+    /// Jobs submitted and not yet retrieved.
+    pub fn inflight(&self) -> u32 {
+        self.inflight
+    }
+
+    /// An identity, stable while the work queue lives.
+    pub fn id(&self) -> usize {
+        Arc::as_ptr(&self.shared) as usize
+    }
+
+    /// Contexts attached (`doca_workq_destroy` is refused while there are any).
+    pub fn num_contexts(&self) -> usize {
+        self.attached.len()
+    }
+
+    /// Whether `ctx` is attached.
+    pub fn has_ctx(&self, ctx: &Ctx) -> bool {
+        self.slot_of(&ctx.shared).is_some()
+    }
+
+    /// Where `ctx` is in the attached list.
+    pub(crate) fn slot_of(&self, ctx: &Arc<CtxShared>) -> Option<usize> {
+        self.attached.iter().position(|a| Arc::ptr_eq(&a.ctx, ctx))
+    }
+
+    /// Attaches a context with its device and engine, with room reserved for `depth`
+    /// more completions and pending jobs (the data path allocates nothing).
+    pub(crate) fn attach(&mut self, ctx: Arc<CtxShared>, dev: Dev, engine: Option<Arc<Engine>>) {
+        let depth = self.depth() as usize;
+        match &engine {
+            Some(e) => {
+                e.reserve(depth);
+                let mut q = lock(&self.shared.cq);
+                let want = depth.saturating_sub(q.len());
+                q.reserve(want);
+            }
+            None => {
+                let want = depth.saturating_sub(self.local.len());
+                self.local.reserve(want);
+            }
+        }
+        let want = depth.saturating_sub(self.pending.len());
+        self.pending.reserve(want);
+        self.attached.push(Attached {
+            ctx,
+            dev,
+            engine,
+            inflight: 0,
+            supported: 0,
+        });
+    }
+
+    /// Detaches the context in `slot`, giving back its engine's reservation.
+    pub(crate) fn detach(&mut self, slot: usize) {
+        let gone = self.attached.remove(slot);
+        if let Some(e) = &gone.engine {
+            e.release(self.depth() as usize);
+        }
+    }
+
+    /// `doca_workq_submit`. Refusals give the job back: `BadState` when the context is
+    /// stopped, `NotFound` when it is not attached here, `InvalidValue` for a job of
+    /// another library or a malformed one, `NoMemory` when `depth` jobs are in flight.
+    pub fn submit(
+        &mut self,
+        ctx: &Ctx,
+        record: JobRecord,
+    ) -> std::result::Result<(), (Error, JobRecord)> {
+        if !ctx.is_started() {
+            return Err((
+                Error::with_context(ErrorCode::BadState, "the job's context is not started"),
+                record,
+            ));
+        }
+        let Some(slot) = self.slot_of(&ctx.shared) else {
+            return Err((
+                Error::with_context(
+                    ErrorCode::NotFound,
+                    "the job's context is not attached to this work queue",
+                ),
+                record,
+            ));
+        };
+        if !ctx.shared.ops.handles(record.job_type) {
+            return Err((
+                Error::with_context(
+                    ErrorCode::InvalidValue,
+                    "job type does not belong to the context's library",
+                ),
+                record,
+            ));
+        }
+        if self.inflight >= self.shared.depth {
+            return Err((
+                Error::with_context(
+                    ErrorCode::NoMemory,
+                    "work queue is full: retrieve completions first",
+                ),
+                record,
+            ));
+        }
+        if let Started::Finished(record, r) = self.start_job(slot, record, 0)? {
+            self.attached[slot].inflight += 1;
+            self.local.push_back(completion(record, r));
+            self.shared.wake_armed_from_owner();
+        }
+        self.inflight += 1;
+        Ok(())
+    }
+
+    /// Submits a typed job (see [`submit`](WorkQ::submit)).
+    #[inline]
+    pub fn submit_job(
+        &mut self,
+        ctx: &Ctx,
+        job: impl crate::exec::job::Job,
+    ) -> std::result::Result<(), (Error, JobRecord)> {
+        self.submit(ctx, job.into_record())
+    }
+
+    /// The one path by which a job starts, submitted or a graph node's (`tag` marks the
+    /// latter): the device must support its type, the library validates it, borrowed
+    /// buffers are pinned, then it runs on the context's engine, or inline (pending when
+    /// its condition does not hold yet). A refusal gives the job back.
+    pub(crate) fn start_job(
+        &mut self,
+        slot: usize,
+        mut record: JobRecord,
+        tag: u32,
+    ) -> std::result::Result<Started, (Error, JobRecord)> {
+        let a = &mut self.attached[slot];
+        if a.supported != record.job_type {
+            if let Err(e) = a.dev.as_devinfo().job_supported(record.job_type) {
+                return Err((e, record));
+            }
+            a.supported = record.job_type;
+        }
+        if let Err(e) = a.ctx.ops.validate(&mut record, &a.dev) {
+            return Err((e, record));
+        }
+        // Borrowed buffers (the C face) stay alive until the job completes, whatever
+        // the program does with its own references meanwhile.
+        if let Err(e) = record.pin_borrowed() {
+            return Err((e, record));
+        }
+        record.ctx_id = Arc::as_ptr(&a.ctx) as *const () as usize;
+        record.graph_tag = tag;
+        match &a.engine {
+            Some(engine) => {
+                a.inflight += 1;
+                self.engine_inflight += 1;
+                engine.push(Task {
+                    ctx: Arc::clone(&a.ctx),
+                    wq: Arc::clone(&self.shared),
+                    dev: a.dev.clone(),
+                    record,
+                });
+                Ok(Started::Queued)
+            }
+            None => {
+                let r = execute_caught(&a.ctx, &mut record, &ExecEnv::new(&a.dev, None));
+                if is_pending(&r) {
+                    a.inflight += 1;
+                    self.pending.push_back(record);
+                    self.shared.pending_count.fetch_add(1, Ordering::AcqRel);
+                    return Ok(Started::Queued);
+                }
+                record.graph_tag = 0;
+                Ok(Started::Finished(record, r))
+            }
+        }
+    }
+
+    /// `doca_workq_progress_retrieve`: a completed job, `Again` when none, or `IoFailed`
+    /// with the failed job's completion. Completion order is not guaranteed.
+    #[inline]
+    pub fn progress_retrieve(&mut self) -> std::result::Result<Completion, RetrieveError> {
+        if !self.pending.is_empty() {
+            self.retry_pending();
+        }
+        let c = loop {
+            let c = match self.local.pop_front() {
+                Some(c) => c,
+                None if self.engine_inflight > 0 => {
+                    let Some(c) = lock(&self.shared.cq).pop_front() else {
+                        return Err(RetrieveError::Again);
+                    };
+                    self.engine_inflight -= 1;
+                    if c.error
+                        .as_ref()
+                        .is_some_and(|e| e.code() == ErrorCode::InProgress)
+                    {
+                        // Not done on the engine: the owner retries it from now on.
+                        self.pending.push_back(c.record);
+                        self.shared.pending_count.fetch_add(1, Ordering::AcqRel);
+                        continue;
+                    }
+                    c
+                }
+                None => return Err(RetrieveError::Again),
+            };
+            if c.record.graph_tag != 0 {
+                // A graph node's job: it moves its instance on, and makes no event.
+                self.ctx_job_done(c.record.ctx_id);
+                self.graph_node_done(c);
+                continue;
+            }
+            break c;
+        };
+        self.inflight -= 1;
+        self.ctx_job_done(c.record.ctx_id);
+        if c.error.is_some() {
+            Err(RetrieveError::IoFailed(c))
+        } else {
+            Ok(c)
+        }
+    }
+
+    /// The attachment of the context `record.ctx_id` names.
+    #[inline]
+    fn attached_by_id(&mut self, ctx: usize) -> Option<&mut Attached> {
+        self.attached
+            .iter_mut()
+            .find(|a| Arc::as_ptr(&a.ctx) as *const () as usize == ctx)
+    }
+
+    /// Counts a retrieved job off its context's attachment.
+    #[inline]
+    fn ctx_job_done(&mut self, ctx: usize) {
+        if ctx == 0 {
+            return;
+        }
+        if let Some(a) = self.attached_by_id(ctx) {
+            a.inflight -= 1;
+        }
+    }
+
+    /// Runs every pending job once more; those done become completions.
+    pub(super) fn retry_pending(&mut self) {
+        for _ in 0..self.pending.len() {
+            let Some(mut record) = self.pending.pop_front() else {
+                break;
+            };
+            let r = match self.attached_by_id(record.ctx_id) {
+                Some(a) => execute_caught(&a.ctx, &mut record, &ExecEnv::new(&a.dev, None)),
+                None => Err(Error::with_context(
+                    ErrorCode::Unexpected,
+                    "the job's context is no longer attached",
+                )),
+            };
+            if is_pending(&r) {
+                self.pending.push_back(record);
+            } else {
+                self.shared.pending_count.fetch_sub(1, Ordering::AcqRel);
+                self.local.push_back(completion(record, r));
+            }
+        }
+    }
+}
+
+impl Drop for WorkQ {
+    fn drop(&mut self) {
+        let id = self.id();
+        let depth = self.depth() as usize;
+        for a in &self.attached {
+            a.ctx.state().workqs.retain(|w| w.0 != id);
+            if let Some(e) = &a.engine {
+                e.release(depth);
+            }
+        }
+    }
+}
