@@ -5,8 +5,9 @@
 use crate::ec::{Runner, measure_all};
 use crate::median;
 use clap::Args;
+use doca_core::exec::Job;
 use doca_core::{Buf, WorkQ, devinfo_list};
-use doca_ec::{Ec, EcJob, MatrixType};
+use doca_ec::{Ec, EcCreateJob, EcRecoverJob, MatrixType};
 use doca_tools::ecfile::{self, Options};
 use ec_codec::{CodingMatrix, Decoder, Encoder};
 use std::io::Read;
@@ -59,7 +60,7 @@ fn context_vs_codec(block: usize, reps: usize, sample: Duration) {
     ));
     let run = |wq: &mut WorkQ,
                bufs: &mut Option<(Buf, Buf)>,
-               job: fn(&doca_ec::Matrix, Buf, Buf, u64) -> EcJob,
+               job: fn(&doca_ec::Matrix, Buf, Buf, u64) -> doca_core::JobRecord,
                mx: &doca_ec::Matrix| {
         let (src, mut dst) = bufs.take().expect("buffers");
         dst.reset_data_len();
@@ -68,11 +69,16 @@ fn context_vs_codec(block: usize, reps: usize, sample: Duration) {
             .expect("submit");
         let mut c = wq.wait(Some(Duration::from_secs(30))).expect("job");
         *bufs = Some((
-            c.take_buf(EcJob::SRC).expect("src"),
-            c.take_buf(EcJob::DST).expect("dst"),
+            c.take_buf(doca_core::JobRecord::SRC).expect("src"),
+            c.take_buf(doca_core::JobRecord::DST).expect("dst"),
         ));
     };
-    run(&mut wq, &mut enc_bufs, EcJob::create, &coding);
+    run(
+        &mut wq,
+        &mut enc_bufs,
+        |m, s, d, u| EcCreateJob::new(m, s, d, u).into_record(),
+        &coding,
+    );
     let parity = enc_bufs.as_ref().expect("buffers").1.data_to_vec();
     let mut survivors = data[k * block..].to_vec();
     survivors.extend_from_slice(&parity);
@@ -94,7 +100,14 @@ fn context_vs_codec(block: usize, reps: usize, sample: Duration) {
     let mut r = Vec::new();
     {
         let mut runners: Vec<Runner<'_>> = vec![
-            Box::new(|| run(&mut wq, &mut enc_bufs, EcJob::create, &coding)),
+            Box::new(|| {
+                run(
+                    &mut wq,
+                    &mut enc_bufs,
+                    |m, s, d, u| EcCreateJob::new(m, s, d, u).into_record(),
+                    &coding,
+                )
+            }),
             Box::new(|| {
                 enc.matrix()
                     .apply_contiguous(std::hint::black_box(&data), &mut out, 1)
@@ -105,7 +118,14 @@ fn context_vs_codec(block: usize, reps: usize, sample: Duration) {
     }
     {
         let mut runners: Vec<Runner<'_>> = vec![
-            Box::new(|| run(&mut wq, &mut rec_bufs, EcJob::recover, &rec)),
+            Box::new(|| {
+                run(
+                    &mut wq,
+                    &mut rec_bufs,
+                    |m, s, d, u| EcRecoverJob::new(m, s, d, u).into_record(),
+                    &rec,
+                )
+            }),
             Box::new(|| {
                 dec.matrix()
                     .apply_contiguous(std::hint::black_box(&survivors), &mut out, 1)

@@ -1,8 +1,9 @@
 //! `doca_dev.h`.
 
+use crate::handles::{Handle, kind};
 use crate::{
-    Result, cstr, doca_error_t, ffi, free_handle, handle, handle_mut, into_handle, invalid,
-    new_handle, out_ptr, put,
+    Result, cstr, doca_error_t, ffi, free_handle, handle, handle_mut, invalid, new_handle, out_ptr,
+    put,
 };
 use doca_core::{Dev, DevInfo, DevInfoRep, DevRep, PciFuncType, RepFilter};
 use std::ffi::{c_char, c_int};
@@ -49,9 +50,9 @@ pub extern "C" fn doca_capi_build_role_set(dpu: c_int) -> doca_error_t {
     })
 }
 
-/// Hands C a NULL-terminated array of boxed handles and its length; both outputs are
-/// checked before `items` is made.
-fn give_list<T>(
+/// Hands C a NULL-terminated array of handles and its length; both outputs are checked
+/// before `items` is made. The entries are borrowed from the list, which owns them.
+fn give_list<T: Handle<Kind = kind::Borrowed>>(
     list: *mut *mut *mut T,
     len: *mut u32,
     items: impl FnOnce() -> Result<Vec<T>>,
@@ -59,7 +60,10 @@ fn give_list<T>(
     let (list, len) = (out_ptr(list, "list")?, out_ptr(len, "count")?);
     let items = items()?;
     let n = items.len() as u32;
-    let mut v: Vec<*mut T> = items.into_iter().map(into_handle).collect();
+    let mut v: Vec<*mut T> = items
+        .into_iter()
+        .map(|t| Box::into_raw(Box::new(t)))
+        .collect();
     v.push(std::ptr::null_mut());
     let p = Box::into_raw(v.into_boxed_slice()) as *mut *mut T;
     // SAFETY: both outputs were checked non-NULL; the caller gives writable memory.
@@ -74,7 +78,7 @@ fn give_list<T>(
 ///
 /// # Safety
 /// `list` is NULL or came from `give_list::<T>`, and is freed once.
-unsafe fn free_list<T>(list: *mut *mut T) -> Result<()> {
+unsafe fn free_list<T: Handle<Kind = kind::Borrowed>>(list: *mut *mut T) -> Result<()> {
     if list.is_null() {
         return Err(invalid("the list is NULL"));
     }

@@ -2,6 +2,7 @@
 //! library and their translation into the work queue's job record.
 
 use crate::dev::doca_dev;
+use crate::handles::{call, getter};
 use crate::libs::doca_sha_partial_session;
 use crate::mem::{doca_buf, doca_gpu};
 use crate::{
@@ -277,7 +278,7 @@ pub(crate) unsafe fn with_job_from_c<R>(
             Kind::Ec => {
                 let j = &*(job as *const doca_ec_job);
                 let m = handle(j.matrix, "EC job's matrix")?;
-                ::doca_ec::EcJob::record_borrowed(
+                ::doca_ec::record_borrowed(
                     t,
                     m,
                     buf_arg(j.src_buff, "source")?,
@@ -495,13 +496,13 @@ pub unsafe extern "C" fn doca_ctx_get_max_num_ctx(max_num_ctx: *mut u32) -> doca
     })
 }
 
-crate::mem::getter!(
+getter!(
     /// `doca_workq_get_depth`.
     pub unsafe extern "C" fn doca_workq_get_depth(workq: *const doca_workq, depth: *mut u32) -> doca_error_t => |w| w.wq.depth());
-crate::mem::getter!(
+getter!(
     /// `doca_workq_get_event_driven_enable`.
     pub unsafe extern "C" fn doca_workq_get_event_driven_enable(workq: *mut doca_workq, enabled: *mut u8) -> doca_error_t => |w| w.wq.event_driven_enabled() as u8);
-crate::mem::getter!(
+getter!(
     /// `doca_workq_get_event_handle`.
     pub unsafe extern "C" fn doca_workq_get_event_handle(workq: *mut doca_workq, event_handle: *mut c_int) -> doca_error_t => |w| w.wq.event_handle()?);
 
@@ -536,51 +537,37 @@ pub unsafe extern "C" fn doca_workq_set_event_handle(
     })
 }
 
-macro_rules! ctx_call {
-    ($(#[$doc:meta])* pub unsafe extern "C" fn $name:ident(ctx: *mut doca_ctx $(, $arg:ident : $ty:ty)*) -> doca_error_t => |$c:ident| $body:expr) => {
-        $(#[$doc])*
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $name(ctx: *mut doca_ctx $(, $arg: $ty)*) -> doca_error_t {
-            ffi(|| {
-                // SAFETY: NULL or live handles (contexts are thread-safe).
-                let $c = unsafe { handle(ctx, "ctx") }?;
-                $body
-            })
-        }
-    };
-}
-
-ctx_call!(
+call!(handle;
     /// `doca_ctx_dev_add`.
     pub unsafe extern "C" fn doca_ctx_dev_add(ctx: *mut doca_ctx, dev: *mut doca_dev) -> doca_error_t => |c| {
     // SAFETY: NULL or a live device handle.
     c.ctx.dev_add(&unsafe { handle(dev, "dev") }?.dev)
 });
-ctx_call!(
+call!(handle;
     /// `doca_ctx_dev_rm`.
     pub unsafe extern "C" fn doca_ctx_dev_rm(ctx: *mut doca_ctx, dev: *mut doca_dev) -> doca_error_t => |c| {
     // SAFETY: NULL or a live device handle.
     c.ctx.dev_rm(&unsafe { handle(dev, "dev") }?.dev)
 });
-ctx_call!(
+call!(handle;
     /// `doca_ctx_start`.
     pub unsafe extern "C" fn doca_ctx_start(ctx: *mut doca_ctx) -> doca_error_t => |c| c.ctx.start());
-ctx_call!(
+call!(handle;
     /// `doca_ctx_stop`.
     pub unsafe extern "C" fn doca_ctx_stop(ctx: *mut doca_ctx) -> doca_error_t => |c| c.ctx.stop());
-ctx_call!(
+call!(handle;
     /// `doca_ctx_workq_add`.
     pub unsafe extern "C" fn doca_ctx_workq_add(ctx: *mut doca_ctx, workq: *mut doca_workq) -> doca_error_t => |c| {
     // SAFETY: NULL or a live work queue handle used by this thread.
     c.ctx.workq_add(&mut unsafe { handle_mut(workq, "workq") }?.wq)
 });
-ctx_call!(
+call!(handle;
     /// `doca_ctx_workq_rm`.
     pub unsafe extern "C" fn doca_ctx_workq_rm(ctx: *mut doca_ctx, workq: *mut doca_workq) -> doca_error_t => |c| {
     // SAFETY: NULL or a live work queue handle used by this thread.
     c.ctx.workq_rm(&mut unsafe { handle_mut(workq, "workq") }?.wq)
 });
-ctx_call!(
+call!(handle;
     /// `doca_ctx_get_event_driven_supported`.
     pub unsafe extern "C" fn doca_ctx_get_event_driven_supported(ctx: *mut doca_ctx, event_supported: *mut u8) -> doca_error_t => |c| {
     let o = out_ptr(event_supported, "event_supported")?;
@@ -588,7 +575,7 @@ ctx_call!(
     unsafe { put(o, c.ctx.event_driven_supported() as u8) };
     Ok(())
 });
-ctx_call!(
+call!(handle;
     /// `doca_ctx_set_datapath_on_gpu`.
     pub unsafe extern "C" fn doca_ctx_set_datapath_on_gpu(ctx: *mut doca_ctx, _gpu_dev: *mut doca_gpu) -> doca_error_t => |_c| {
     Err(err(ErrorCode::NotSupported, "no GPU exists here; the datapath runs on the CPU"))

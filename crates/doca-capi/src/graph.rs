@@ -1,12 +1,11 @@
 //! `doca_graph.h`.
 
+use crate::destroy_in_place;
 use crate::exec::{doca_ctx, doca_event, doca_job, doca_workq, with_job_from_c, write_back};
-use crate::mem::destroy_in_place;
 use crate::{
     Result, doca_data, doca_error_t, doca_graph_instance_node_state, err, ffi, free_handle, handle,
     handle_mut, into_handle, invalid, new_handle, out_ptr, put,
 };
-use doca_core::exec::{Job, JobRecord};
 use doca_core::graph::JOB_GRAPH;
 use doca_core::{Error, ErrorCode, Graph, GraphInstance, GraphNode};
 use std::ffi::{c_int, c_void};
@@ -51,14 +50,6 @@ pub struct doca_graph_instance {
     users: Vec<Option<Box<UserSlot>>>,
     subs: Vec<*mut doca_graph_instance>,
     user_data: doca_data,
-}
-
-struct RawJob(JobRecord);
-
-impl Job for RawJob {
-    fn into_record(self) -> JobRecord {
-        self.0
-    }
 }
 
 /// `doca_graph_create`.
@@ -347,7 +338,7 @@ pub unsafe extern "C" fn doca_graph_instance_set_ctx_node_data(
         h.inst
             .as_mut()
             .ok_or_else(running)?
-            .set_ctx_node_data(n, RawJob(rec))?;
+            .set_ctx_node_data(n, rec)?;
         h.evs[n.index()] = ev;
         Ok(())
     })

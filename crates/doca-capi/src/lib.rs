@@ -21,6 +21,7 @@ pub mod comm_channel;
 pub mod dev;
 pub mod exec;
 pub mod graph;
+pub mod handles;
 pub mod libs;
 pub mod log;
 pub mod mem;
@@ -51,6 +52,10 @@ pub type doca_argp_type = c_int;
 
 /// `DOCA_SUCCESS`.
 pub const DOCA_SUCCESS: doca_error_t = 0;
+
+pub(crate) use handles::{
+    destroy_in_place, free_handle, handle, handle_mut, into_handle, new_handle, take_handle,
+};
 
 pub(crate) type Result<T> = std::result::Result<T, Error>;
 
@@ -96,24 +101,6 @@ pub(crate) fn ffi_value<T>(fallback: T, f: impl FnOnce() -> Result<T>) -> T {
     }
 }
 
-/// A shared reference from a C handle.
-///
-/// # Safety
-/// `p` is NULL or points to a live `T`.
-pub(crate) unsafe fn handle<'a, T>(p: *const T, what: &str) -> Result<&'a T> {
-    // SAFETY: the caller's contract.
-    unsafe { p.as_ref() }.ok_or_else(|| invalid(format!("{what} is NULL")))
-}
-
-/// An exclusive reference from a C handle.
-///
-/// # Safety
-/// `p` is NULL or points to a live `T` nobody else uses during the call.
-pub(crate) unsafe fn handle_mut<'a, T>(p: *mut T, what: &str) -> Result<&'a mut T> {
-    // SAFETY: the caller's contract.
-    unsafe { p.as_mut() }.ok_or_else(|| invalid(format!("{what} is NULL")))
-}
-
 /// Checks an output pointer before the work is done, so that outputs are written only
 /// on success.
 pub(crate) fn out_ptr<T>(p: *mut T, what: &str) -> Result<*mut T> {
@@ -145,37 +132,6 @@ pub(crate) unsafe fn cstr<'a>(p: *const c_char, what: &str) -> Result<&'a str> {
     unsafe { CStr::from_ptr(p) }
         .to_str()
         .map_err(|_| invalid(format!("{what} is not valid UTF-8")))
-}
-
-/// A boxed handle for C.
-pub(crate) fn into_handle<T>(v: T) -> *mut T {
-    Box::into_raw(Box::new(v))
-}
-
-/// Makes an object and hands it to C through `out` (checked before it is made).
-pub(crate) fn new_handle<T>(
-    out: *mut *mut T,
-    what: &str,
-    make: impl FnOnce() -> Result<T>,
-) -> Result<()> {
-    let out = out_ptr(out, what)?;
-    let h = into_handle(make()?);
-    // SAFETY: checked non-NULL; the C caller gives writable memory for the handle.
-    unsafe { put(out, h) };
-    Ok(())
-}
-
-/// Frees a boxed handle.
-///
-/// # Safety
-/// `p` is NULL or a live boxed handle, freed once.
-pub(crate) unsafe fn free_handle<T>(p: *mut T, what: &str) -> Result<()> {
-    if p.is_null() {
-        return Err(invalid(format!("{what} is NULL")));
-    }
-    // SAFETY: the caller's contract.
-    drop(unsafe { Box::from_raw(p) });
-    Ok(())
 }
 
 /// `doca_get_error_name`.

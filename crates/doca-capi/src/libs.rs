@@ -1,8 +1,9 @@
 //! `doca_dma.h`, `doca_sha.h`, `doca_erasure_coding.h`: the library contexts.
 
+use crate::destroy_in_place;
 use crate::dev::doca_devinfo;
 use crate::exec::{Kind, doca_ctx, doca_workq};
-use crate::mem::destroy_in_place;
+use crate::take_handle;
 use crate::{
     Result, doca_dma_job_types, doca_ec_job_types, doca_ec_matrix_types, doca_error_t,
     doca_sha_job_type, ffi, ffi_value, free_handle, handle, handle_mut, invalid, new_handle,
@@ -486,12 +487,9 @@ pub unsafe extern "C" fn doca_ec_recover_matrix_create(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_ec_matrix_destroy(matrix: *mut doca_matrix) -> doca_error_t {
     ffi(|| {
-        if matrix.is_null() {
-            return Err(invalid("matrix is NULL"));
-        }
-        // SAFETY: a live boxed matrix, destroyed once; jobs in flight hold their own
-        // reference to what they use.
-        let m = unsafe { Box::from_raw(matrix) };
+        // SAFETY: NULL or a live boxed matrix, destroyed once; jobs in flight hold their
+        // own reference to what they use.
+        let m = unsafe { take_handle(matrix, "matrix") }?;
         m.destroy()
     })
 }

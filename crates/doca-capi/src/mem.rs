@@ -1,13 +1,15 @@
 //! `doca_mmap.h`, `doca_buf.h`, `doca_buf_inventory.h`, `doca_bufpool.h`,
 //! `doca_buf_array.h`.
 
+use crate::destroy_in_place;
 use crate::dev::doca_dev;
+use crate::handles::{call, getter};
 use crate::{
     Result, doca_data, doca_error_t, err, ffi, free_handle, handle, handle_mut, invalid,
     new_handle, out_ptr, put,
 };
 use doca_core::{
-    AccessFlags, Buf, BufArray, BufDesc, BufInventory, BufPool, Data, Error, ErrorCode, Mmap,
+    AccessFlags, Buf, BufArray, BufDesc, BufInventory, BufPool, Data, ErrorCode, Mmap,
 };
 use std::ffi::c_void;
 use std::mem::ManuallyDrop;
@@ -38,46 +40,6 @@ pub enum doca_gpu_buf_arr {}
 pub type doca_mmap_memrange_free_cb_t =
     unsafe extern "C" fn(addr: *mut c_void, len: usize, cookie: *mut c_void);
 
-/// Destroys a boxed handle in place: on refusal the object goes back where it was, so
-/// the C pointer stays valid. Should the destruction panic, the object it had taken is
-/// gone (dropped while unwinding): the box is freed too, exactly once, and the error
-/// says the handle no longer exists (before, the moved-out bytes stayed behind the C
-/// pointer and a second destroy dropped them again).
-///
-/// # Safety
-/// `p` is a live boxed handle, not used by anyone else during the call.
-pub(crate) unsafe fn destroy_in_place<T>(
-    p: *mut T,
-    what: &str,
-    f: impl FnOnce(T) -> std::result::Result<(), (T, Error)>,
-) -> Result<()> {
-    if p.is_null() {
-        return Err(invalid(format!("{what} is NULL")));
-    }
-    // SAFETY: p is a live boxed T; it is either written back or its box freed, once.
-    unsafe {
-        let t = std::ptr::read(p);
-        let free_box = || drop(Box::from_raw(p as *mut std::mem::MaybeUninit<T>));
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(t))) {
-            Ok(Ok(())) => {
-                free_box();
-                Ok(())
-            }
-            Ok(Err((t, e))) => {
-                std::ptr::write(p, t);
-                Err(e)
-            }
-            Err(_) => {
-                free_box();
-                Err(crate::err(
-                    ErrorCode::Unexpected,
-                    format!("destroying the {what} panicked; the {what} no longer exists"),
-                ))
-            }
-        }
-    }
-}
-
 /// The user data behind an optional `const union doca_data *`.
 ///
 /// # Safety
@@ -107,30 +69,16 @@ pub unsafe extern "C" fn doca_mmap_destroy(mmap: *mut doca_mmap) -> doca_error_t
     ffi(|| unsafe { destroy_in_place(mmap, "mmap", Mmap::destroy) })
 }
 
-macro_rules! mmap_call {
-    ($(#[$doc:meta])* pub unsafe extern "C" fn $name:ident(mmap: *mut doca_mmap $(, $arg:ident : $ty:ty)*) -> doca_error_t => |$m:ident| $body:expr) => {
-        $(#[$doc])*
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $name(mmap: *mut doca_mmap $(, $arg: $ty)*) -> doca_error_t {
-            ffi(|| {
-                // SAFETY: NULL or a live mmap handle used by this thread only.
-                let $m = unsafe { handle_mut(mmap, "mmap") }?;
-                $body
-            })
-        }
-    };
-}
-
-mmap_call!(
+call!(handle_mut;
     /// `doca_mmap_start`.
     pub unsafe extern "C" fn doca_mmap_start(mmap: *mut doca_mmap) -> doca_error_t => |m| m.start());
-mmap_call!(
+call!(handle_mut;
     /// `doca_mmap_stop`.
     pub unsafe extern "C" fn doca_mmap_stop(mmap: *mut doca_mmap) -> doca_error_t => |m| m.stop());
-mmap_call!(
+call!(handle_mut;
     /// `doca_mmap_set_max_num_devices`.
     pub unsafe extern "C" fn doca_mmap_set_max_num_devices(mmap: *mut doca_mmap, max_num_devices: u32) -> doca_error_t => |m| m.set_max_num_devices(max_num_devices));
-mmap_call!(
+call!(handle_mut;
     /// `doca_mmap_set_permissions`.
     pub unsafe extern "C" fn doca_mmap_set_permissions(mmap: *mut doca_mmap, access_mask: u32) -> doca_error_t => |m| m.set_permissions(AccessFlags::from_raw(access_mask)?));
 
@@ -325,26 +273,6 @@ pub unsafe extern "C" fn doca_mmap_set_free_cb(
         })
     })
 }
-
-macro_rules! getter {
-    ($(#[$doc:meta])* pub unsafe extern "C" fn $name:ident($h:ident : $hty:ty, $out:ident : *mut $oty:ty) -> doca_error_t => |$x:ident| $val:expr) => {
-        $(#[$doc])*
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $name($h: $hty, $out: *mut $oty) -> doca_error_t {
-            ffi(|| {
-                let p: *const _ = $h;
-                // SAFETY: NULL or a live handle.
-                let $x = unsafe { handle(p, stringify!($h)) }?;
-                let o = out_ptr($out, stringify!($out))?;
-                let v: $oty = $val;
-                // SAFETY: output checked.
-                unsafe { put(o, v) };
-                Ok(())
-            })
-        }
-    };
-}
-pub(crate) use getter;
 
 getter!(
     /// `doca_mmap_get_user_data`.
@@ -754,48 +682,4 @@ pub unsafe extern "C" fn doca_buf_arr_get_gpu_handle(
         a.gpu_handle()?;
         Err(err(ErrorCode::NotSupported, "no GPU exists here"))
     })
-}
-
-#[cfg(test)]
-mod destroy_tests {
-    use super::destroy_in_place;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    static DROPS: AtomicUsize = AtomicUsize::new(0);
-
-    struct Counted;
-    impl Drop for Counted {
-        fn drop(&mut self) {
-            DROPS.fetch_add(1, Ordering::SeqCst);
-        }
-    }
-
-    /// A destruction that panics drops the object once and frees its box once; a refused
-    /// one leaves the object in place; a successful one drops it once.
-    #[test]
-    fn a_panicking_destroy_frees_once() {
-        let p = Box::into_raw(Box::new(Counted));
-        // SAFETY: p is a live box, used by nobody else.
-        let r = unsafe {
-            destroy_in_place(p, "thing", |t: Counted| {
-                let _keep = t;
-                panic!("destroy bug")
-            })
-        };
-        assert_eq!(r.unwrap_err().code(), doca_core::ErrorCode::Unexpected);
-        assert_eq!(DROPS.load(Ordering::SeqCst), 1);
-
-        let p = Box::into_raw(Box::new(Counted));
-        // SAFETY: as above.
-        let r = unsafe {
-            destroy_in_place(p, "thing", |t: Counted| {
-                Err((t, doca_core::Error::new(doca_core::ErrorCode::InUse)))
-            })
-        };
-        assert_eq!(r.unwrap_err().code(), doca_core::ErrorCode::InUse);
-        assert_eq!(DROPS.load(Ordering::SeqCst), 1, "refused: still alive");
-        // SAFETY: as above: the refusal put it back.
-        unsafe { destroy_in_place(p, "thing", |_t: Counted| Ok(())) }.unwrap();
-        assert_eq!(DROPS.load(Ordering::SeqCst), 2);
-    }
 }

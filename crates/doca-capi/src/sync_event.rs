@@ -1,9 +1,11 @@
 //! `doca_sync_event.h`.
 
+use crate::destroy_in_place;
 use crate::dev::{doca_dev, doca_devinfo};
 use crate::exec::{Kind, doca_ctx};
+use crate::handles::call;
 use crate::libs::{LibHandle, as_ctx, devinfo_query};
-use crate::mem::{destroy_in_place, doca_dpa, doca_gpu};
+use crate::mem::{doca_dpa, doca_gpu};
 use crate::{
     Result, doca_error_t, doca_sync_event_job_types, err, ffi, handle, invalid, out_ptr, put,
 };
@@ -34,15 +36,13 @@ fn no_export(what: &str) -> doca_core::Error {
     )
 }
 
-fn with_event(
-    event: *mut doca_sync_event,
-    f: impl FnOnce(&SyncEvent) -> Result<()>,
-) -> doca_error_t {
-    ffi(|| {
-        // SAFETY: NULL or a live handle (sync events are thread-safe).
-        let e = unsafe { handle(event, "event") }?;
-        f(&e.lib)
-    })
+/// The sync event behind a handle (sync events are thread-safe: shared use).
+///
+/// # Safety
+/// `event` is NULL or a live handle.
+unsafe fn event_lib<'a>(event: *mut doca_sync_event, what: &str) -> Result<&'a SyncEvent> {
+    // SAFETY: the caller's contract.
+    Ok(&unsafe { handle(event, what) }?.lib)
 }
 
 /// `doca_sync_event_create`.
@@ -111,59 +111,49 @@ pub unsafe extern "C" fn doca_sync_event_destroy(event: *mut doca_sync_event) ->
     })
 }
 
-macro_rules! se_call {
-    ($(#[$doc:meta])* pub unsafe extern "C" fn $name:ident(event: *mut doca_sync_event $(, $arg:ident : $ty:ty)*) -> doca_error_t => |$e:ident| $body:expr) => {
-        $(#[$doc])*
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $name(event: *mut doca_sync_event $(, $arg: $ty)*) -> doca_error_t {
-            with_event(event, |$e| $body)
-        }
-    };
-}
-
-se_call!(
+call!(event_lib;
     /// `doca_sync_event_publisher_add_location_cpu`.
     pub unsafe extern "C" fn doca_sync_event_publisher_add_location_cpu(event: *mut doca_sync_event, dev: *mut doca_dev) -> doca_error_t => |e| {
     // SAFETY: NULL or a live device handle.
     e.publisher_add_location_cpu(&unsafe { handle(dev, "dev") }?.dev)
 });
-se_call!(
+call!(event_lib;
     /// `doca_sync_event_publisher_add_location_dpa`.
     pub unsafe extern "C" fn doca_sync_event_publisher_add_location_dpa(event: *mut doca_sync_event, _dpa: *mut doca_dpa) -> doca_error_t => |e| e.publisher_add_location_dpa());
-se_call!(
+call!(event_lib;
     /// `doca_sync_event_publisher_add_location_gpu`.
     pub unsafe extern "C" fn doca_sync_event_publisher_add_location_gpu(event: *mut doca_sync_event, _gpu: *mut doca_gpu) -> doca_error_t => |e| e.publisher_add_location_gpu());
-se_call!(
+call!(event_lib;
     /// `doca_sync_event_publisher_add_location_dpu`.
     pub unsafe extern "C" fn doca_sync_event_publisher_add_location_dpu(event: *mut doca_sync_event) -> doca_error_t => |e| e.publisher_add_location_dpu());
-se_call!(
+call!(event_lib;
     /// `doca_sync_event_subscriber_add_location_cpu`.
     pub unsafe extern "C" fn doca_sync_event_subscriber_add_location_cpu(event: *mut doca_sync_event, dev: *mut doca_dev) -> doca_error_t => |e| {
     // SAFETY: NULL or a live device handle.
     e.subscriber_add_location_cpu(&unsafe { handle(dev, "dev") }?.dev)
 });
-se_call!(
+call!(event_lib;
     /// `doca_sync_event_subscriber_add_location_dpa`.
     pub unsafe extern "C" fn doca_sync_event_subscriber_add_location_dpa(event: *mut doca_sync_event, _dpa: *mut doca_dpa) -> doca_error_t => |e| e.subscriber_add_location_dpa());
-se_call!(
+call!(event_lib;
     /// `doca_sync_event_subscriber_add_location_gpu`.
     pub unsafe extern "C" fn doca_sync_event_subscriber_add_location_gpu(event: *mut doca_sync_event, _gpu: *mut doca_gpu) -> doca_error_t => |e| e.subscriber_add_location_gpu());
-se_call!(
+call!(event_lib;
     /// `doca_sync_event_subscriber_add_location_dpu`.
     pub unsafe extern "C" fn doca_sync_event_subscriber_add_location_dpu(event: *mut doca_sync_event) -> doca_error_t => |e| e.subscriber_add_location_dpu());
-se_call!(
+call!(event_lib;
     /// `doca_sync_event_set_addr`.
     pub unsafe extern "C" fn doca_sync_event_set_addr(event: *mut doca_sync_event, addr: *mut u64) -> doca_error_t => |e| {
     // SAFETY: the program's 8-byte aligned counter, valid until destroy (the C contract).
     unsafe { e.set_addr(addr) }
 });
-se_call!(
+call!(event_lib;
     /// `doca_sync_event_start`.
     pub unsafe extern "C" fn doca_sync_event_start(event: *mut doca_sync_event) -> doca_error_t => |e| e.start());
-se_call!(
+call!(event_lib;
     /// `doca_sync_event_stop`.
     pub unsafe extern "C" fn doca_sync_event_stop(event: *mut doca_sync_event) -> doca_error_t => |e| e.stop());
-se_call!(
+call!(event_lib;
     /// `doca_sync_event_get`.
     pub unsafe extern "C" fn doca_sync_event_get(event: *mut doca_sync_event, value: *mut u64) -> doca_error_t => |e| {
     let o = out_ptr(value, "value")?;
@@ -172,7 +162,7 @@ se_call!(
     unsafe { put(o, v) };
     Ok(())
 });
-se_call!(
+call!(event_lib;
     /// `doca_sync_event_update_add`.
     pub unsafe extern "C" fn doca_sync_event_update_add(event: *mut doca_sync_event, value: u64, fetched: *mut u64) -> doca_error_t => |e| {
     let before = e.update_add(value)?;
@@ -182,16 +172,16 @@ se_call!(
     }
     Ok(())
 });
-se_call!(
+call!(event_lib;
     /// `doca_sync_event_update_set`.
     pub unsafe extern "C" fn doca_sync_event_update_set(event: *mut doca_sync_event, value: u64) -> doca_error_t => |e| e.update_set(value));
-se_call!(
+call!(event_lib;
     /// `doca_sync_event_wait_gt`.
     pub unsafe extern "C" fn doca_sync_event_wait_gt(event: *mut doca_sync_event, value: u64, mask: u64) -> doca_error_t => |e| e.wait_gt(value, mask));
-se_call!(
+call!(event_lib;
     /// `doca_sync_event_wait_gt_yield`.
     pub unsafe extern "C" fn doca_sync_event_wait_gt_yield(event: *mut doca_sync_event, value: u64, mask: u64) -> doca_error_t => |e| e.wait_gt_yield(value, mask));
-se_call!(
+call!(event_lib;
     /// `doca_sync_event_export_to_dpu`.
     /// The descriptor stays valid, at the same address, until the event is destroyed.
     pub unsafe extern "C" fn doca_sync_event_export_to_dpu(event: *mut doca_sync_event, dev: *mut doca_dev, data: *mut *const u8, sz: *mut usize) -> doca_error_t => |e| {
@@ -207,13 +197,13 @@ se_call!(
     }
     Ok(())
 });
-se_call!(
+call!(event_lib;
     /// `doca_sync_event_export_to_dpa`.
     pub unsafe extern "C" fn doca_sync_event_export_to_dpa(event: *mut doca_sync_event, _dpa: *mut doca_dpa, _h: *mut doca_dpa_dev_sync_event_t) -> doca_error_t => |_e| Err(no_export("to a DPA")));
-se_call!(
+call!(event_lib;
     /// `doca_sync_event_export_to_gpu`.
     pub unsafe extern "C" fn doca_sync_event_export_to_gpu(event: *mut doca_sync_event, _gpu: *mut doca_gpu, _h: *mut *mut doca_gpu_dev_sync_event_t) -> doca_error_t => |_e| Err(no_export("to a GPU")));
-se_call!(
+call!(event_lib;
     /// `doca_sync_event_export_remote`.
     pub unsafe extern "C" fn doca_sync_event_export_remote(event: *mut doca_sync_event, _h: *mut doca_sync_event_remote_t) -> doca_error_t => |_e| Err(no_export("to a remote peer")));
 

@@ -104,10 +104,12 @@ pub struct MemcpyJob {
 }
 
 impl MemcpyJob {
-    /// Record slot of the destination.
-    pub const DST: usize = 0;
+    /// The job type.
+    pub const TYPE: u32 = JOB_MEMCPY;
     /// Record slot of the source.
-    pub const SRC: usize = 1;
+    pub const SRC: usize = JobRecord::SRC;
+    /// Record slot of the destination.
+    pub const DST: usize = JobRecord::DST;
 
     /// A memcpy job.
     pub fn new(src: doca_core::Buf, dst: doca_core::Buf, user_data: u64) -> MemcpyJob {
@@ -133,8 +135,8 @@ impl MemcpyJob {
         let mut r = JobRecord::new(JOB_MEMCPY, user_data);
         // SAFETY: the caller keeps both descriptors live while the job is in flight.
         unsafe {
-            r.set_buf_raw(MemcpyJob::DST, dst);
             r.set_buf_raw(MemcpyJob::SRC, src);
+            r.set_buf_raw(MemcpyJob::DST, dst);
         }
         r
     }
@@ -143,8 +145,8 @@ impl MemcpyJob {
 impl Job for MemcpyJob {
     fn into_record(self) -> JobRecord {
         let mut r = JobRecord::new(JOB_MEMCPY, self.user_data);
-        r.set_buf(MemcpyJob::DST, self.dst);
         r.set_buf(MemcpyJob::SRC, self.src);
+        r.set_buf(MemcpyJob::DST, self.dst);
         r
     }
 }

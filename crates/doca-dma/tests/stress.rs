@@ -10,7 +10,7 @@
 use doca_core::device::{self, Topology};
 use doca_core::{Buf, BufInventory, Dev, Mmap, WorkQ};
 use doca_dma::{Dma, MemcpyJob};
-use doca_ec::{Ec, EcJob, JOB_CREATE, Matrix, MatrixType};
+use doca_ec::{Ec, EcCreateJob, Matrix, MatrixType};
 use doca_sha::{Sha, ShaAlgo, ShaJob};
 use sha2::Digest;
 use std::time::{Duration, Instant};
@@ -116,10 +116,7 @@ fn worker(s: &Shared<'_>, seed: u64) -> (u64, u64) {
                     let src = buf(&inv, base, 4 * block, &data);
                     let dst = inv.buf_at(&mmap, base + REGION / 2, 2 * block).unwrap();
                     *w = Some(Want::Parity(parity));
-                    wq.submit_job(
-                        s.ec.as_ctx(),
-                        EcJob::new(JOB_CREATE, s.coding, src, dst, ud),
-                    )
+                    wq.submit_job(s.ec.as_ctx(), EcCreateJob::new(s.coding, src, dst, ud))
                 }
             };
             r.map_err(|(e, _)| e).unwrap();
@@ -136,7 +133,7 @@ fn worker(s: &Shared<'_>, seed: u64) -> (u64, u64) {
         let out = match &w {
             Want::Copy(_) => c.take_buf(MemcpyJob::DST),
             Want::Digest(_) => c.take_buf(ShaJob::RESP),
-            Want::Parity(_) => c.take_buf(EcJob::DST),
+            Want::Parity(_) => c.take_buf(EcCreateJob::DST),
         }
         .unwrap()
         .data_to_vec();

@@ -8,7 +8,7 @@
 //!
 //! ```
 //! use doca_core::{devinfo_list, AccessFlags, BufInventory, Mmap, WorkQ};
-//! use doca_ec::{Ec, EcJob, MatrixType};
+//! use doca_ec::{Ec, EcCreateJob, EcRecoverJob, MatrixType};
 //!
 //! let dev = devinfo_list()?[0].open()?;
 //! let (m, k, block) = (4, 2, 1024);
@@ -30,9 +30,9 @@
 //! let mut wq = WorkQ::new(4)?;
 //! ec.as_ctx().workq_add(&mut wq)?;
 //! let coding = ec.matrix_create(MatrixType::Cauchy, m, k)?;
-//! wq.submit_job(ec.as_ctx(), EcJob::create(&coding, src, parity, 1)).map_err(|(e, _)| e)?;
+//! wq.submit_job(ec.as_ctx(), EcCreateJob::new(&coding, src, parity, 1)).map_err(|(e, _)| e)?;
 //! let mut done = wq.wait(None)?;
-//! let parity = done.take_buf(EcJob::DST).unwrap();
+//! let parity = done.take_buf(EcCreateJob::DST).unwrap();
 //! assert_eq!(parity.data_len(), k * block);
 //! # drop(done); ec.as_ctx().workq_rm(&mut wq)?;
 //! # Ok::<(), doca_core::Error>(())
@@ -385,14 +385,54 @@ impl Ec {
     }
 }
 
-/// An erasure coding job (`struct doca_ec_job`, `doca_ec_job_create`,
+mod op {
+    /// Only this crate names erasure coding operations.
+    pub trait Sealed {}
+}
+
+/// An erasure coding operation: the type of [`EcJob`]s that run it.
+pub trait EcOp: op::Sealed {
+    /// Its job type (`DOCA_EC_JOB_*`).
+    const TYPE: u32;
+}
+
+/// Create: M data blocks in, K redundancy blocks out (a coding matrix).
+#[derive(Debug)]
+pub enum Create {}
+/// Recover: the M surviving blocks in, the missing blocks out (a recover matrix).
+#[derive(Debug)]
+pub enum Recover {}
+/// Update: old1, new1, ..., oldu, newu, then the K redundancy blocks in; the new
+/// redundancy blocks out (an update matrix).
+#[derive(Debug)]
+pub enum Update {}
+/// Galois multiply: the matrix's input blocks in, its output blocks out (any matrix).
+#[derive(Debug)]
+pub enum GaloisMul {}
+
+impl op::Sealed for Create {}
+impl op::Sealed for Recover {}
+impl op::Sealed for Update {}
+impl op::Sealed for GaloisMul {}
+impl EcOp for Create {
+    const TYPE: u32 = JOB_CREATE;
+}
+impl EcOp for Recover {
+    const TYPE: u32 = JOB_RECOVER;
+}
+impl EcOp for Update {
+    const TYPE: u32 = JOB_UPDATE;
+}
+impl EcOp for GaloisMul {
+    const TYPE: u32 = JOB_GALOIS_MUL;
+}
+
+/// An erasure coding job of operation `O` (`struct doca_ec_job`, `doca_ec_job_create`,
 /// `doca_ec_job_update`, `doca_ec_job_recover`): a matrix, a source (one buffer or a
 /// list) with the input blocks back to back, and a destination buffer the output
-/// blocks are appended to.
-#[derive(Debug)]
-pub struct EcJob {
-    /// `JOB_CREATE`, `JOB_UPDATE`, `JOB_RECOVER` or `JOB_GALOIS_MUL`.
-    pub job_type: u32,
+/// blocks are appended to. One type per operation: [`EcCreateJob`], [`EcRecoverJob`],
+/// [`EcUpdateJob`], [`EcGaloisMulJob`].
+pub struct EcJob<O: EcOp> {
     /// The matrix.
     pub matrix: Matrix,
     /// Source buffer (or list head).
@@ -401,79 +441,90 @@ pub struct EcJob {
     pub dst: Buf,
     /// Echoed in the completion.
     pub user_data: Data,
+    op: std::marker::PhantomData<O>,
 }
 
-impl EcJob {
-    /// Record slot of the source.
-    pub const SRC: usize = 0;
-    /// Record slot of the destination.
-    pub const DST: usize = 1;
+/// A create job.
+pub type EcCreateJob = EcJob<Create>;
+/// A recover job.
+pub type EcRecoverJob = EcJob<Recover>;
+/// An update job.
+pub type EcUpdateJob = EcJob<Update>;
+/// A Galois multiply job.
+pub type EcGaloisMulJob = EcJob<GaloisMul>;
 
-    /// A job of any EC type.
-    pub fn new(job_type: u32, matrix: &Matrix, src: Buf, dst: Buf, user_data: u64) -> EcJob {
+impl<O: EcOp> fmt::Debug for EcJob<O> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EcJob")
+            .field("type", &role_name(O::TYPE))
+            .field("matrix", &self.matrix)
+            .field("src", &self.src)
+            .field("dst", &self.dst)
+            .field("user_data", &self.user_data)
+            .finish()
+    }
+}
+
+impl<O: EcOp> EcJob<O> {
+    /// The job type.
+    pub const TYPE: u32 = O::TYPE;
+    /// Record slot of the source.
+    pub const SRC: usize = JobRecord::SRC;
+    /// Record slot of the destination.
+    pub const DST: usize = JobRecord::DST;
+
+    /// A job of this operation.
+    pub fn new(matrix: &Matrix, src: Buf, dst: Buf, user_data: u64) -> EcJob<O> {
         EcJob {
-            job_type,
             matrix: matrix.clone(),
             src,
             dst,
             user_data: Data(user_data),
+            op: std::marker::PhantomData,
         }
-    }
-
-    /// Create: M data blocks in, K redundancy blocks out (a coding matrix).
-    pub fn create(matrix: &Matrix, src: Buf, dst: Buf, user_data: u64) -> EcJob {
-        EcJob::new(JOB_CREATE, matrix, src, dst, user_data)
-    }
-
-    /// Recover: the M surviving blocks in, the missing blocks out (a recover matrix).
-    pub fn recover(matrix: &Matrix, src: Buf, dst: Buf, user_data: u64) -> EcJob {
-        EcJob::new(JOB_RECOVER, matrix, src, dst, user_data)
-    }
-
-    /// Update: old1, new1, ..., oldu, newu, then the K redundancy blocks in; the new
-    /// redundancy blocks out (an update matrix).
-    pub fn update(matrix: &Matrix, src: Buf, dst: Buf, user_data: u64) -> EcJob {
-        EcJob::new(JOB_UPDATE, matrix, src, dst, user_data)
-    }
-
-    /// Galois multiply: the matrix's input blocks in, its output blocks out (any matrix).
-    pub fn galois_mul(matrix: &Matrix, src: Buf, dst: Buf, user_data: u64) -> EcJob {
-        EcJob::new(JOB_GALOIS_MUL, matrix, src, dst, user_data)
     }
 }
 
-impl EcJob {
-    /// The record of a job of any EC type whose buffers stay the caller's (the C face);
-    /// the record keeps the matrix alive.
-    ///
-    /// # Safety
-    /// `src` and `dst` must be live descriptors until the job completes.
-    pub unsafe fn record_borrowed(
-        job_type: u32,
-        matrix: &Matrix,
-        src: *mut doca_core::BufDesc,
-        dst: *mut doca_core::BufDesc,
-        user_data: Data,
-    ) -> JobRecord {
-        let mut r = JobRecord::new(job_type, user_data);
-        // SAFETY: the caller keeps both descriptors live while the job is in flight.
-        unsafe {
-            r.set_buf_raw(EcJob::SRC, src);
-            r.set_buf_raw(EcJob::DST, dst);
-        }
-        r.aux = Some(matrix.inner.clone() as Arc<dyn Any + Send + Sync>);
-        r
-    }
-}
-
-impl Job for EcJob {
+impl<O: EcOp> Job for EcJob<O> {
     fn into_record(self) -> JobRecord {
-        let mut r = JobRecord::new(self.job_type, self.user_data);
-        r.set_buf(EcJob::SRC, self.src);
-        r.set_buf(EcJob::DST, self.dst);
+        let mut r = JobRecord::new(O::TYPE, self.user_data);
+        r.set_buf(JobRecord::SRC, self.src);
+        r.set_buf(JobRecord::DST, self.dst);
         r.aux = Some(self.matrix.inner as Arc<dyn Any + Send + Sync>);
         r
     }
+}
+
+/// The record of an erasure coding job whose type is chosen at run time
+/// (`job_type` one of the `JOB_*` constants; others are refused at submission).
+pub fn job_record(job_type: u32, matrix: &Matrix, src: Buf, dst: Buf, user_data: u64) -> JobRecord {
+    let mut r = JobRecord::new(job_type, Data(user_data));
+    r.set_buf(JobRecord::SRC, src);
+    r.set_buf(JobRecord::DST, dst);
+    r.aux = Some(matrix.inner.clone() as Arc<dyn Any + Send + Sync>);
+    r
+}
+
+/// The record of an erasure coding job of any type whose buffers stay the caller's (the
+/// C face); the record keeps the matrix alive.
+///
+/// # Safety
+/// `src` and `dst` must be live descriptors until the job completes.
+pub unsafe fn record_borrowed(
+    job_type: u32,
+    matrix: &Matrix,
+    src: *mut doca_core::BufDesc,
+    dst: *mut doca_core::BufDesc,
+    user_data: Data,
+) -> JobRecord {
+    let mut r = JobRecord::new(job_type, user_data);
+    // SAFETY: the caller keeps both descriptors live while the job is in flight.
+    unsafe {
+        r.set_buf_raw(JobRecord::SRC, src);
+        r.set_buf_raw(JobRecord::DST, dst);
+    }
+    r.aux = Some(matrix.inner.clone() as Arc<dyn Any + Send + Sync>);
+    r
 }
 
 struct EcOps {
@@ -534,7 +585,7 @@ impl EcOps {
                 matrix.role()
             )));
         }
-        let (Some(src), Some(dst)) = (job.buf(EcJob::SRC), job.buf(EcJob::DST)) else {
+        let (Some(src), Some(dst)) = (job.buf(JobRecord::SRC), job.buf(JobRecord::DST)) else {
             return Err(invalid("EC job needs a source and a destination buffer"));
         };
         let gf = matrix.gf();

@@ -5,10 +5,14 @@
 #![allow(clippy::result_large_err)]
 
 use doca_core::device::{self, Topology};
+use doca_core::exec::Job;
 use doca_core::{
     AccessFlags, Buf, BufInventory, Completion, Dev, ErrorCode, Mmap, RetrieveError, WorkQ,
 };
-use doca_ec::{Ec, EcJob, JOB_CREATE, JOB_GALOIS_MUL, JOB_RECOVER, JOB_UPDATE, Matrix, MatrixType};
+use doca_ec::{
+    Ec, EcCreateJob, EcGaloisMulJob, EcRecoverJob, EcUpdateJob, JOB_CREATE, JOB_GALOIS_MUL,
+    JOB_RECOVER, JOB_UPDATE, Matrix, MatrixType,
+};
 use std::time::Duration;
 
 /// A device running jobs on `threads` engine threads (each test file on its own bus).
@@ -96,7 +100,7 @@ impl Env {
         head.unwrap()
     }
 
-    fn submit(&mut self, job: EcJob) -> Result<(), doca_core::Error> {
+    fn submit(&mut self, job: impl Job) -> Result<(), doca_core::Error> {
         self.wq
             .submit_job(self.ec.as_ctx(), job)
             .map_err(|(e, _)| e)
@@ -107,10 +111,10 @@ impl Env {
     }
 
     /// Runs a job to completion; the destination's data.
-    fn run(&mut self, job: EcJob) -> Vec<u8> {
+    fn run(&mut self, job: impl Job) -> Vec<u8> {
         self.submit(job).unwrap();
         let mut c = self.wait().unwrap();
-        c.take_buf(EcJob::DST).unwrap().data_to_vec()
+        c.take_buf(doca_core::JobRecord::DST).unwrap().data_to_vec()
     }
 }
 
@@ -152,7 +156,7 @@ fn round_trip(
         e.buf(data.len(), &data)
     };
     let dst = e.buf(k * block, &[]);
-    let parity = e.run(EcJob::create(&coding, src, dst, 1));
+    let parity = e.run(EcCreateJob::new(&coding, src, dst, 1));
     assert_eq!(parity.len(), k * block);
     let all: Vec<&[u8]> = blocks(&data, m)
         .into_iter()
@@ -172,7 +176,7 @@ fn round_trip(
         e.buf(remaining.len(), &remaining)
     };
     let dst = e.buf(missing.len() * block, &[]);
-    let out = e.run(EcJob::recover(&rec, src, dst, 2));
+    let out = e.run(EcRecoverJob::new(&rec, src, dst, 2));
     for (o, &i) in missing.iter().enumerate() {
         assert!(
             out[o * block..(o + 1) * block] == *all[i as usize],
@@ -222,7 +226,7 @@ fn update_equals_re_encoding_and_galois_mul_equals_create() {
         let old = bytes(m * block, 11);
         let src = e.buf(old.len(), &old);
         let dst = e.buf(k * block, &[]);
-        let parity = e.run(EcJob::create(&coding, src, dst, 0));
+        let parity = e.run(EcCreateJob::new(&coding, src, dst, 0));
         // Data blocks 1 and 4 change.
         let mut new = old.clone();
         new[block..2 * block].copy_from_slice(&bytes(block, 12));
@@ -237,17 +241,17 @@ fn update_equals_re_encoding_and_galois_mul_equals_create() {
         src_bytes.extend_from_slice(&parity);
         let src = e.buf(src_bytes.len(), &src_bytes);
         let dst = e.buf(k * block, &[]);
-        let updated = e.run(EcJob::update(&upd, src, dst, 0));
+        let updated = e.run(EcUpdateJob::new(&upd, src, dst, 0));
         let src = e.buf(new.len(), &new);
         let dst = e.buf(k * block, &[]);
-        let fresh = e.run(EcJob::create(&coding, src, dst, 0));
+        let fresh = e.run(EcCreateJob::new(&coding, src, dst, 0));
         assert_eq!(
             updated, fresh,
             "updated redundancy differs from re-encoding"
         );
         let src = e.buf(new.len(), &new);
         let dst = e.buf(k * block, &[]);
-        assert_eq!(e.run(EcJob::galois_mul(&coding, src, dst, 0)), fresh);
+        assert_eq!(e.run(EcGaloisMulJob::new(&coding, src, dst, 0)), fresh);
     }
 }
 
@@ -270,8 +274,8 @@ fn raw_matrix_equals_the_named_one() {
     let (s1, d1) = (e.buf(data.len(), &data), e.buf(k * block, &[]));
     let (s2, d2) = (e.buf(data.len(), &data), e.buf(k * block, &[]));
     assert_eq!(
-        e.run(EcJob::create(&a, s1, d1, 0)),
-        e.run(EcJob::create(&b, s2, d2, 0))
+        e.run(EcCreateJob::new(&a, s1, d1, 0)),
+        e.run(EcCreateJob::new(&b, s2, d2, 0))
     );
 }
 
@@ -296,7 +300,7 @@ fn events_carry_job_type_and_user_data() {
             let src = e.buf(ins * block, &bytes(ins * block, i as u64));
             let dst = e.buf(outs * block, &[]);
             let ud = 0xEC00 + i as u64;
-            e.submit(EcJob::new(t, mx, src, dst, ud)).unwrap();
+            e.submit(doca_ec::job_record(t, mx, src, dst, ud)).unwrap();
             want.push((t, ud));
         }
         let mut got = Vec::new();
@@ -311,7 +315,7 @@ fn events_carry_job_type_and_user_data() {
     }
 }
 
-fn refused(e: &mut Env, job: EcJob, words: &str) {
+fn refused(e: &mut Env, job: impl Job, words: &str) {
     match e.wq.submit_job(e.ec.as_ctx(), job) {
         Err((err, _rec)) => {
             assert_eq!(err.code(), ErrorCode::InvalidValue, "{err}");
@@ -399,41 +403,45 @@ fn misuse_is_refused_with_a_reason() {
     let (s, t) = (e.buf(4 * block, &d), e.buf(2 * block, &[]));
     refused(
         &mut e,
-        EcJob::create(&foreign, s, t, 0),
+        EcCreateJob::new(&foreign, s, t, 0),
         "another EC context",
     );
     let (s, t) = (e.buf(4 * block, &d), e.buf(2 * block, &[]));
     refused(
         &mut e,
-        EcJob::recover(&coding, s, t, 0),
+        EcRecoverJob::new(&coding, s, t, 0),
         "needs a Recover matrix",
     );
     let (s, t) = (e.buf(4 * block, &d), e.buf(2 * block, &[]));
     refused(
         &mut e,
-        EcJob::create(&rec, s, t, 0),
+        EcCreateJob::new(&rec, s, t, 0),
         "needs a Coding matrix",
     );
     let (s, t) = (e.buf(4 * 100, &d[..400]), e.buf(2 * block, &[]));
-    refused(&mut e, EcJob::create(&coding, s, t, 0), "multiple of 64");
+    refused(&mut e, EcCreateJob::new(&coding, s, t, 0), "multiple of 64");
     let three = e.ec.matrix_create(MatrixType::Cauchy, 3, 2).unwrap();
     let (s, t) = (e.buf(4 * 64, &d[..256]), e.buf(2 * block, &[]));
-    refused(&mut e, EcJob::create(&three, s, t, 0), "not 3 equal blocks");
+    refused(
+        &mut e,
+        EcCreateJob::new(&three, s, t, 0),
+        "not 3 equal blocks",
+    );
     let (s, t) = (e.buf(4 * block, &d), e.buf(2 * block - 64, &[]));
     refused(
         &mut e,
-        EcJob::create(&coding, s, t, 0),
+        EcCreateJob::new(&coding, s, t, 0),
         "destination tailroom",
     );
     let s = e.list(&d, &[100, 4 * block - 100]);
     let t = e.buf(2 * block, &[]);
-    refused(&mut e, EcJob::create(&coding, s, t, 0), "multiple of 64");
+    refused(&mut e, EcCreateJob::new(&coding, s, t, 0), "multiple of 64");
     let s = e.buf(4 * block, &d);
     let mut t = e.buf(block, &[]);
     t.chain(e.buf(block, &[])).map_err(|(e, _)| e).unwrap();
     refused(
         &mut e,
-        EcJob::create(&coding, s, t, 0),
+        EcCreateJob::new(&coding, s, t, 0),
         "one buffer, not a list",
     );
     // Overlap: the destination's tailroom is inside the source.
@@ -442,7 +450,7 @@ fn misuse_is_refused_with_a_reason() {
     let mut s = e.inv.buf_at(&e.mmap, off, 4 * block).unwrap();
     s.write_data(&d).unwrap();
     let t = e.inv.buf_at(&e.mmap, off + 2 * block, 4 * block).unwrap();
-    refused(&mut e, EcJob::create(&coding, s, t, 0), "overlap");
+    refused(&mut e, EcCreateJob::new(&coding, s, t, 0), "overlap");
     assert_eq!(e.wq.inflight(), 0);
 }
 
@@ -452,7 +460,7 @@ fn a_read_only_destination_fails_the_job() {
         let mut e = Env::new(&dev, 1 << 16, AccessFlags::LOCAL_READ_ONLY);
         let coding = e.ec.matrix_create(MatrixType::Cauchy, 2, 1).unwrap();
         let (s, t) = (e.buf(128, &bytes(128, 3)), e.buf(64, &[]));
-        e.submit(EcJob::create(&coding, s, t, 77)).unwrap();
+        e.submit(EcCreateJob::new(&coding, s, t, 77)).unwrap();
         match e.wait() {
             Err(RetrieveError::IoFailed(c)) => {
                 assert_eq!(c.event().user_data.u64(), 77);
@@ -522,11 +530,10 @@ fn room_in_a_destination_goes_to_one_job() {
             // A gap that nothing may write.
             e.next += 2 * block;
             let dst2 = dst.refcount_add().unwrap();
-            e.submit(EcJob::new(JOB_CREATE, &coding, a, dst, 1))
-                .unwrap();
+            e.submit(EcCreateJob::new(&coding, a, dst, 1)).unwrap();
             // Jobs run at submit inline: there the second is refused at once.
             let mut jobs = 2;
-            if let Err(x) = e.submit(EcJob::new(JOB_CREATE, &coding, b, dst2, 2)) {
+            if let Err(x) = e.submit(EcCreateJob::new(&coding, b, dst2, 2)) {
                 assert_eq!(x.code(), ErrorCode::InvalidValue);
                 jobs = 1;
             }
@@ -536,7 +543,7 @@ fn room_in_a_destination_goes_to_one_job() {
                 match e.wait() {
                     Ok(mut c) => {
                         won.push(c.event().user_data.u64());
-                        out = c.take_buf(EcJob::DST).unwrap().data_to_vec();
+                        out = c.take_buf(doca_core::JobRecord::DST).unwrap().data_to_vec();
                     }
                     Err(RetrieveError::IoFailed(c)) => {
                         assert_eq!(c.event().result, ErrorCode::InvalidValue as u64);
@@ -556,7 +563,7 @@ fn room_in_a_destination_goes_to_one_job() {
             let data = if won[0] == 1 { &da } else { &db };
             let src = e.buf(4 * block, data);
             let alone = e.buf(2 * block, &[]);
-            assert_eq!(out, e.run(EcJob::new(JOB_CREATE, &coding, src, alone, 3)));
+            assert_eq!(out, e.run(EcCreateJob::new(&coding, src, alone, 3)));
         }
     }
 }

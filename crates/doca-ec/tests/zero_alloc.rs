@@ -2,8 +2,9 @@
 //! threads) and retrieving EC jobs allocates nothing, on both engines.
 
 use doca_core::device::{self, Topology};
+use doca_core::exec::Job;
 use doca_core::{AccessFlags, Buf, BufInventory, Dev, Mmap, WorkQ};
-use doca_ec::{Ec, EcJob, MatrixType};
+use doca_ec::{Ec, EcCreateJob, EcRecoverJob, MatrixType};
 use std::time::Duration;
 
 #[global_allocator]
@@ -51,9 +52,9 @@ fn ec_jobs_allocate_nothing() {
                 for (i, (src, mut dst)) in bufs.drain(..).enumerate() {
                     dst.reset_data_len();
                     let job = if i == 0 {
-                        EcJob::create(&coding, src, dst, i as u64)
+                        EcCreateJob::new(&coding, src, dst, i as u64).into_record()
                     } else {
-                        EcJob::recover(&rec, src, dst, i as u64)
+                        EcRecoverJob::new(&rec, src, dst, i as u64).into_record()
                     };
                     wq.submit_job(ec.as_ctx(), job).map_err(|(e, _)| e).unwrap();
                 }
@@ -62,8 +63,8 @@ fn ec_jobs_allocate_nothing() {
                     let mut c = wq.wait(Some(Duration::from_secs(30))).unwrap();
                     let i = c.event().user_data.u64() as usize;
                     back[i] = Some((
-                        c.take_buf(EcJob::SRC).unwrap(),
-                        c.take_buf(EcJob::DST).unwrap(),
+                        c.take_buf(EcCreateJob::SRC).unwrap(),
+                        c.take_buf(EcCreateJob::DST).unwrap(),
                     ));
                 }
                 doca_testkit::set_counting(false);

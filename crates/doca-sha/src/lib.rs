@@ -279,10 +279,10 @@ pub struct ShaJob {
 }
 
 impl ShaJob {
-    /// Record slot of the request.
-    pub const REQ: usize = 0;
-    /// Record slot of the response.
-    pub const RESP: usize = 1;
+    /// Record slot of the request (the source).
+    pub const REQ: usize = JobRecord::SRC;
+    /// Record slot of the response (the destination).
+    pub const RESP: usize = JobRecord::DST;
 
     /// A one-shot job.
     pub fn new(algo: ShaAlgo, req: Buf, resp: Buf, user_data: u64) -> ShaJob {

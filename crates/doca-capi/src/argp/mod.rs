@@ -1,5 +1,6 @@
 //! `doca_argp.h`: command-line and JSON configuration parsing for DOCA programs.
 
+use crate::take_handle;
 use crate::{
     Result, doca_argp_type, doca_error_t, err, ffi, ffi_value, free_handle, handle, invalid,
     new_handle, out_ptr, put,
@@ -311,7 +312,7 @@ pub unsafe extern "C" fn doca_argp_register_param(
             ));
         }
         // SAFETY: a boxed parameter from doca_argp_param_create; ownership moves here.
-        p.params.push(unsafe { Box::from_raw(input_param) });
+        p.params.push(unsafe { take_handle(input_param, "param") }?);
         Ok(())
     })
 }

@@ -57,6 +57,11 @@ impl fmt::Debug for JobRecord {
 }
 
 impl JobRecord {
+    /// The slot of a job's source (one buffer or a list head), in every library.
+    pub const SRC: usize = 0;
+    /// The slot of a job's destination, in every library.
+    pub const DST: usize = 1;
+
     #[inline]
     /// A record with no buffers.
     pub fn new(job_type: u32, user_data: Data) -> JobRecord {
@@ -289,6 +294,14 @@ impl std::error::Error for RetrieveError {}
 pub trait Job {
     /// The record, owning the job's buffers while in flight.
     fn into_record(self) -> JobRecord;
+}
+
+/// A record made by hand (or with its job type chosen at run time) is submitted as it is.
+impl Job for JobRecord {
+    #[inline]
+    fn into_record(self) -> JobRecord {
+        self
+    }
 }
 
 impl From<RetrieveError> for Error {

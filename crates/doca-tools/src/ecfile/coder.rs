@@ -4,7 +4,7 @@
 use crate::io_error;
 use doca_core::RetrieveError;
 use doca_core::{BufInventory, Dev, Error, ErrorCode, Mmap, Result, WorkQ};
-use doca_ec::{Ec, EcJob, Matrix};
+use doca_ec::{Ec, EcJob, EcOp, Matrix};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -60,10 +60,9 @@ impl StripeCoder {
 
     /// `fill` writes the matrix's inputs (`len` bytes each, back to back) into the
     /// first area; the job runs; `take` reads the outputs.
-    pub(super) fn run(
+    pub(super) fn run<O: EcOp>(
         &mut self,
         matrix: &Matrix,
-        job_type: u32,
         len: usize,
         fill: impl FnOnce(&mut [u8]) -> Result<()>,
         take: impl FnOnce(&[u8]) -> Result<()>,
@@ -73,7 +72,7 @@ impl StripeCoder {
         let src = self.inv.buf_with_data_at(&self.mmap, 0, ins * len)?;
         let dst = self.inv.buf_at(&self.mmap, self.out_at, outs * len)?;
         self.wq
-            .submit_job(self.ec.as_ctx(), EcJob::new(job_type, matrix, src, dst, 0))
+            .submit_job(self.ec.as_ctx(), EcJob::<O>::new(matrix, src, dst, 0))
             .map_err(|(e, _)| e)?;
         match self.wq.wait(Some(Duration::from_secs(600))) {
             Ok(c) => drop(c),

@@ -13,7 +13,7 @@
 
 use crate::{AtomicFile, io_error};
 use doca_core::{Dev, Error, ErrorCode, Result};
-use doca_ec::{JOB_CREATE, JOB_RECOVER, MatrixType};
+use doca_ec::{Create, MatrixType, Recover};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -178,9 +178,8 @@ pub fn encode(
                     return Ok(());
                 };
                 let (head, tail) = buf[..n * len].split_at_mut(data * len);
-                coder.run(
+                coder.run::<Create>(
                     &coding,
-                    JOB_CREATE,
                     len,
                     |ins| {
                         for (i, chunk) in ins.chunks_mut(len).enumerate() {
@@ -588,9 +587,8 @@ pub fn recover(
                     put(&out, sources[k], off, &plain[..len])?;
                 }
             }
-            Some(r) => coder.run(
+            Some(r) => coder.run::<Recover>(
                 r,
-                JOB_RECOVER,
                 len,
                 |ins| {
                     for (k, chunk) in ins.chunks_mut(len).enumerate() {
@@ -617,9 +615,8 @@ pub fn recover(
         {
             let f = full.borrow();
             let data = &f[..layout.data * len];
-            c.run(
+            c.run::<Create>(
                 m,
-                JOB_CREATE,
                 len,
                 |ins| {
                     ins.copy_from_slice(data);
@@ -785,9 +782,8 @@ pub fn verify(
         while off < layout.block {
             crate::cleanup::interrupted()?;
             let len = stripe.min((layout.block - off) as usize);
-            coder.run(
+            coder.run::<Create>(
                 &coding,
-                JOB_CREATE,
                 len,
                 |ins| {
                     for (i, chunk) in ins.chunks_mut(len).enumerate() {
