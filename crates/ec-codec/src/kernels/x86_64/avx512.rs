@@ -1,77 +1,57 @@
 //! AVX-512BW: nibble-table shuffles on 512-bit registers, 64 bytes per step.
 
-use super::PREFETCH_AHEAD;
-use crate::kernels::{ColKind, Tables};
+use super::vector::Multiplier;
+use crate::kernels::Tables;
 use std::arch::x86_64::*;
 
-driver!("avx512f,avx512bw", Tables, |_| 16, group);
+driver!("avx512f,avx512bw", Shuffle512, |_| 16);
 
-#[target_feature(enable = "avx512f,avx512bw")]
-unsafe fn group<P: Tables, const N: usize, const DENSE: bool>(
-    p: &P,
-    ins: &[*const u8],
-    outs: &[*mut u8],
-    r0: usize,
-    off: usize,
-    len: usize,
-    nt: bool,
-) {
-    let mask = _mm512_set1_epi8(0x0f);
-    let mut pos = off;
-    let end = off + len;
-    while pos < end {
-        let mut acc = [_mm512_setzero_si512(); N];
-        if P::ACCUMULATE {
-            for (k, a) in acc.iter_mut().enumerate() {
-                // SAFETY: the output is readable and writable over the range.
-                *a = unsafe { _mm512_loadu_si512(outs[r0 + k].add(pos).cast()) };
-            }
+/// Nibble-table multiplication on 512-bit registers: a coefficient is its low- and
+/// high-nibble product tables, each in all four lanes.
+pub(crate) struct Shuffle512;
+
+impl<P: Tables> Multiplier<P> for Shuffle512 {
+    type R = __m512i;
+    const TWO_REGISTERS_UP_TO: usize = 0;
+    const ACCUMULATES: bool = true;
+    type Coef = (__m512i, __m512i);
+    type Split = (__m512i, __m512i);
+
+    type Consts = __m512i;
+
+    #[inline(always)]
+    unsafe fn consts() -> __m512i {
+        // SAFETY: the CPU supports the kernel's features (the trait's contract).
+        unsafe { _mm512_set1_epi8(0x0f) }
+    }
+
+    #[inline(always)]
+    unsafe fn split(x: __m512i, mask: __m512i) -> Self::Split {
+        // SAFETY: AVX-512BW (the trait's contract).
+        unsafe {
+            (
+                _mm512_and_si512(x, mask),
+                _mm512_and_si512(_mm512_srli_epi64::<4>(x), mask),
+            )
         }
-        for (c, &src) in ins.iter().enumerate() {
-            let kind = if DENSE {
-                ColKind::Mul
-            } else {
-                p.col_kind(c, r0, N)
-            };
-            if kind == ColKind::Zero {
-                continue;
-            }
-            // SAFETY: pos + 64 <= end and the input is readable over the range.
-            let x = unsafe { _mm512_loadu_si512(src.add(pos).cast()) };
-            if let ColKind::Xor(bits) = kind {
-                for (k, a) in acc.iter_mut().enumerate() {
-                    if bits >> k & 1 != 0 {
-                        *a = _mm512_xor_si512(*a, x);
-                    }
-                }
-                continue;
-            }
-            _mm_prefetch::<_MM_HINT_T0>(src.wrapping_add(pos + PREFETCH_AHEAD).cast());
-            let lo = _mm512_and_si512(x, mask);
-            let hi = _mm512_and_si512(_mm512_srli_epi64::<4>(x), mask);
-            for (k, a) in acc.iter_mut().enumerate() {
-                let t = p.table(c, r0 + k).cast::<u8>();
-                // SAFETY: c < cols and r0 + k < rows, so the 32-byte table is readable:
-                // low then high nibble products.
-                let tl = unsafe { _mm512_broadcast_i32x4(_mm_loadu_si128(t.cast())) };
-                // SAFETY: as above.
-                let th = unsafe { _mm512_broadcast_i32x4(_mm_loadu_si128(t.add(16).cast())) };
-                let prod =
-                    _mm512_xor_si512(_mm512_shuffle_epi8(tl, lo), _mm512_shuffle_epi8(th, hi));
-                *a = _mm512_xor_si512(*a, prod);
-            }
+    }
+
+    #[inline(always)]
+    unsafe fn coef(p: &P, c: usize, r: usize) -> Self::Coef {
+        let t = p.table(c, r).cast::<u8>();
+        // SAFETY: c < cols and r < rows, so the 32-byte table is readable: low then high
+        // nibble products.
+        unsafe {
+            (
+                _mm512_broadcast_i32x4(_mm_loadu_si128(t.cast())),
+                _mm512_broadcast_i32x4(_mm_loadu_si128(t.add(16).cast())),
+            )
         }
-        for (k, a) in acc.iter().enumerate() {
-            // SAFETY: the output is writable over the range.
-            let dst = unsafe { outs[r0 + k].add(pos) };
-            if nt {
-                // SAFETY: nt is only set for 64-byte-aligned outputs.
-                unsafe { _mm512_stream_si512(dst.cast(), *a) };
-            } else {
-                // SAFETY: as above.
-                unsafe { _mm512_storeu_si512(dst.cast(), *a) };
-            }
-        }
-        pos += 64;
+    }
+
+    #[inline(always)]
+    unsafe fn mul((lo, hi): Self::Split, (tl, th): Self::Coef) -> __m512i {
+        // SAFETY: AVX-512BW (the trait's contract).
+        unsafe { _mm512_xor_si512(_mm512_shuffle_epi8(tl, lo), _mm512_shuffle_epi8(th, hi)) }
     }
 }

@@ -29,30 +29,34 @@ macro_rules! for_n {
     };
 }
 
-/// The driver shared by every SIMD kernel, generic over the matrix view `$bound` it
-/// needs. Outputs are computed in groups of at most `$g(p)` (a function of the matrix),
+/// The driver shared by every SIMD kernel. Outputs are computed in groups of at most `$g(p)` (a function of the matrix),
 /// each held in registers while every source
 /// is read once. With one group the kernel streams straight from the sources. With
 /// several, every group reads every source again, so the block length is walked in tiles
 /// and each tile of every source is first copied into a stack buffer ([`staged`]) that
 /// the groups then read: blocks that start at the same offset in their pages would
 /// otherwise all land in the same few L1 cache sets and evict each other between groups.
+///
+/// Each group runs [`vector::multiply`] with the kernel's [`Multiplier`](vector::Multiplier)
+/// `$m`, inside functions compiled with the kernel's features `$feat`.
 macro_rules! driver {
-    ($feat:literal, $bound:path, $g:expr, $group:ident) => {
+    ($feat:literal, $m:ty, $g:expr) => {
         /// Runs the kernel over `[off, off + len)`.
         ///
         /// # Safety
         /// The CPU must support the kernel's features; inputs readable and outputs
         /// writable over the range; outputs overlap nothing; `len` a multiple of 64.
         #[target_feature(enable = $feat)]
-        pub(crate) unsafe fn run<P: $bound>(
+        pub(crate) unsafe fn run<P: $crate::kernels::Tables>(
             p: &P,
             ins: &[*const u8],
             outs: &[*mut u8],
             off: usize,
             len: usize,
             nt: bool,
-        ) {
+        ) where
+            $m: $crate::kernels::x86_64::vector::Multiplier<P>,
+        {
             if outs.len() <= ($g)(p) {
                 // SAFETY: forwarded contract.
                 unsafe { groups(p, ins, outs, off, len, nt) };
@@ -75,14 +79,16 @@ macro_rules! driver {
         /// # Safety
         /// As for `run`.
         #[target_feature(enable = $feat)]
-        unsafe fn groups<P: $bound>(
+        unsafe fn groups<P: $crate::kernels::Tables>(
             p: &P,
             ins: &[*const u8],
             outs: &[*mut u8],
             off: usize,
             len: usize,
             nt: bool,
-        ) {
+        ) where
+            $m: $crate::kernels::x86_64::vector::Multiplier<P>,
+        {
             let rows = outs.len();
             let g: usize = ($g)(p);
             let mut r0 = 0;
@@ -90,12 +96,40 @@ macro_rules! driver {
                 let n = (rows - r0).min(g);
                 if p.all_mul(r0, n) {
                     // SAFETY: forwarded contract; n <= g and r0 + n <= rows.
-                    unsafe { for_n!(n, $group, true, p, ins, outs, r0, off, len, nt) };
+                    unsafe { for_n!(n, group, true, p, ins, outs, r0, off, len, nt) };
                 } else {
                     // SAFETY: as above.
-                    unsafe { for_n!(n, $group, false, p, ins, outs, r0, off, len, nt) };
+                    unsafe { for_n!(n, group, false, p, ins, outs, r0, off, len, nt) };
                 }
                 r0 += n;
+            }
+        }
+
+        /// Outputs `r0 .. r0 + N` (see `multiply`).
+        ///
+        /// # Safety
+        /// As for `run`; `r0 + N <= outs.len()`.
+        #[target_feature(enable = $feat)]
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn group<P: $crate::kernels::Tables, const N: usize, const DENSE: bool>(
+            p: &P,
+            ins: &[*const u8],
+            outs: &[*mut u8],
+            r0: usize,
+            off: usize,
+            len: usize,
+            nt: bool,
+        ) where
+            $m: $crate::kernels::x86_64::vector::Multiplier<P>,
+        {
+            use $crate::kernels::x86_64::vector::{Multiplier, multiply};
+            if N <= <$m as Multiplier<P>>::TWO_REGISTERS_UP_TO {
+                // SAFETY: forwarded contract; the kernel's features are enabled here and
+                // len is a multiple of 64.
+                unsafe { multiply::<P, $m, N, 2, DENSE>(p, ins, outs, r0, off, len, nt) }
+            } else {
+                // SAFETY: as above.
+                unsafe { multiply::<P, $m, N, 1, DENSE>(p, ins, outs, r0, off, len, nt) }
             }
         }
     };
@@ -169,3 +203,4 @@ pub(crate) unsafe fn staged(
 pub(crate) mod avx2;
 pub(crate) mod avx512;
 pub(crate) mod gfni;
+pub(crate) mod vector;

@@ -1,0 +1,240 @@
+//! The one multiply-accumulate loop of every x86-64 kernel, generic over a [`Register`]
+//! type and a [`Multiplier`] (how a source is multiplied by a coefficient). Each kernel is a
+//! `#[target_feature]` shim that picks its vector type; everything here is
+//! `#[inline(always)]`, so the loop and the intrinsics are compiled inside the shim with
+//! its features.
+
+use super::PREFETCH_AHEAD;
+use crate::kernels::{ColKind, Tables};
+use std::arch::x86_64::*;
+
+/// A SIMD register of bytes.
+pub(crate) trait Register: Copy {
+    /// Bytes per register.
+    const BYTES: usize;
+    /// All zero.
+    ///
+    /// # Safety
+    /// The CPU supports the register's features (as for every method).
+    unsafe fn zero() -> Self;
+    /// Loads `BYTES` bytes, unaligned.
+    ///
+    /// # Safety
+    /// `p` is readable for `BYTES` bytes.
+    unsafe fn load(p: *const u8) -> Self;
+    /// Stores `BYTES` bytes, with a non-temporal store when `nt`.
+    ///
+    /// # Safety
+    /// `p` is writable for `BYTES` bytes, and aligned to `BYTES` when `nt`.
+    unsafe fn store(self, p: *mut u8, nt: bool);
+    /// Bytewise XOR.
+    ///
+    /// # Safety
+    /// As for [`zero`](Register::zero).
+    unsafe fn xor(self, other: Self) -> Self;
+}
+
+/// How a kernel multiplies registers by the coefficients of a matrix view `P`.
+pub(crate) trait Multiplier<P: ?Sized> {
+    /// The register type.
+    type R: Register;
+    /// Passes of up to this many outputs hold two registers of each output per step
+    /// (every loaded coefficient then serves two registers); larger passes hold one.
+    const TWO_REGISTERS_UP_TO: usize;
+    /// Whether the kernel can add to its outputs (`Tables::ACCUMULATE`).
+    const ACCUMULATES: bool;
+    /// A coefficient made ready to multiply by (nibble tables, or a bit matrix).
+    type Coef: Copy;
+    /// A source register made ready to be multiplied (its nibbles, or itself).
+    type Split: Copy;
+    /// Constants the kernel keeps in registers for a whole call (the nibble mask).
+    type Consts: Copy;
+    /// The constants.
+    ///
+    /// # Safety
+    /// The CPU supports the kernel's features (as for every method).
+    unsafe fn consts() -> Self::Consts;
+    /// Prepares a source register for its multiplications.
+    ///
+    /// # Safety
+    /// As for [`consts`](Multiplier::consts).
+    unsafe fn split(x: Self::R, k: Self::Consts) -> Self::Split;
+    /// Coefficient (`c`, `r`) of `p`.
+    ///
+    /// # Safety
+    /// As for [`consts`](Multiplier::consts); `c < p.cols()` and `r < p.rows()`.
+    unsafe fn coef(p: &P, c: usize, r: usize) -> Self::Coef;
+    /// The product of a prepared source and a coefficient.
+    ///
+    /// # Safety
+    /// As for [`consts`](Multiplier::consts).
+    unsafe fn mul(s: Self::Split, k: Self::Coef) -> Self::R;
+}
+
+/// Outputs `r0 .. r0 + N` over `[off, off + len)`: each step holds `S` registers of
+/// every output, reads every source once, and adds its products (or, for a column of
+/// 0s and 1s, the source itself) to the outputs. `DENSE`: every coefficient is a
+/// general one (no per-column check). With `P::ACCUMULATE` the outputs' bytes are
+/// added to, else overwritten.
+///
+/// # Safety
+/// The CPU supports `M`'s features; inputs readable and outputs writable over the range;
+/// `len` a multiple of `S * M::R::BYTES`; `r0 + N <= outs.len()`; outputs 64-byte aligned
+/// when `nt`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
+pub(crate) unsafe fn multiply<P, M, const N: usize, const S: usize, const DENSE: bool>(
+    p: &P,
+    ins: &[*const u8],
+    outs: &[*mut u8],
+    r0: usize,
+    off: usize,
+    len: usize,
+    nt: bool,
+) where
+    P: Tables,
+    M: Multiplier<P>,
+{
+    const {
+        assert!(
+            M::ACCUMULATES || !P::ACCUMULATE,
+            "this kernel overwrites its outputs"
+        )
+    };
+    // SAFETY: the CPU supports M's features (the caller's contract).
+    let consts = unsafe { M::consts() };
+    let mut pos = off;
+    let end = off + len;
+    while pos < end {
+        // acc[k][j]: output r0 + k, register j of the step. Indexed loops over the
+        // constant bounds keep every value in registers.
+        // SAFETY: the CPU supports M's features (the caller's contract, as for every call
+        // below).
+        let mut acc = [[unsafe { M::R::zero() }; S]; N];
+        if P::ACCUMULATE {
+            for k in 0..N {
+                for j in 0..S {
+                    // SAFETY: the output is readable and writable over the range.
+                    acc[k][j] = unsafe { M::R::load(outs[r0 + k].add(pos + M::R::BYTES * j)) };
+                }
+            }
+        }
+        for (c, &src) in ins.iter().enumerate() {
+            let kind = if DENSE {
+                ColKind::Mul
+            } else {
+                p.col_kind(c, r0, N)
+            };
+            if kind == ColKind::Zero {
+                continue;
+            }
+            // SAFETY: as above.
+            let mut x = [unsafe { M::R::zero() }; S];
+            for j in 0..S {
+                // SAFETY: pos + S * BYTES <= end and the input is readable over the range.
+                x[j] = unsafe { M::R::load(src.add(pos + M::R::BYTES * j)) };
+            }
+            if let ColKind::Xor(bits) = kind {
+                for k in 0..N {
+                    if bits >> k & 1 != 0 {
+                        for j in 0..S {
+                            // SAFETY: as above.
+                            acc[k][j] = unsafe { acc[k][j].xor(x[j]) };
+                        }
+                    }
+                }
+                continue;
+            }
+            // SAFETY: SSE is part of x86-64; a prefetch never faults, so an address past
+            // the block is harmless.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(src.wrapping_add(pos + PREFETCH_AHEAD).cast()) };
+            // SAFETY: as above.
+            let mut s = [unsafe { M::split(x[0], consts) }; S];
+            for j in 1..S {
+                // SAFETY: as above.
+                s[j] = unsafe { M::split(x[j], consts) };
+            }
+            for k in 0..N {
+                // SAFETY: c < cols and r0 + k < rows.
+                let t = unsafe { M::coef(p, c, r0 + k) };
+                for j in 0..S {
+                    // SAFETY: as above.
+                    acc[k][j] = unsafe { acc[k][j].xor(M::mul(s[j], t)) };
+                }
+            }
+        }
+        for k in 0..N {
+            for j in 0..S {
+                // SAFETY: the output is writable over the range, and aligned when nt.
+                unsafe { acc[k][j].store(outs[r0 + k].add(pos + M::R::BYTES * j), nt) };
+            }
+        }
+        pos += M::R::BYTES * S;
+    }
+}
+
+impl Register for __m256i {
+    const BYTES: usize = 32;
+
+    #[inline(always)]
+    unsafe fn zero() -> Self {
+        // SAFETY: the CPU supports AVX (the trait's contract).
+        unsafe { _mm256_setzero_si256() }
+    }
+
+    #[inline(always)]
+    unsafe fn load(p: *const u8) -> Self {
+        // SAFETY: readable for 32 bytes (the trait's contract).
+        unsafe { _mm256_loadu_si256(p.cast()) }
+    }
+
+    #[inline(always)]
+    unsafe fn store(self, p: *mut u8, nt: bool) {
+        if nt {
+            // SAFETY: writable and 32-byte aligned (the trait's contract).
+            unsafe { _mm256_stream_si256(p.cast(), self) }
+        } else {
+            // SAFETY: writable for 32 bytes.
+            unsafe { _mm256_storeu_si256(p.cast(), self) }
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn xor(self, other: Self) -> Self {
+        // SAFETY: the CPU supports AVX2 (the trait's contract).
+        unsafe { _mm256_xor_si256(self, other) }
+    }
+}
+
+impl Register for __m512i {
+    const BYTES: usize = 64;
+
+    #[inline(always)]
+    unsafe fn zero() -> Self {
+        // SAFETY: the CPU supports AVX-512F (the trait's contract).
+        unsafe { _mm512_setzero_si512() }
+    }
+
+    #[inline(always)]
+    unsafe fn load(p: *const u8) -> Self {
+        // SAFETY: readable for 64 bytes (the trait's contract).
+        unsafe { _mm512_loadu_si512(p.cast()) }
+    }
+
+    #[inline(always)]
+    unsafe fn store(self, p: *mut u8, nt: bool) {
+        if nt {
+            // SAFETY: writable and 64-byte aligned (the trait's contract).
+            unsafe { _mm512_stream_si512(p.cast(), self) }
+        } else {
+            // SAFETY: writable for 64 bytes.
+            unsafe { _mm512_storeu_si512(p.cast(), self) }
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn xor(self, other: Self) -> Self {
+        // SAFETY: the CPU supports AVX-512F (the trait's contract).
+        unsafe { _mm512_xor_si512(self, other) }
+    }
+}
