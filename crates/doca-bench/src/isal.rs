@@ -11,7 +11,7 @@
 
 use crate::median;
 use clap::Args;
-use std::ffi::{CString, c_int, c_void};
+use std::ffi::{CString, OsStr, c_int, c_void};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -45,19 +45,29 @@ fn fail(msg: &str) -> ! {
 /// Installs our library into the target directory (release build) and returns its lib dir.
 fn ours_dir() -> PathBuf {
     let prefix = root().join("target/tmp/isal-bench/prefix");
+    script(
+        "install-isal-compat.sh",
+        &[OsStr::new("--prefix"), prefix.as_os_str()],
+        "",
+    );
+    prefix.join("lib")
+}
+
+/// Runs `scripts/NAME` with bash and returns its standard output; a failure ends the
+/// benchmark with the script's standard error (and `hint`).
+fn script(name: &str, args: &[&OsStr], hint: &str) -> String {
     let out = Command::new("bash")
-        .arg(root().join("scripts/install-isal-compat.sh"))
-        .arg("--prefix")
-        .arg(&prefix)
+        .arg(root().join("scripts").join(name))
+        .args(args)
         .output()
-        .unwrap_or_else(|e| fail(&format!("cannot run install-isal-compat.sh: {e}")));
+        .unwrap_or_else(|e| fail(&format!("cannot run {name}: {e}")));
     if !out.status.success() {
         fail(&format!(
-            "install-isal-compat.sh failed:\n{}",
+            "scripts/{name} failed{hint}:\n{}",
             String::from_utf8_lossy(&out.stderr)
         ));
     }
-    prefix.join("lib")
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// The lib dir of ISA-L 2.32 as built from source for this binary.
@@ -219,18 +229,12 @@ pub fn run(a: &IsalArgs) {
     let ours = ours_dir();
     let reference = reference_dir();
     let env = root().join("target/tmp/pyeclib-env");
-    let out = Command::new("bash")
-        .arg(root().join("scripts/pyeclib-env.sh"))
-        .arg(&env)
-        .output()
-        .unwrap_or_else(|e| fail(&format!("cannot run pyeclib-env.sh: {e}")));
-    if !out.status.success() {
-        fail(&format!(
-            "scripts/pyeclib-env.sh failed (it needs python3, liberasurecode-dev and PyPI):\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    let python = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    let out = script(
+        "pyeclib-env.sh",
+        &[env.as_os_str()],
+        " (it needs python3, liberasurecode-dev and PyPI)",
+    );
+    let python = PathBuf::from(out.trim());
 
     println!("# Our libisal.so.2 against ISA-L 2.32 (built from source), in one run");
     println!();

@@ -130,6 +130,26 @@ impl Bufs {
 }
 
 /// Runs `f` on copies of `bufs` with each library; both results and all bytes must agree.
+/// Calls `lib`'s `ec_encode_data`-shaped function `name`: blocks `0..k` of `b` are the
+/// data, `k..k + rows` the coding blocks (`len` bytes each), block `k + rows` the tables.
+fn encode_with(lib: &Lib, name: &str, b: &mut Bufs, len: usize, k: usize, rows: usize) {
+    let f: Encode = lib.get(name);
+    let mut data = b.ptrs(0..k);
+    let mut coding = b.ptrs(k..k + rows);
+    let t = b.ptr(k + rows);
+    // SAFETY: k data and rows coding blocks of len bytes; 32 * k * rows bytes of tables.
+    unsafe {
+        f(
+            len as c_int,
+            k as c_int,
+            rows as c_int,
+            t,
+            data.as_mut_ptr(),
+            coding.as_mut_ptr(),
+        )
+    };
+}
+
 fn same(what: &str, bufs: &Bufs, f: impl Fn(&Lib, &mut Bufs) -> i64) {
     if std::env::var_os("ISAL_TRACE").is_some() {
         eprintln!("{what}");
@@ -316,21 +336,7 @@ fn encoding_and_updates() {
             &format!("{name}(len {len}, k {k}, rows {rows})"),
             &bufs,
             |lib, b| {
-                let f: Encode = lib.get(name);
-                let mut data = b.ptrs(0..k);
-                let mut coding = b.ptrs(k..k + rows);
-                let t = b.ptr(k + rows);
-                // SAFETY: k data and rows coding blocks of len bytes; 32 * k * rows tables.
-                unsafe {
-                    f(
-                        len as c_int,
-                        k as c_int,
-                        rows as c_int,
-                        t,
-                        data.as_mut_ptr(),
-                        coding.as_mut_ptr(),
-                    )
-                };
+                encode_with(lib, name, b, len, k, rows);
                 0
             },
         );
@@ -568,21 +574,7 @@ fn avx512_names_run_on_this_cpu_and_agree() {
         bufs.data(k + rows).copy_from_slice(&g);
         let (a, b) = (bufs.clone(), bufs.clone());
         let run = |lib: &Lib, name: &str, mut b: Bufs| {
-            let f: Encode = lib.get(name);
-            let mut data = b.ptrs(0..k);
-            let mut coding = b.ptrs(k..k + rows);
-            let t = b.ptr(k + rows);
-            // SAFETY: k data and rows coding blocks of len bytes; the tables.
-            unsafe {
-                f(
-                    len as c_int,
-                    k as c_int,
-                    rows as c_int,
-                    t,
-                    data.as_mut_ptr(),
-                    coding.as_mut_ptr(),
-                )
-            };
+            encode_with(lib, name, &mut b, len, k, rows);
             b
         };
         assert_eq!(
