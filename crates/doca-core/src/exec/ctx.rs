@@ -260,6 +260,7 @@ impl Ctx {
     }
 
     /// Whether started.
+    #[inline]
     pub fn is_started(&self) -> bool {
         self.shared.started.load(Ordering::Acquire)
     }

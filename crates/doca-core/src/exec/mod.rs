@@ -16,5 +16,5 @@ pub(crate) use ctx::CtxShared;
 pub use ctx::{Ctx, CtxOps};
 pub use engine::ExecEnv;
 pub use job::{Completion, Event, Job, JobRecord, MAX_JOB_BUFS, RetrieveError};
-pub(crate) use workq::Started;
+pub(crate) use workq::Start;
 pub use workq::{MAX_DEPTH, WorkQ};

@@ -2,9 +2,9 @@
 //! once all its parents completed, descendants of a failed node never start, and one
 //! completion reports the instance.
 
-use super::{FlatKind, GraphInstance, JOB_GRAPH, NodeState};
+use super::{FlatKind, GraphInstance, JOB_GRAPH, NodeState, Plan};
 use crate::error::{Error, ErrorCode, Result};
-use crate::exec::{Completion, Event, JobRecord, Started, WorkQ};
+use crate::exec::{Completion, Event, JobRecord, Start, WorkQ};
 use crate::types::Data;
 use std::sync::Arc;
 
@@ -114,7 +114,7 @@ impl WorkQ {
         self.inflight += 1;
         self.graph_jobs += jobs;
         for &r in &plan.roots {
-            self.start_node(run, r);
+            self.start_node(&plan, run, r);
         }
         if let Some(g) = self.runs[run].as_mut() {
             g.inst.inner.outstanding -= 1;
@@ -123,11 +123,12 @@ impl WorkQ {
         Ok(())
     }
 
-    fn start_node(&mut self, run: usize, i: usize) {
+    /// Starts node `i` of run `run`. `plan` is the run's plan (its instance holds it;
+    /// callers hold another reference, so that it outlives the run's slot).
+    fn start_node(&mut self, plan: &Plan, run: usize, i: usize) {
         let Some(r) = self.runs[run].as_mut() else {
             return;
         };
-        let plan = Arc::clone(&r.inst.inner.plan);
         let inner = &mut r.inst.inner;
         inner.slots[i].state = Some(NodeState::Started);
         inner.outstanding += 1;
@@ -145,38 +146,57 @@ impl WorkQ {
                     }),
                     None => Ok(()),
                 };
-                self.node_finished(run, i, None, None, result);
+                self.node_finished(plan, run, i, None, None, result);
             }
             FlatKind::Ctx { ctx, .. } => {
-                let Some(record) = inner.slots[i].record.take() else {
-                    let e = Error::with_context(
-                        ErrorCode::InvalidValue,
-                        "graph context node has no job",
-                    );
-                    self.node_finished(run, i, None, None, Err(e));
-                    return;
-                };
                 let Some(slot) = self.slot_of(&ctx.shared) else {
                     let e = Error::with_context(
                         ErrorCode::NotFound,
                         "the node's context is not attached to this work queue",
                     );
-                    self.node_finished(run, i, Some(record), None, Err(e));
+                    self.node_finished(plan, run, i, None, None, Err(e));
                     return;
                 };
-                match self.start_job(slot, record, graph_tag(run, i)) {
+                // The run leaves its slot while the job starts in place in the instance
+                // (a cheap move: the instance is boxed).
+                let Some(mut g) = self.runs[run].take() else {
+                    return;
+                };
+                let record = &mut g.inst.inner.slots[i].record;
+                let Some(rec) = record.as_mut() else {
+                    self.runs[run] = Some(g);
+                    let e = Error::with_context(
+                        ErrorCode::InvalidValue,
+                        "graph context node has no job",
+                    );
+                    self.node_finished(plan, run, i, None, None, Err(e));
+                    return;
+                };
+                match self.start_job(slot, rec, graph_tag(run, i)) {
                     // Back through retrieval, into `graph_node_done`.
-                    Ok(Started::Queued) => {}
-                    // Done at once: the instance moves on without a completion.
-                    Ok(Started::Finished(record, res)) => {
-                        let event = Event {
-                            job_type: record.job_type,
-                            user_data: record.user_data,
-                            result: res.as_ref().err().map_or(0, |e| e.raw() as u64),
-                        };
-                        self.node_finished(run, i, Some(record), Some(event), res);
+                    Start::Queue { pending } => {
+                        let taken = record.take();
+                        self.runs[run] = Some(g);
+                        if let Some(rec) = taken {
+                            self.queue_job(slot, rec, pending);
+                        }
                     }
-                    Err((e, record)) => self.node_finished(run, i, Some(record), None, Err(e)),
+                    // Done at once: the instance moves on without a completion.
+                    Start::Finished(error) => {
+                        rec.unpin();
+                        let event = Event {
+                            job_type: rec.job_type,
+                            user_data: rec.user_data,
+                            result: error.as_ref().map_or(0, |e| e.raw() as u64),
+                        };
+                        self.runs[run] = Some(g);
+                        let res = error.map_or(Ok(()), Err);
+                        self.node_finished(plan, run, i, None, Some(event), res);
+                    }
+                    Start::Refused(e) => {
+                        self.runs[run] = Some(g);
+                        self.node_finished(plan, run, i, None, None, Err(e));
+                    }
                 }
             }
         }
@@ -195,11 +215,17 @@ impl WorkQ {
             None => Ok(()),
             Some(e) => Err(e),
         };
-        self.node_finished(run, i, Some(record), Some(event), r);
+        let Some(g) = self.runs[run].as_ref() else {
+            return;
+        };
+        let plan = Arc::clone(&g.inst.inner.plan);
+        self.node_finished(&plan, run, i, Some(record), Some(event), r);
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn node_finished(
         &mut self,
+        plan: &Plan,
         run: usize,
         i: usize,
         record: Option<JobRecord>,
@@ -209,7 +235,6 @@ impl WorkQ {
         let Some(g) = self.runs[run].as_mut() else {
             return;
         };
-        let plan = Arc::clone(&g.inst.inner.plan);
         let inner = &mut g.inst.inner;
         {
             let slot = &mut inner.slots[i];
@@ -240,7 +265,7 @@ impl WorkQ {
                         s.remaining == 0 && s.state.is_none()
                     });
                     if ready {
-                        self.start_node(run, child);
+                        self.start_node(plan, run, child);
                     }
                 }
             }

@@ -11,6 +11,6 @@
 mod queue;
 mod wait;
 
-pub(crate) use queue::Started;
+pub(crate) use queue::Start;
 pub use queue::{MAX_DEPTH, WorkQ};
 pub(crate) use wait::{WqShared, complete};

@@ -18,10 +18,12 @@ use std::sync::atomic::Ordering;
 pub const MAX_DEPTH: u32 = 1 << 20;
 
 /// Whether a job's result means "not done yet: run it again later".
+#[inline]
 pub(crate) fn is_pending(r: &Result<()>) -> bool {
     matches!(r, Err(e) if e.code() == ErrorCode::InProgress)
 }
 
+#[inline]
 pub(crate) fn completion(record: JobRecord, r: Result<()>) -> Completion {
     Completion {
         error: r.err(),
@@ -43,12 +45,16 @@ pub(crate) struct Attached {
 }
 
 /// How a job went on once started.
-pub(crate) enum Started {
-    /// On an engine thread, or pending on a condition: it comes back through retrieval,
-    /// counted in its context's `inflight`.
-    Queued,
-    /// Run inline to its end.
-    Finished(JobRecord, Result<()>),
+pub(crate) enum Start {
+    /// To be queued (with `queue_job`): on the engine, or pending on a condition.
+    Queue {
+        /// Pending on a condition (else for the engine).
+        pending: bool,
+    },
+    /// Run inline to its end, with this error if it failed.
+    Finished(Option<Error>),
+    /// Not started: the device, the library or a buffer refused it.
+    Refused(Error),
 }
 
 /// A work queue (`struct doca_workq`): up to `depth` jobs in flight, of any contexts
@@ -132,6 +138,7 @@ impl WorkQ {
     }
 
     /// Where `ctx` is in the attached list.
+    #[inline]
     pub(crate) fn slot_of(&self, ctx: &Arc<CtxShared>) -> Option<usize> {
         self.attached.iter().position(|a| Arc::ptr_eq(&a.ctx, ctx))
     }
@@ -174,10 +181,11 @@ impl WorkQ {
     /// `doca_workq_submit`. Refusals give the job back: `BadState` when the context is
     /// stopped, `NotFound` when it is not attached here, `InvalidValue` for a job of
     /// another library or a malformed one, `NoMemory` when `depth` jobs are in flight.
+    #[inline]
     pub fn submit(
         &mut self,
         ctx: &Ctx,
-        record: JobRecord,
+        mut record: JobRecord,
     ) -> std::result::Result<(), (Error, JobRecord)> {
         if !ctx.is_started() {
             return Err((
@@ -212,10 +220,18 @@ impl WorkQ {
                 record,
             ));
         }
-        if let Started::Finished(record, r) = self.start_job(slot, record, 0)? {
-            self.attached[slot].inflight += 1;
-            self.local.push_back(completion(record, r));
-            self.shared.wake_armed_from_owner();
+        match self.start_job(slot, &mut record, 0) {
+            Start::Finished(error) => {
+                self.attached[slot].inflight += 1;
+                self.local.push_back(Completion {
+                    error,
+                    record,
+                    graph_instance: None,
+                });
+                self.shared.wake_armed_from_owner();
+            }
+            Start::Queue { pending } => self.queue_job(slot, record, pending),
+            Start::Refused(e) => return Err((e, record)),
         }
         self.inflight += 1;
         Ok(())
@@ -232,35 +248,49 @@ impl WorkQ {
     }
 
     /// The one path by which a job starts, submitted or a graph node's (`tag` marks the
-    /// latter): the device must support its type, the library validates it, borrowed
-    /// buffers are pinned, then it runs on the context's engine, or inline (pending when
-    /// its condition does not hold yet). A refusal gives the job back.
-    pub(crate) fn start_job(
-        &mut self,
-        slot: usize,
-        mut record: JobRecord,
-        tag: u32,
-    ) -> std::result::Result<Started, (Error, JobRecord)> {
+    /// latter), where it is: the device must support its type, the library validates
+    /// it, borrowed buffers are pinned, then it runs inline, or is to be queued with
+    /// [`queue_job`](WorkQ::queue_job) (on the context's engine, or pending on a
+    /// condition).
+    #[inline]
+    pub(crate) fn start_job(&mut self, slot: usize, rec: &mut JobRecord, tag: u32) -> Start {
         let a = &mut self.attached[slot];
-        if a.supported != record.job_type {
-            if let Err(e) = a.dev.as_devinfo().job_supported(record.job_type) {
-                return Err((e, record));
+        if a.supported != rec.job_type {
+            if let Err(e) = a.dev.as_devinfo().job_supported(rec.job_type) {
+                return Start::Refused(e);
             }
-            a.supported = record.job_type;
+            a.supported = rec.job_type;
         }
-        if let Err(e) = a.ctx.ops.validate(&mut record, &a.dev) {
-            return Err((e, record));
+        if let Err(e) = a.ctx.ops.validate(rec, &a.dev) {
+            return Start::Refused(e);
         }
         // Borrowed buffers (the C face) stay alive until the job completes, whatever
         // the program does with its own references meanwhile.
-        if let Err(e) = record.pin_borrowed() {
-            return Err((e, record));
+        if let Err(e) = rec.pin_borrowed() {
+            return Start::Refused(e);
         }
-        record.ctx_id = Arc::as_ptr(&a.ctx) as *const () as usize;
-        record.graph_tag = tag;
-        match &a.engine {
-            Some(engine) => {
-                a.inflight += 1;
+        rec.ctx_id = Arc::as_ptr(&a.ctx) as *const () as usize;
+        rec.graph_tag = tag;
+        if a.engine.is_some() {
+            return Start::Queue { pending: false };
+        }
+        let r = execute_caught(&a.ctx, rec, &ExecEnv::new(&a.dev, None));
+        if is_pending(&r) {
+            return Start::Queue { pending: true };
+        }
+        rec.graph_tag = 0;
+        Start::Finished(r.err())
+    }
+
+    /// Queues a job [`start_job`](WorkQ::start_job) started: on the context's engine,
+    /// or among the pending jobs. It comes back through retrieval, counted in its
+    /// context's `inflight` until then.
+    #[inline]
+    pub(crate) fn queue_job(&mut self, slot: usize, record: JobRecord, pending: bool) {
+        let a = &mut self.attached[slot];
+        a.inflight += 1;
+        match (&a.engine, pending) {
+            (Some(engine), false) => {
                 self.engine_inflight += 1;
                 engine.push(Task {
                     ctx: Arc::clone(&a.ctx),
@@ -268,18 +298,10 @@ impl WorkQ {
                     dev: a.dev.clone(),
                     record,
                 });
-                Ok(Started::Queued)
             }
-            None => {
-                let r = execute_caught(&a.ctx, &mut record, &ExecEnv::new(&a.dev, None));
-                if is_pending(&r) {
-                    a.inflight += 1;
-                    self.pending.push_back(record);
-                    self.shared.pending_count.fetch_add(1, Ordering::AcqRel);
-                    return Ok(Started::Queued);
-                }
-                record.graph_tag = 0;
-                Ok(Started::Finished(record, r))
+            _ => {
+                self.pending.push_back(record);
+                self.shared.pending_count.fetch_add(1, Ordering::AcqRel);
             }
         }
     }
