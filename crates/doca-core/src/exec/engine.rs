@@ -55,6 +55,7 @@ impl Help {
 
 /// Runs a job: a panic in the library's code becomes the job's `Unexpected` error, and
 /// the thread (an engine thread, or the program's) carries on.
+#[inline]
 pub(crate) fn execute_caught(
     ctx: &CtxShared,
     record: &mut JobRecord,
