@@ -292,8 +292,8 @@ impl<const ACC: bool> crate::kernels::Tables for Borrowed<ACC> {
     }
 
     #[inline(always)]
-    fn col_kind(&self, c: usize, r0: usize, n: usize) -> crate::kernels::ColKind {
-        crate::kernels::col_kind_of(self.nonzero[c], self.ones[c], r0, n)
+    fn masks(&self, c: usize) -> (u32, u32) {
+        (self.nonzero[c], self.ones[c])
     }
 }
 
@@ -325,8 +325,8 @@ impl crate::kernels::Tables for WithAffine<'_> {
     }
 
     #[inline(always)]
-    fn col_kind(&self, c: usize, r0: usize, n: usize) -> crate::kernels::ColKind {
-        crate::kernels::col_kind_of(self.tables.nonzero[c], self.tables.ones[c], r0, n)
+    fn masks(&self, c: usize) -> (u32, u32) {
+        (self.tables.nonzero[c], self.tables.ones[c])
     }
 }
 

@@ -239,3 +239,49 @@ fn zero_and_one_columns() {
     // A column of all zeros and a matrix that is all zeros.
     check_coefs(5, 3, 128, 0, &[0u8; 15], &mut rng);
 }
+
+#[test]
+fn rows_of_ones() {
+    let mut rng = Rng(0x0e5_0e5);
+    for (rows, cols) in [
+        (1, 5),
+        (4, 10),
+        (4, 8),
+        (3, 6),
+        (6, 12),
+        (8, 20),
+        (12, 30),
+        (20, 9),
+    ] {
+        for len in [64, 4096 + 64, 70_000 - 70_000 % 64] {
+            let general = |rng: &mut Rng| {
+                let mut v = vec![0u8; rows * cols];
+                for b in &mut v {
+                    *b = 2 + (rng.next() % 254) as u8;
+                }
+                v
+            };
+            // A Vandermonde code's rows p^0, p^1, ...: the first row and the first column
+            // are all ones.
+            let mut vand = vec![0u8; rows * cols];
+            for r in 0..rows {
+                let g = ec_codec::gf::pow(2, r as u32);
+                let mut p = 1u8;
+                for c in 0..cols {
+                    vand[r * cols + c] = p;
+                    p = ec_codec::gf::mul(p, g);
+                }
+            }
+            check_coefs(rows, cols, len, 0, &vand, &mut rng);
+            // A row of ones first in each output group the kernels may form (every 4th),
+            // with no column of ones, then with a zero in one column.
+            for r in (0..rows).step_by(4) {
+                let mut m = general(&mut rng);
+                m[r * cols..(r + 1) * cols].fill(1);
+                check_coefs(rows, cols, len, 5, &m, &mut rng);
+                m[r * cols + cols / 2] = 0;
+                check_coefs(rows, cols, len, 0, &m, &mut rng);
+            }
+        }
+    }
+}

@@ -181,7 +181,8 @@ fn shape(rng: &mut Rng) -> (usize, usize) {
     (k, rows)
 }
 
-/// Coefficients with zeros and ones among them, expanded by ISA-L's `ec_init_tables`.
+/// Coefficients with zeros and ones among them, and often a row of ones, expanded by
+/// ISA-L's `ec_init_tables`.
 fn tables(rng: &mut Rng, k: usize, rows: usize) -> Vec<u8> {
     let mut a: Vec<u8> = (0..k * rows)
         .map(|_| match rng.below(8) {
@@ -190,6 +191,12 @@ fn tables(rng: &mut Rng, k: usize, rows: usize) -> Vec<u8> {
             _ => rng.next() as u8,
         })
         .collect();
+    // Often a row of ones (as a Vandermonde code's first parity row) at a row where the
+    // kernels may start an output group.
+    if rng.below(3) == 0 {
+        let r = rng.below(rows) / 4 * 4;
+        a[r * k..(r + 1) * k].fill(1);
+    }
     let mut g = vec![0u8; 32 * k * rows];
     let init: InitTables = reference().get("ec_init_tables");
     // SAFETY: k * rows coefficients, 32 * k * rows bytes of tables.

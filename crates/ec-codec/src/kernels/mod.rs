@@ -65,12 +65,26 @@ pub(crate) trait Tables {
     fn cols(&self) -> usize;
     /// The tables of coef(r, c), valid for 32 bytes when `r < rows` and `c < cols`.
     fn table(&self, c: usize, r: usize) -> *const [u8; 32];
+    /// Column `c`'s bitmaps: bit r of the first set when coef(r, c) is not 0, of the
+    /// second when it is 1.
+    fn masks(&self, c: usize) -> (u32, u32);
     /// How column `c` contributes to outputs `r0..r0 + n`.
-    fn col_kind(&self, c: usize, r0: usize, n: usize) -> ColKind;
+    #[inline(always)]
+    fn col_kind(&self, c: usize, r0: usize, n: usize) -> ColKind {
+        let (nonzero, ones) = self.masks(c);
+        col_kind_of(nonzero, ones, r0, n)
+    }
     /// Whether every coefficient of outputs `r0..r0 + n` is a general one (not 0 or 1),
     /// so the kernels can skip per-column checks.
     fn all_mul(&self, r0: usize, n: usize) -> bool {
         (0..self.cols()).all(|c| self.col_kind(c, r0, n) == ColKind::Mul)
+    }
+    /// Outputs among `r0..r0 + n` whose coefficient is 1 in every column (bit k for
+    /// output `r0 + k`): the kernels add the sources to them without multiplying, as
+    /// for the first parity row of a Vandermonde code.
+    fn one_rows(&self, r0: usize, n: usize) -> u32 {
+        let m = if n >= 32 { u32::MAX } else { (1u32 << n) - 1 };
+        (0..self.cols()).fold(m, |acc, c| acc & (self.masks(c).1 >> r0))
     }
 }
 
@@ -116,8 +130,8 @@ impl Tables for GfMatrix {
     }
 
     #[inline(always)]
-    fn col_kind(&self, c: usize, r0: usize, n: usize) -> ColKind {
-        col_kind_of(self.nonzero[c], self.ones[c], r0, n)
+    fn masks(&self, c: usize) -> (u32, u32) {
+        (self.nonzero[c], self.ones[c])
     }
 }
 

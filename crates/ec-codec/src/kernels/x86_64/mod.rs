@@ -5,26 +5,26 @@ use super::{MAX_COLS, MAX_ROWS};
 use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
 use std::mem::MaybeUninit;
 
-/// Calls `$f::<_, N, $d>` for N = 1..=16 chosen at run time.
+/// Calls `$f::<_, N, $d, $o>` for N = 1..=16 chosen at run time.
 macro_rules! for_n {
-    ($n:expr, $f:ident, $d:expr, $($arg:expr),*) => {
+    ($n:expr, $f:ident, $d:expr, $o:expr, $($arg:expr),*) => {
         match $n {
-            1 => $f::<_, 1, { $d }>($($arg),*),
-            2 => $f::<_, 2, { $d }>($($arg),*),
-            3 => $f::<_, 3, { $d }>($($arg),*),
-            4 => $f::<_, 4, { $d }>($($arg),*),
-            5 => $f::<_, 5, { $d }>($($arg),*),
-            6 => $f::<_, 6, { $d }>($($arg),*),
-            7 => $f::<_, 7, { $d }>($($arg),*),
-            8 => $f::<_, 8, { $d }>($($arg),*),
-            9 => $f::<_, 9, { $d }>($($arg),*),
-            10 => $f::<_, 10, { $d }>($($arg),*),
-            11 => $f::<_, 11, { $d }>($($arg),*),
-            12 => $f::<_, 12, { $d }>($($arg),*),
-            13 => $f::<_, 13, { $d }>($($arg),*),
-            14 => $f::<_, 14, { $d }>($($arg),*),
-            15 => $f::<_, 15, { $d }>($($arg),*),
-            _ => $f::<_, 16, { $d }>($($arg),*),
+            1 => $f::<_, 1, { $d }, { $o }>($($arg),*),
+            2 => $f::<_, 2, { $d }, { $o }>($($arg),*),
+            3 => $f::<_, 3, { $d }, { $o }>($($arg),*),
+            4 => $f::<_, 4, { $d }, { $o }>($($arg),*),
+            5 => $f::<_, 5, { $d }, { $o }>($($arg),*),
+            6 => $f::<_, 6, { $d }, { $o }>($($arg),*),
+            7 => $f::<_, 7, { $d }, { $o }>($($arg),*),
+            8 => $f::<_, 8, { $d }, { $o }>($($arg),*),
+            9 => $f::<_, 9, { $d }, { $o }>($($arg),*),
+            10 => $f::<_, 10, { $d }, { $o }>($($arg),*),
+            11 => $f::<_, 11, { $d }, { $o }>($($arg),*),
+            12 => $f::<_, 12, { $d }, { $o }>($($arg),*),
+            13 => $f::<_, 13, { $d }, { $o }>($($arg),*),
+            14 => $f::<_, 14, { $d }, { $o }>($($arg),*),
+            15 => $f::<_, 15, { $d }, { $o }>($($arg),*),
+            _ => $f::<_, 16, { $d }, { $o }>($($arg),*),
         }
     };
 }
@@ -94,12 +94,25 @@ macro_rules! driver {
             let mut r0 = 0;
             while r0 < rows {
                 let n = (rows - r0).min(g);
-                if p.all_mul(r0, n) {
-                    // SAFETY: forwarded contract; n <= g and r0 + n <= rows.
-                    unsafe { for_n!(n, group, true, p, ins, outs, r0, off, len, nt) };
-                } else {
-                    // SAFETY: as above.
-                    unsafe { for_n!(n, group, false, p, ins, outs, r0, off, len, nt) };
+                // A dense group (no column of only 0s and 1s) skips the per-column checks;
+                // a first output of all ones is added to without multiplying.
+                let (dense, one_first) = (p.all_mul(r0, n), p.one_rows(r0, n) & 1 != 0);
+                // SAFETY: forwarded contract; n <= g and r0 + n <= rows.
+                unsafe {
+                    match (dense, one_first) {
+                        (true, true) => {
+                            for_n!(n, group, true, true, p, ins, outs, r0, off, len, nt)
+                        }
+                        (true, false) => {
+                            for_n!(n, group, true, false, p, ins, outs, r0, off, len, nt)
+                        }
+                        (false, true) => {
+                            for_n!(n, group, false, true, p, ins, outs, r0, off, len, nt)
+                        }
+                        (false, false) => {
+                            for_n!(n, group, false, false, p, ins, outs, r0, off, len, nt)
+                        }
+                    }
                 }
                 r0 += n;
             }
@@ -111,7 +124,12 @@ macro_rules! driver {
         /// As for `run`; `r0 + N <= outs.len()`.
         #[target_feature(enable = $feat)]
         #[allow(clippy::too_many_arguments)]
-        unsafe fn group<P: $crate::kernels::Tables, const N: usize, const DENSE: bool>(
+        unsafe fn group<
+            P: $crate::kernels::Tables,
+            const N: usize,
+            const DENSE: bool,
+            const ONE_FIRST: bool,
+        >(
             p: &P,
             ins: &[*const u8],
             outs: &[*mut u8],
@@ -126,10 +144,10 @@ macro_rules! driver {
             if N <= <$m as Multiplier<P>>::TWO_REGISTERS_UP_TO {
                 // SAFETY: forwarded contract; the kernel's features are enabled here and
                 // len is a multiple of 64.
-                unsafe { multiply::<P, $m, N, 2, DENSE>(p, ins, outs, r0, off, len, nt) }
+                unsafe { multiply::<P, $m, N, 2, DENSE, ONE_FIRST>(p, ins, outs, r0, off, len, nt) }
             } else {
                 // SAFETY: as above.
-                unsafe { multiply::<P, $m, N, 1, DENSE>(p, ins, outs, r0, off, len, nt) }
+                unsafe { multiply::<P, $m, N, 1, DENSE, ONE_FIRST>(p, ins, outs, r0, off, len, nt) }
             }
         }
     };

@@ -73,9 +73,10 @@ pub(crate) trait Multiplier<P: ?Sized> {
 
 /// Outputs `r0 .. r0 + N` over `[off, off + len)`: each step holds `S` registers of
 /// every output, reads every source once, and adds its products (or, for a column of
-/// 0s and 1s, the source itself) to the outputs. `DENSE`: every coefficient is a
-/// general one (no per-column check). With `P::ACCUMULATE` the outputs' bytes are
-/// added to, else overwritten.
+/// 0s and 1s, the source itself) to the outputs. `DENSE`: no column is all 0s and 1s
+/// (no per-column check). `ONE_FIRST`: output `r0` has coefficient 1 in every column,
+/// so the sources are added to it unmultiplied (the first parity row of a Vandermonde
+/// code). With `P::ACCUMULATE` the outputs' bytes are added to, else overwritten.
 ///
 /// # Safety
 /// The CPU supports `M`'s features; inputs readable and outputs writable over the range;
@@ -83,7 +84,14 @@ pub(crate) trait Multiplier<P: ?Sized> {
 /// when `nt`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
-pub(crate) unsafe fn multiply<P, M, const N: usize, const S: usize, const DENSE: bool>(
+pub(crate) unsafe fn multiply<
+    P,
+    M,
+    const N: usize,
+    const S: usize,
+    const DENSE: bool,
+    const ONE_FIRST: bool,
+>(
     p: &P,
     ins: &[*const u8],
     outs: &[*mut u8],
@@ -145,6 +153,12 @@ pub(crate) unsafe fn multiply<P, M, const N: usize, const S: usize, const DENSE:
                 }
                 continue;
             }
+            if ONE_FIRST {
+                for j in 0..S {
+                    // SAFETY: as above.
+                    acc[0][j] = unsafe { acc[0][j].xor(x[j]) };
+                }
+            }
             // SAFETY: SSE is part of x86-64; a prefetch never faults, so an address past
             // the block is harmless.
             unsafe { _mm_prefetch::<_MM_HINT_T0>(src.wrapping_add(pos + PREFETCH_AHEAD).cast()) };
@@ -155,6 +169,9 @@ pub(crate) unsafe fn multiply<P, M, const N: usize, const S: usize, const DENSE:
                 s[j] = unsafe { M::split(x[j], consts) };
             }
             for k in 0..N {
+                if ONE_FIRST && k == 0 {
+                    continue;
+                }
                 // SAFETY: c < cols and r0 + k < rows.
                 let t = unsafe { M::coef(p, c, r0 + k) };
                 for j in 0..S {
