@@ -109,10 +109,18 @@ impl Lib {
     }
 }
 
-/// GB/s of data in for `ec_encode_data` of a k + m Cauchy code with fragments of `frag`
-/// bytes, for each library, and for `ec-codec`'s own prepared matrix, alternating;
-/// medians of `rounds` rounds.
-fn direct(libs: &[&Lib; 2], k: usize, m: usize, frag: usize, rounds: usize) -> [f64; 3] {
+/// GB/s of data in for `ec_encode_data` of a k + m code with fragments of `frag` bytes,
+/// its matrix made by ISA-L's generator `gen` (`gf_gen_cauchy1_matrix` or
+/// `gf_gen_rs_matrix`), for each library, and for `ec-codec`'s own prepared matrix of the
+/// same kind, alternating; medians of `rounds` rounds.
+fn direct(
+    libs: &[&Lib; 2],
+    gen_name: &str,
+    k: usize,
+    m: usize,
+    frag: usize,
+    rounds: usize,
+) -> [f64; 3] {
     let mut data: Vec<Vec<u8>> = (0..k)
         .map(|i| (0..frag).map(|b| (b * 31 + i * 7) as u8).collect())
         .collect();
@@ -125,7 +133,11 @@ fn direct(libs: &[&Lib; 2], k: usize, m: usize, frag: usize, rounds: usize) -> [
     let mut pp: Vec<*mut u8> = parity.iter_mut().map(|b| b.as_mut_ptr()).collect();
     let mut samples = [Vec::new(), Vec::new(), Vec::new()];
     let iters = ((256usize << 20) / (k * frag)).max(4);
-    let cm = ec_codec::CodingMatrix::cauchy(k, m).unwrap();
+    let cm = if gen_name == "gf_gen_rs_matrix" {
+        ec_codec::CodingMatrix::vandermonde(k, m).unwrap()
+    } else {
+        ec_codec::CodingMatrix::cauchy(k, m).unwrap()
+    };
     let enc = ec_codec::Encoder::new(&cm).unwrap();
     let d: Vec<&[u8]> = own_data.iter().map(|b| &b[..]).collect();
     let mut p: Vec<&mut [u8]> = own_parity.iter_mut().map(|b| &mut b[..]).collect();
@@ -136,15 +148,15 @@ fn direct(libs: &[&Lib; 2], k: usize, m: usize, frag: usize, rounds: usize) -> [
         }
         samples[2].push((iters * k * frag) as f64 / t.elapsed().as_secs_f64() / 1e9);
         for (which, lib) in libs.iter().enumerate() {
-            let (cauchy, init, enc): (GenMatrix, InitTables, Encode) = (
-                lib.get("gf_gen_cauchy1_matrix"),
+            let (generate, init, enc): (GenMatrix, InitTables, Encode) = (
+                lib.get(gen_name),
                 lib.get("ec_init_tables"),
                 lib.get("ec_encode_data"),
             );
             // SAFETY: buffers of the sizes ISA-L documents: (k + m) x k matrix, 32 * k * m
             // tables, k data and m parity pointers to frag bytes.
             let secs = unsafe {
-                cauchy(a.as_mut_ptr(), (k + m) as c_int, k as c_int);
+                generate(a.as_mut_ptr(), (k + m) as c_int, k as c_int);
                 init(
                     k as c_int,
                     m as c_int,
@@ -242,23 +254,37 @@ pub fn run(a: &IsalArgs) {
     println!("ISA-L: {}", reference.join("libisal.so.2").display());
     println!("kernel: {}", ec_codec::dispatch::selected().name());
     println!();
-    println!("## ec_encode_data called directly (Cauchy, GB/s of data in, medians of {rounds})");
+    println!("## ec_encode_data called directly (GB/s of data in, medians of {rounds})");
     println!();
-    println!("| k+m | fragment | ISA-L 2.32 | ours | ratio | ec-codec's own matrix |");
-    println!("|---|---|---|---|---|---|");
+    println!("| matrix | k+m | fragment | ISA-L 2.32 | ours | ratio | ec-codec's own matrix |");
+    println!("|---|---|---|---|---|---|---|");
     let (lo, li) = (
         Lib::open(&ours.join("libisal.so.2")),
         Lib::open(&reference.join("libisal.so.2")),
     );
-    for (k, m) in [(10, 4), (8, 4)] {
-        for frag in [64usize << 10, 1 << 20] {
-            let [o, i, own] = direct(&[&lo, &li], k, m, frag, rounds);
-            println!(
-                "| {k}+{m} | {} | {i:.2} | {o:.2} | {:.2}x | {own:.2} |",
-                size(frag as u64),
-                o / i
-            );
+    for (kind, gen_name) in [
+        ("Cauchy", "gf_gen_cauchy1_matrix"),
+        ("Vandermonde", "gf_gen_rs_matrix"),
+    ] {
+        for (k, m) in [(10, 4), (8, 4)] {
+            for frag in [64usize << 10, 1 << 20] {
+                let [o, i, own] = direct(&[&lo, &li], gen_name, k, m, frag, rounds);
+                println!(
+                    "| {kind} | {k}+{m} | {} | {i:.2} | {o:.2} | {:.2}x | {own:.2} |",
+                    size(frag as u64),
+                    o / i
+                );
+            }
         }
+    }
+    #[cfg(target_arch = "x86_64")]
+    if let Some((ghz, narrow, wide)) = product_floor() {
+        println!();
+        println!(
+            "This CPU (about {ghz:.2} GHz) takes {narrow:.2} cycles per 16 bytes for the bare \
+             instructions of one nibble-table product with 128-bit registers, {wide:.2} with \
+             256-bit ones."
+        );
     }
     if a.direct_only {
         return;
@@ -310,4 +336,144 @@ pub fn run(a: &IsalArgs) {
     }
     println!();
     println!("ratio: ISA-L's time over ours (above 1: ours is faster); lowest {worst:.2}x");
+}
+
+/// Cycles per 16 bytes of one nibble-table product on this CPU, with nothing else in
+/// the loop: two table loads, then two `vpshufb` and two `vpxor` on each of two
+/// registers (the kernels' step), with 128-bit and with 256-bit registers; the clock
+/// measured by a chain of dependent adds. The registers the products read hold whatever
+/// they hold: only the time counts. `None` without AVX2.
+#[cfg(target_arch = "x86_64")]
+fn product_floor() -> Option<(f64, f64, f64)> {
+    use std::arch::asm;
+    if !std::arch::is_x86_feature_detected!("avx2") {
+        return None;
+    }
+    const ITERS: u64 = 20_000_000;
+    let tables = [0u8; 64];
+    let t = tables.as_ptr();
+    let time = |f: &dyn Fn()| {
+        let s = Instant::now();
+        f();
+        s.elapsed().as_secs_f64()
+    };
+    // Eight dependent adds per iteration: eight cycles.
+    let adds = time(&|| {
+        let mut x = 0u64;
+        for _ in 0..ITERS {
+            // SAFETY: register arithmetic only.
+            unsafe {
+                asm!(
+                    "add {0}, 1", "add {0}, 1", "add {0}, 1", "add {0}, 1",
+                    "add {0}, 1", "add {0}, 1", "add {0}, 1", "add {0}, 1",
+                    inout(reg) x, options(nomem, nostack),
+                )
+            };
+        }
+        std::hint::black_box(x);
+    });
+    let hz = (8 * ITERS) as f64 / adds;
+    macro_rules! step {
+        ($load:literal, $w:literal) => {
+            concat!(
+                $load,
+                " ",
+                $w,
+                "2, [{t}]\n",
+                $load,
+                " ",
+                $w,
+                "4, [{t} + 16]\n",
+                "vpshufb ",
+                $w,
+                "6, ",
+                $w,
+                "2, ",
+                $w,
+                "0\n",
+                "vpshufb ",
+                $w,
+                "8, ",
+                $w,
+                "4, ",
+                $w,
+                "1\n",
+                "vpxor ",
+                $w,
+                "9, ",
+                $w,
+                "6, ",
+                $w,
+                "8\n",
+                "vpxor ",
+                $w,
+                "10, ",
+                $w,
+                "10, ",
+                $w,
+                "9\n",
+                "vpshufb ",
+                $w,
+                "6, ",
+                $w,
+                "2, ",
+                $w,
+                "12\n",
+                "vpshufb ",
+                $w,
+                "8, ",
+                $w,
+                "4, ",
+                $w,
+                "13\n",
+                "vpxor ",
+                $w,
+                "9, ",
+                $w,
+                "6, ",
+                $w,
+                "8\n",
+                "vpxor ",
+                $w,
+                "11, ",
+                $w,
+                "11, ",
+                $w,
+                "9\n",
+            )
+        };
+    }
+    let narrow = time(&|| {
+        for _ in 0..ITERS {
+            // SAFETY: AVX2 is present (checked above); reads 32 bytes of `tables`.
+            unsafe {
+                asm!(
+                    step!("vmovdqu", "xmm"), step!("vmovdqu", "xmm"),
+                    step!("vmovdqu", "xmm"), step!("vmovdqu", "xmm"),
+                    t = in(reg) t,
+                    clobber_abi("C"),
+                    options(nostack, readonly),
+                )
+            };
+        }
+    });
+    let wide = time(&|| {
+        for _ in 0..ITERS {
+            // SAFETY: as above.
+            unsafe {
+                asm!(
+                    step!("vbroadcasti128", "ymm"), step!("vbroadcasti128", "ymm"),
+                    step!("vbroadcasti128", "ymm"), step!("vbroadcasti128", "ymm"),
+                    t = in(reg) t,
+                    clobber_abi("C"),
+                    options(nostack, readonly),
+                )
+            };
+        }
+        // SAFETY: AVX is present; clears the upper halves the loop left dirty.
+        unsafe { asm!("vzeroupper", clobber_abi("C"), options(nomem, nostack)) };
+    });
+    // Four steps per iteration: 4 x 32 bytes (128-bit) or 4 x 64 bytes (256-bit).
+    let per16 = |secs: f64, bytes: f64| secs * hz / ITERS as f64 / (4.0 * bytes / 16.0);
+    Some((hz / 1e9, per16(narrow, 32.0), per16(wide, 64.0)))
 }
