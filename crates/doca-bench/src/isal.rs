@@ -349,7 +349,7 @@ fn product_floor() -> Option<(f64, f64, f64)> {
     if !std::arch::is_x86_feature_detected!("avx2") {
         return None;
     }
-    const ITERS: u64 = 20_000_000;
+    const ITERS: u64 = 5_000_000;
     let tables = [0u8; 64];
     let t = tables.as_ptr();
     let time = |f: &dyn Fn()| {
@@ -358,122 +358,68 @@ fn product_floor() -> Option<(f64, f64, f64)> {
         s.elapsed().as_secs_f64()
     };
     // Eight dependent adds per iteration: eight cycles.
-    let adds = time(&|| {
-        let mut x = 0u64;
-        for _ in 0..ITERS {
-            // SAFETY: register arithmetic only.
-            unsafe {
-                asm!(
-                    "add {0}, 1", "add {0}, 1", "add {0}, 1", "add {0}, 1",
-                    "add {0}, 1", "add {0}, 1", "add {0}, 1", "add {0}, 1",
-                    inout(reg) x, options(nomem, nostack),
-                )
-            };
-        }
-        std::hint::black_box(x);
-    });
-    let hz = (8 * ITERS) as f64 / adds;
+    let adds = || {
+        time(&|| {
+            let mut x = 0u64;
+            for _ in 0..ITERS {
+                // SAFETY: register arithmetic only.
+                unsafe {
+                    asm!(
+                        "add {0}, 1", "add {0}, 1", "add {0}, 1", "add {0}, 1",
+                        "add {0}, 1", "add {0}, 1", "add {0}, 1", "add {0}, 1",
+                        inout(reg) x, options(nomem, nostack),
+                    )
+                };
+            }
+            std::hint::black_box(x);
+        })
+    };
+    // One step: the two tables loaded, then each of two registers multiplied and added.
+    #[rustfmt::skip]
     macro_rules! step {
         ($load:literal, $w:literal) => {
             concat!(
-                $load,
-                " ",
-                $w,
-                "2, [{t}]\n",
-                $load,
-                " ",
-                $w,
-                "4, [{t} + 16]\n",
-                "vpshufb ",
-                $w,
-                "6, ",
-                $w,
-                "2, ",
-                $w,
-                "0\n",
-                "vpshufb ",
-                $w,
-                "8, ",
-                $w,
-                "4, ",
-                $w,
-                "1\n",
-                "vpxor ",
-                $w,
-                "9, ",
-                $w,
-                "6, ",
-                $w,
-                "8\n",
-                "vpxor ",
-                $w,
-                "10, ",
-                $w,
-                "10, ",
-                $w,
-                "9\n",
-                "vpshufb ",
-                $w,
-                "6, ",
-                $w,
-                "2, ",
-                $w,
-                "12\n",
-                "vpshufb ",
-                $w,
-                "8, ",
-                $w,
-                "4, ",
-                $w,
-                "13\n",
-                "vpxor ",
-                $w,
-                "9, ",
-                $w,
-                "6, ",
-                $w,
-                "8\n",
-                "vpxor ",
-                $w,
-                "11, ",
-                $w,
-                "11, ",
-                $w,
-                "9\n",
+                $load, " ", $w, "2, [{t}]\n", $load, " ", $w, "4, [{t} + 16]\n",
+                "vpshufb ", $w, "6, ", $w, "2, ", $w, "0\n", "vpshufb ", $w, "8, ", $w, "4, ", $w, "1\n",
+                "vpxor ", $w, "9, ", $w, "6, ", $w, "8\n", "vpxor ", $w, "10, ", $w, "10, ", $w, "9\n",
+                "vpshufb ", $w, "6, ", $w, "2, ", $w, "12\n", "vpshufb ", $w, "8, ", $w, "4, ", $w, "13\n",
+                "vpxor ", $w, "9, ", $w, "6, ", $w, "8\n", "vpxor ", $w, "11, ", $w, "11, ", $w, "9\n",
             )
         };
     }
-    let narrow = time(&|| {
-        for _ in 0..ITERS {
-            // SAFETY: AVX2 is present (checked above); reads 32 bytes of `tables`.
-            unsafe {
-                asm!(
-                    step!("vmovdqu", "xmm"), step!("vmovdqu", "xmm"),
-                    step!("vmovdqu", "xmm"), step!("vmovdqu", "xmm"),
-                    t = in(reg) t,
-                    clobber_abi("C"),
-                    options(nostack, readonly),
-                )
-            };
-        }
-    });
-    let wide = time(&|| {
-        for _ in 0..ITERS {
-            // SAFETY: as above.
-            unsafe {
-                asm!(
-                    step!("vbroadcasti128", "ymm"), step!("vbroadcasti128", "ymm"),
-                    step!("vbroadcasti128", "ymm"), step!("vbroadcasti128", "ymm"),
-                    t = in(reg) t,
-                    clobber_abi("C"),
-                    options(nostack, readonly),
-                )
-            };
-        }
-        // SAFETY: AVX is present; clears the upper halves the loop left dirty.
-        unsafe { asm!("vzeroupper", clobber_abi("C"), options(nomem, nostack)) };
-    });
-    // Four steps per iteration: 4 x 32 bytes (128-bit) or 4 x 64 bytes (256-bit).
-    let per16 = |secs: f64, bytes: f64| secs * hz / ITERS as f64 / (4.0 * bytes / 16.0);
-    Some((hz / 1e9, per16(narrow, 32.0), per16(wide, 64.0)))
+    // Seconds for ITERS iterations of four steps; `vzeroupper` once at the end.
+    macro_rules! steps {
+        ($load:literal, $w:literal) => {
+            time(&|| {
+                for _ in 0..ITERS {
+                    // SAFETY: AVX2 is present (checked above); reads 32 bytes of `tables`.
+                    unsafe {
+                        asm!(
+                            step!($load, $w), step!($load, $w), step!($load, $w), step!($load, $w),
+                            t = in(reg) t,
+                            clobber_abi("C"),
+                            options(nostack, readonly),
+                        )
+                    };
+                }
+                // SAFETY: AVX is present; clears the upper halves the loop left dirty.
+                unsafe { asm!("vzeroupper", clobber_abi("C"), options(nomem, nostack)) };
+            })
+        };
+    }
+    // Five rounds, each timing the clock and both loops together; medians, so that a
+    // round the machine's other load disturbed does not count.
+    let mut rounds = [Vec::new(), Vec::new(), Vec::new()];
+    for _ in 0..5 {
+        let hz = (8 * ITERS) as f64 / adds();
+        let narrow = steps!("vmovdqu", "xmm");
+        let wide = steps!("vbroadcasti128", "ymm");
+        // Four steps per iteration: 4 x 32 bytes (128-bit) or 4 x 64 bytes (256-bit).
+        let per16 = |secs: f64, bytes: f64| secs * hz / ITERS as f64 / (4.0 * bytes / 16.0);
+        rounds[0].push(hz / 1e9);
+        rounds[1].push(per16(narrow, 32.0));
+        rounds[2].push(per16(wide, 64.0));
+    }
+    let [ghz, narrow, wide] = rounds;
+    Some((median(ghz), median(narrow), median(wide)))
 }
