@@ -113,6 +113,18 @@ pub fn affine_matrix(c: u8) -> u64 {
     m
 }
 
+/// `GF2P8AFFINEQB` of one byte with no constant: output bit `i` is the parity of
+/// `x` ANDed with byte `7 - i` of `m`. With `m = affine_matrix(c)` it is `c * x`.
+#[inline]
+pub fn affine_apply(m: u64, x: u8) -> u8 {
+    let mut y = 0u8;
+    for i in 0..8 {
+        let row = (m >> (8 * (7 - i))) as u8;
+        y |= (((row & x).count_ones() & 1) as u8) << i;
+    }
+    y
+}
+
 /// The two 16-entry nibble tables of "multiply by `c`": `c * n` and `c * (n << 4)`.
 pub fn nibble_tables(c: u8) -> [u8; 32] {
     let mut t = [0u8; 32];
@@ -149,14 +161,7 @@ mod tests {
             let m = affine_matrix(c);
             let t = nibble_tables(c);
             for x in 0..=255u8 {
-                let mut y = 0u8;
-                for i in 0..8 {
-                    let row = (m >> (8 * (7 - i))) as u8;
-                    if (row & x).count_ones() % 2 == 1 {
-                        y |= 1 << i;
-                    }
-                }
-                assert_eq!(y, mul(c, x));
+                assert_eq!(affine_apply(m, x), mul(c, x));
                 assert_eq!(t[(x & 15) as usize] ^ t[16 + (x >> 4) as usize], mul(c, x));
             }
         }

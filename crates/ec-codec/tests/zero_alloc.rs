@@ -56,12 +56,13 @@ fn prepared_operations() -> usize {
     })
 }
 
-/// Allocations of runs of ISA-L-layout tables where they lie.
+/// Allocations of runs of ISA-L-layout tables where they lie, in every layout.
 fn isa_l_layout_tables() -> usize {
+    use ec_codec::tables::{Layout, init, init_affine, multiply_as};
     let (k, rows, len) = (10usize, 4usize, 4096 + 33);
-    let tables: Vec<u8> = (0..k * rows)
-        .flat_map(|i| ec_codec::tables::init((i * 7 + 3) as u8))
-        .collect();
+    let coef = |i: usize| (i * 7 + 3) as u8;
+    let nibbles: Vec<u8> = (0..k * rows).flat_map(|i| init(coef(i))).collect();
+    let affine: Vec<u8> = (0..k * rows).flat_map(|i| init_affine(coef(i))).collect();
     let data: Vec<Vec<u8>> = (0..k).map(|i| vec![i as u8; len]).collect();
     let mut parity = vec![vec![0u8; len]; rows];
     let ins: Vec<*const u8> = data.iter().map(|b| b.as_ptr()).collect();
@@ -70,13 +71,22 @@ fn isa_l_layout_tables() -> usize {
     ec_codec::tables::warm_up();
 
     doca_testkit::allocations_in(|| {
-        for accumulate in [false, true, false] {
-            for _ in 0..50 {
-                // SAFETY: k inputs and rows outputs of len bytes; 32 * k * rows bytes of tables.
-                unsafe {
-                    ec_codec::tables::multiply(len, tables.as_ptr(), k, &ins, &outs, accumulate)
-                };
+        for (layout, tables) in [
+            (Layout::Nibble, &nibbles),
+            (Layout::Base, &nibbles),
+            (Layout::Affine, &affine),
+            (Layout::AffineLanes, &affine),
+        ] {
+            for accumulate in [false, true, false] {
+                for _ in 0..20 {
+                    // SAFETY: k inputs and rows outputs of len bytes; 32 * k * rows bytes
+                    // of tables.
+                    unsafe {
+                        multiply_as(layout, len, tables.as_ptr(), k, &ins, &outs, accumulate)
+                    };
+                }
             }
         }
     })
 }
+

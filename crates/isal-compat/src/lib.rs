@@ -4,11 +4,13 @@
 //! Programs and engines that load ISA-L by name (liberasurecode, and so pyeclib and
 //! OpenStack Swift; Hadoop's native erasure coder; anything linked with `-lisal`) run
 //! unchanged on this library when it comes first on the library path. Every function
-//! has ISA-L's prototype and gives ISA-L's bytes: tables are ISA-L's 32 bytes per
-//! coefficient and are read where the caller keeps them, the `_base`, `_sse`, `_avx`,
-//! `_avx2` and `_avx512` names exist and all run on the kernel `ec-codec` picks for this
-//! CPU, and length limits and return values are those of ISA-L on an AVX2 machine.
-//! Nothing allocates and no thread is started.
+//! has ISA-L's prototype and gives ISA-L's bytes and return values on the same CPU:
+//! tables are ISA-L's 32 bytes per coefficient, written in the layout ISA-L writes on
+//! this CPU (bit matrices where it picks its GFNI code, nibble tables elsewhere) and
+//! read where the caller keeps them; the `_base`, `_sse`, `_avx`, `_avx2`, `_avx512`
+//! and `_gfni` names exist, each with its own table reading and length rules, and all
+//! run on the kernel `ec-codec` picks for this CPU. Nothing allocates and no thread is
+//! started.
 //!
 //! `scripts/install-isal-compat.sh --prefix DIR` installs the library, ISA-L's header
 //! names and `libisal.pc`.
@@ -16,6 +18,7 @@
 mod ec;
 mod matrix;
 mod raid;
+mod tier;
 
 use std::ffi::{c_char, c_uint};
 
@@ -39,6 +42,7 @@ pub extern "C" fn isal_get_version_str() -> *const c_char {
 /// reads the environment or pays for them.
 extern "C" fn warm_up() {
     ec_codec::tables::warm_up();
+    let _ = tier::tiers();
 }
 
 #[used]

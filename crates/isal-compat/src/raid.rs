@@ -188,7 +188,32 @@ macro_rules! pq_gen {
         }
     )*};
 }
-pq_gen!(pq_gen: 32, pq_gen_sse: 16, pq_gen_avx: 16, pq_gen_avx2: 32, pq_gen_avx512: 32);
+pq_gen!(
+    pq_gen_sse: 16,
+    pq_gen_avx: 16,
+    pq_gen_avx2: 32,
+    pq_gen_avx512: 32,
+    pq_gen_avx2_gfni: 32,
+    pq_gen_avx512_gfni: 32
+);
+
+/// `pq_gen` as ISA-L picks it on this CPU: the base code, or the SSE and AVX code (16-byte
+/// lengths), or the AVX2 code and above (32-byte lengths).
+///
+/// # Safety
+/// As for `pq_gen_avx2`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pq_gen(vects: c_int, len: c_int, array: *const *mut c_void) -> c_int {
+    use crate::tier::{Tier, tiers};
+    // SAFETY: forwarded contract.
+    unsafe {
+        match tiers().general {
+            Tier::Base => pq_gen_base(vects, len, array),
+            Tier::Sse | Tier::Avx => pq_gen_sse(vects, len, array),
+            _ => pq_gen_avx2(vects, len, array),
+        }
+    }
+}
 
 /// As `pq_gen`, over the whole 8-byte words of `len` (the bytes past the last whole
 /// word are left alone), as ISA-L's base function does.

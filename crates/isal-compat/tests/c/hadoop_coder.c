@@ -1,8 +1,10 @@
 /* Loads libisal.so.2 the way Hadoop's native erasure coder does (dlopen by name, then
- * dlsym of the nine functions it needs, with its own prototypes and no ISA-L header),
+ * dlsym of the functions it needs, with its own prototypes and no ISA-L header),
  * and runs Hadoop's Reed-Solomon scheme: a Cauchy matrix, encode, then decode with data
  * and parity units erased (the decode matrix from the surviving rows, inverted), and
- * an incremental encode through ec_encode_data_update.
+ * an incremental encode through ec_encode_data_update. Buffers and tables follow ISA-L's
+ * contract: units 64-byte aligned (gf_vect_mul needs 32), tables made by the library's
+ * own init functions (their layout depends on the CPU).
  *
  *   hadoop_coder [EXPECTED_LIBRARY_PATH]
  *
@@ -19,6 +21,7 @@ typedef unsigned char (*gf_inv_fn)(unsigned char);
 typedef void (*gf_gen_matrix_fn)(unsigned char *, int, int);
 typedef int (*gf_invert_matrix_fn)(unsigned char *, unsigned char *, const int);
 typedef int (*gf_vect_mul_fn)(int, unsigned char *, void *, void *);
+typedef void (*gf_vect_mul_init_fn)(unsigned char, unsigned char *);
 typedef void (*ec_init_tables_fn)(int, int, unsigned char *, unsigned char *);
 typedef void (*ec_encode_data_fn)(int, int, int, unsigned char *, unsigned char **, unsigned char **);
 typedef void (*ec_encode_data_update_fn)(int, int, int, int, unsigned char *, unsigned char *,
@@ -31,6 +34,7 @@ static struct {
     gf_gen_matrix_fn gf_gen_cauchy_matrix;
     gf_invert_matrix_fn gf_invert_matrix;
     gf_vect_mul_fn gf_vect_mul;
+    gf_vect_mul_init_fn gf_vect_mul_init;
     ec_init_tables_fn ec_init_tables;
     ec_encode_data_fn ec_encode_data;
     ec_encode_data_update_fn ec_encode_data_update;
@@ -111,11 +115,12 @@ static int run(int k, int m, int len)
     isal.gf_gen_cauchy_matrix(encode_matrix, k + m, k);
     isal.ec_init_tables(k, m, &encode_matrix[k * k], tables);
     for (int i = 0; i < k + m; i++) {
-        units[i] = malloc((size_t)len);
-        updated[i] = calloc(1, (size_t)len);
-        outputs[i] = malloc((size_t)len);
-        if (!units[i] || !updated[i] || !outputs[i])
+        units[i] = updated[i] = outputs[i] = NULL;
+        if (posix_memalign((void **)&units[i], 64, (size_t)len) != 0 ||
+            posix_memalign((void **)&updated[i], 64, (size_t)len) != 0 ||
+            posix_memalign((void **)&outputs[i], 64, (size_t)len) != 0)
             return 1;
+        memset(updated[i], 0, (size_t)len);
         if (i < k)
             for (int b = 0; b < len; b++)
                 units[i][b] = rnd();
@@ -161,10 +166,8 @@ static int run(int k, int m, int len)
     unsigned char t[32], u[32];
     int whole = len & ~31;
     unsigned char c = (unsigned char)(2 + k);
-    for (int i = 0; i < 32; i++) {
-        t[i] = isal.gf_mul(c, (unsigned char)(i < 16 ? i : (i - 16) << 4));
-        u[i] = isal.gf_mul(isal.gf_inv(c), (unsigned char)(i < 16 ? i : (i - 16) << 4));
-    }
+    isal.gf_vect_mul_init(c, t);
+    isal.gf_vect_mul_init(isal.gf_inv(c), u);
     if (isal.gf_vect_mul(whole, t, units[0], outputs[0]) != 0 ||
         isal.gf_vect_mul(whole, u, outputs[0], outputs[0]) != 0 ||
         memcmp(outputs[0], units[0], (size_t)whole) != 0) {
@@ -191,6 +194,7 @@ int main(int argc, char **argv)
         load(lib, (void **)&isal.gf_gen_cauchy_matrix, "gf_gen_cauchy1_matrix") ||
         load(lib, (void **)&isal.gf_invert_matrix, "gf_invert_matrix") ||
         load(lib, (void **)&isal.gf_vect_mul, "gf_vect_mul") ||
+        load(lib, (void **)&isal.gf_vect_mul_init, "gf_vect_mul_init") ||
         load(lib, (void **)&isal.ec_init_tables, "ec_init_tables") ||
         load(lib, (void **)&isal.ec_encode_data, "ec_encode_data") ||
         load(lib, (void **)&isal.ec_encode_data_update, "ec_encode_data_update"))

@@ -13,7 +13,6 @@ pub(crate) struct Shuffle512;
 impl<P: Tables> Multiplier<P> for Shuffle512 {
     type R = __m512i;
     const TWO_REGISTERS_UP_TO: usize = 0;
-    const ACCUMULATES: bool = true;
     type Coef = (__m512i, __m512i);
     type Split = (__m512i, __m512i);
 

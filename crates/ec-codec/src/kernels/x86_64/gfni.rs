@@ -13,8 +13,6 @@ pub(crate) struct Affine256;
 impl<P: Affine> Multiplier<P> for Affine256 {
     type R = __m256i;
     const TWO_REGISTERS_UP_TO: usize = 0;
-    // The bit matrices are made for coding that overwrites its outputs.
-    const ACCUMULATES: bool = false;
     type Coef = __m256i;
     type Split = __m256i;
 
@@ -47,8 +45,6 @@ pub(crate) struct Affine512;
 impl<P: Affine> Multiplier<P> for Affine512 {
     type R = __m512i;
     const TWO_REGISTERS_UP_TO: usize = 0;
-    // The bit matrices are made for coding that overwrites its outputs.
-    const ACCUMULATES: bool = false;
     type Coef = __m512i;
     type Split = __m512i;
 

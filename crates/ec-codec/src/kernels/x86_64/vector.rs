@@ -41,8 +41,6 @@ pub(crate) trait Multiplier<P: ?Sized> {
     /// Passes of up to this many outputs hold two registers of each output per step
     /// (every loaded coefficient then serves two registers); larger passes hold one.
     const TWO_REGISTERS_UP_TO: usize;
-    /// Whether the kernel can add to its outputs (`Tables::ACCUMULATE`).
-    const ACCUMULATES: bool;
     /// A coefficient made ready to multiply by (nibble tables, or a bit matrix).
     type Coef: Copy;
     /// A source register made ready to be multiplied (its nibbles, or itself).
@@ -103,12 +101,6 @@ pub(crate) unsafe fn multiply<
     P: Tables,
     M: Multiplier<P>,
 {
-    const {
-        assert!(
-            M::ACCUMULATES || !P::ACCUMULATE,
-            "this kernel overwrites its outputs"
-        )
-    };
     // SAFETY: the CPU supports M's features (the caller's contract).
     let consts = unsafe { M::consts() };
     let mut pos = off;

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Runs the erasure-coding tests once per kernel this CPU can run natively
+# (DOCA_EC_ISA = scalar, portable, avx2, avx512, gfni256, gfni512): ec-codec's codec
+# tests and libisal.so.2's byte equality with ISA-L 2.32, whose table layout and length
+# rules follow the CPU whatever kernel computes the products. Kernels the CPU lacks are
+# named, and covered by scripts/emulated-isa-tests.sh.
+#
+#   bash scripts/isa-tests.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+have() { grep -qw "$1" /proc/cpuinfo; }
+isas=(scalar portable)
+have avx2 && isas+=(avx2)
+have avx512f && have avx512bw && isas+=(avx512)
+have avx2 && have gfni && isas+=(gfni256)
+have avx512f && have avx512bw && have gfni && isas+=(gfni512)
+for isa in avx2 avx512 gfni256 gfni512; do
+    [[ " ${isas[*]} " == *" $isa "* ]] || echo "isa-tests: this CPU cannot run the $isa kernels natively (scripts/emulated-isa-tests.sh runs them)"
+done
+for isa in "${isas[@]}"; do
+    echo "== DOCA_EC_ISA=$isa"
+    DOCA_EC_ISA=$isa cargo test --locked -q -p ec-codec --test codec --test kernels
+    DOCA_EC_ISA=$isa cargo test --locked -q -p isal-compat --test byte_equal
+done
+echo "isa-tests: passed on ${isas[*]}"
