@@ -89,4 +89,3 @@ fn isa_l_layout_tables() -> usize {
         }
     })
 }
-
