@@ -258,6 +258,7 @@ pub fn run(a: &IsalArgs) {
     println!();
     println!("| matrix | k+m | fragment | ISA-L 2.32 | ours | ratio | ec-codec's own matrix |");
     println!("|---|---|---|---|---|---|---|");
+    let mut kernel_rates: Vec<(String, usize, usize, f64)> = Vec::new();
     let (lo, li) = (
         Lib::open(&ours.join("libisal.so.2")),
         Lib::open(&reference.join("libisal.so.2")),
@@ -269,6 +270,11 @@ pub fn run(a: &IsalArgs) {
         for (k, m) in [(10, 4), (8, 4)] {
             for frag in [64usize << 10, 1 << 20] {
                 let [o, i, own] = direct(&[&lo, &li], gen_name, k, m, frag, rounds);
+                if frag == 64 << 10 {
+                    for (who, rate) in [("ISA-L", i), ("ours", o), ("ec-codec", own)] {
+                        kernel_rates.push((format!("{kind} {k}+{m} 64 KiB, {who}"), k, m, rate));
+                    }
+                }
                 println!(
                     "| {kind} | {k}+{m} | {} | {i:.2} | {o:.2} | {:.2}x | {own:.2} |",
                     size(frag as u64),
@@ -278,13 +284,34 @@ pub fn run(a: &IsalArgs) {
         }
     }
     #[cfg(target_arch = "x86_64")]
-    if let Some((ghz, narrow, wide)) = product_floor() {
+    if let Some(f) = product_floor() {
         println!();
         println!(
-            "This CPU (about {ghz:.2} GHz) takes {narrow:.2} cycles per 16 bytes for the bare \
-             instructions of one nibble-table product with 128-bit registers, {wide:.2} with \
-             256-bit ones."
+            "This CPU (about {:.2} GHz) takes {:.2} cycles per 16 bytes for the bare \
+             instructions of one nibble-table product with 128-bit registers, {:.2} with \
+             256-bit ones.",
+            f.ghz, f.narrow, f.wide
         );
+        for (bits, c) in [(256, f.gfni256), (512, f.gfni512)] {
+            if let Some(c) = c {
+                println!(
+                    "One GF2P8AFFINEQB product takes {c:.2} cycles per 64 bytes with {bits}-bit \
+                     registers."
+                );
+            }
+        }
+        // The kernels' own cost per product, from the last table's rates: a k + m encode
+        // does k * m products per k bytes of data in.
+        for (label, k, m, rate) in &kernel_rates {
+            let (k, m, rate) = (*k, *m, *rate);
+            let cycles = f.ghz * 64.0 / (rate * m as f64);
+            let floor = f.gfni512.or(f.gfni256).unwrap_or(f.wide * 4.0);
+            println!(
+                "{label} ({k}+{m}): {cycles:.2} cycles per product per 64 bytes, {:.2}x this \
+                 CPU's floor.",
+                cycles / floor
+            );
+        }
     }
     if a.direct_only {
         return;
@@ -341,10 +368,12 @@ pub fn run(a: &IsalArgs) {
 /// Cycles per 16 bytes of one nibble-table product on this CPU, with nothing else in
 /// the loop: two table loads, then two `vpshufb` and two `vpxor` on each of two
 /// registers (the kernels' step), with 128-bit and with 256-bit registers; the clock
-/// measured by a chain of dependent adds. The registers the products read hold whatever
-/// they hold: only the time counts. `None` without AVX2.
+/// measured by a chain of dependent multiplies; and, where the CPU has GFNI, cycles per 64
+/// bytes of one `GF2P8AFFINEQB` product (the matrix broadcast, the instruction and a
+/// `vpxor` on each of two registers) with 256-bit and 512-bit registers. The registers
+/// the products read hold whatever they hold: only the time counts. `None` without AVX2.
 #[cfg(target_arch = "x86_64")]
-fn product_floor() -> Option<(f64, f64, f64)> {
+fn product_floor() -> Option<Floor> {
     use std::arch::asm;
     if !std::arch::is_x86_feature_detected!("avx2") {
         return None;
@@ -357,16 +386,17 @@ fn product_floor() -> Option<(f64, f64, f64)> {
         f();
         s.elapsed().as_secs_f64()
     };
-    // Eight dependent adds per iteration: eight cycles.
-    let adds = || {
+    // Eight dependent multiplies per iteration: 24 cycles (three each on every x86-64
+    // core of the last decade; a chain of adds is no clock on cores that fold them).
+    let chain = || {
         time(&|| {
-            let mut x = 0u64;
+            let mut x = 3u64;
             for _ in 0..ITERS {
                 // SAFETY: register arithmetic only.
                 unsafe {
                     asm!(
-                        "add {0}, 1", "add {0}, 1", "add {0}, 1", "add {0}, 1",
-                        "add {0}, 1", "add {0}, 1", "add {0}, 1", "add {0}, 1",
+                        "imul {0}, {0}", "imul {0}, {0}", "imul {0}, {0}", "imul {0}, {0}",
+                        "imul {0}, {0}", "imul {0}, {0}", "imul {0}, {0}", "imul {0}, {0}",
                         inout(reg) x, options(nomem, nostack),
                     )
                 };
@@ -407,11 +437,48 @@ fn product_floor() -> Option<(f64, f64, f64)> {
             })
         };
     }
-    // Five rounds, each timing the clock and both loops together; medians, so that a
+    // One GFNI step: the bit matrix broadcast, then each of two registers multiplied
+    // (one `vgf2p8affineqb`) and added.
+    #[rustfmt::skip]
+    macro_rules! gfni_step {
+        ($w:literal, $xor:literal) => {
+            concat!(
+                "vpbroadcastq ", $w, "2, [{t}]\n",
+                "vgf2p8affineqb ", $w, "6, ", $w, "0, ", $w, "2, 0\n", $xor, " ", $w, "10, ", $w, "10, ", $w, "6\n",
+                "vgf2p8affineqb ", $w, "8, ", $w, "12, ", $w, "2, 0\n", $xor, " ", $w, "11, ", $w, "11, ", $w, "8\n",
+            )
+        };
+    }
+    macro_rules! gfni_steps {
+        ($w:literal, $xor:literal) => {
+            time(&|| {
+                for _ in 0..ITERS {
+                    // SAFETY: the caller checked the features of this width; reads 8
+                    // bytes of `tables`.
+                    unsafe {
+                        asm!(
+                            gfni_step!($w, $xor), gfni_step!($w, $xor),
+                            gfni_step!($w, $xor), gfni_step!($w, $xor),
+                            t = in(reg) t,
+                            clobber_abi("C"),
+                            options(nostack, readonly),
+                        )
+                    };
+                }
+                // SAFETY: AVX is present; clears the upper halves the loop left dirty.
+                unsafe { asm!("vzeroupper", clobber_abi("C"), options(nomem, nostack)) };
+            })
+        };
+    }
+    let gfni256 = std::arch::is_x86_feature_detected!("gfni");
+    let gfni512 = gfni256
+        && std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512bw");
+    // Five rounds, each timing the clock and every loop together; medians, so that a
     // round the machine's other load disturbed does not count.
-    let mut rounds = [Vec::new(), Vec::new(), Vec::new()];
+    let mut rounds = [(); 5].map(|_| Vec::new());
     for _ in 0..5 {
-        let hz = (8 * ITERS) as f64 / adds();
+        let hz = (24 * ITERS) as f64 / chain();
         let narrow = steps!("vmovdqu", "xmm");
         let wide = steps!("vbroadcasti128", "ymm");
         // Four steps per iteration: 4 x 32 bytes (128-bit) or 4 x 64 bytes (256-bit).
@@ -419,7 +486,35 @@ fn product_floor() -> Option<(f64, f64, f64)> {
         rounds[0].push(hz / 1e9);
         rounds[1].push(per16(narrow, 32.0));
         rounds[2].push(per16(wide, 64.0));
+        if gfni256 {
+            rounds[3].push(per16(gfni_steps!("ymm", "vpxor"), 64.0) * 4.0);
+        }
+        if gfni512 {
+            rounds[4].push(per16(gfni_steps!("zmm", "vpxorq"), 128.0) * 4.0);
+        }
     }
-    let [ghz, narrow, wide] = rounds;
-    Some((median(ghz), median(narrow), median(wide)))
+    let [ghz, narrow, wide, g256, g512] = rounds;
+    let opt = |v: Vec<f64>| (!v.is_empty()).then(|| median(v));
+    Some(Floor {
+        ghz: median(ghz),
+        narrow: median(narrow),
+        wide: median(wide),
+        gfni256: opt(g256),
+        gfni512: opt(g512),
+    })
+}
+
+/// This CPU's floors for one product (see [`product_floor`]).
+#[cfg(target_arch = "x86_64")]
+struct Floor {
+    /// The clock, GHz.
+    ghz: f64,
+    /// Cycles per 16 bytes, nibble tables, 128-bit registers.
+    narrow: f64,
+    /// Cycles per 16 bytes, nibble tables, 256-bit registers.
+    wide: f64,
+    /// Cycles per 64 bytes, `GF2P8AFFINEQB` on 256-bit registers.
+    gfni256: Option<f64>,
+    /// Cycles per 64 bytes, `GF2P8AFFINEQB` on 512-bit registers.
+    gfni512: Option<f64>,
 }
