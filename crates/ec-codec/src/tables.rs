@@ -53,6 +53,14 @@ pub fn init_affine(c: u8) -> [u8; TABLE_BYTES] {
     t
 }
 
+/// The bit matrix in 64-bit lane `l` (0..4) of a coefficient's tables.
+#[inline(always)]
+fn lane(t: &[u8; 32], l: usize) -> u64 {
+    let mut q = [0u8; 8];
+    q.copy_from_slice(&t[8 * l..8 * l + 8]);
+    u64::from_le_bytes(q)
+}
+
 /// The bit matrix of the identity: a product by it is the source.
 const IDENTITY: u64 = 0x0102_0408_1020_4080;
 
@@ -307,8 +315,6 @@ impl Piece {
         if len == 0 {
             return;
         }
-        let lane =
-            |t: &[u8; 32], l: usize| u64::from_le_bytes(t[8 * l..8 * l + 8].try_into().unwrap());
         // SAFETY: forwarded contract (each arm).
         unsafe {
             match self.layout {
@@ -456,7 +462,7 @@ impl Affines<false> {
             for r in 0..piece.rows {
                 // SAFETY: the piece's tables are readable; [u8; 32] has alignment 1.
                 let t = unsafe { &*piece.table(c, r) };
-                let q = |l: usize| u64::from_le_bytes(t[8 * l..8 * l + 8].try_into().unwrap());
+                let q = |l: usize| lane(t, l);
                 let m = match piece.layout {
                     Layout::Nibble if *t == d.nibbles[t[1] as usize] => d.affine[t[1] as usize],
                     Layout::Nibble => return false,
