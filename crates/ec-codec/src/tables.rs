@@ -527,8 +527,8 @@ impl<const ACC: bool> crate::kernels::Tables for Affines<ACC> {
 #[cfg(target_arch = "x86_64")]
 impl<const ACC: bool> crate::kernels::Affine for Affines<ACC> {
     #[inline(always)]
-    fn affine(&self, c: usize, r: usize) -> u64 {
-        self.affine[c * self.rows + r]
+    fn affines(&self) -> *const u64 {
+        self.affine.as_ptr()
     }
 }
 

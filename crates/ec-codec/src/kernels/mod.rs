@@ -79,6 +79,10 @@ pub(crate) trait Tables {
     fn all_mul(&self, r0: usize, n: usize) -> bool {
         (0..self.cols()).all(|c| self.col_kind(c, r0, n) == ColKind::Mul)
     }
+    /// Whether every column has a nonzero coefficient among outputs `r0..r0 + n`.
+    fn no_zero_col(&self, r0: usize, n: usize) -> bool {
+        (0..self.cols()).all(|c| self.col_kind(c, r0, n) != ColKind::Zero)
+    }
     /// Outputs among `r0..r0 + n` whose coefficient is 1 in every column (bit k for
     /// output `r0 + k`): the kernels add the sources to them without multiplying, as
     /// for the first parity row of a Vandermonde code.
@@ -91,8 +95,9 @@ pub(crate) trait Tables {
 /// A matrix the GFNI kernels can run: each coefficient's 8x8 bit matrix.
 #[cfg(target_arch = "x86_64")]
 pub(crate) trait Affine: Tables {
-    /// The bit matrix of coef(r, c).
-    fn affine(&self, c: usize, r: usize) -> u64;
+    /// The bit matrices of every coefficient, column-major: coef(r, c) at
+    /// `[c * rows + r]`, readable for `rows * cols` entries.
+    fn affines(&self) -> *const u64;
 }
 
 /// Column kind from the column's bitmaps of nonzero and one coefficients.
@@ -138,8 +143,8 @@ impl Tables for GfMatrix {
 #[cfg(target_arch = "x86_64")]
 impl Affine for GfMatrix {
     #[inline(always)]
-    fn affine(&self, c: usize, r: usize) -> u64 {
-        self.affine[c * self.rows + r]
+    fn affines(&self) -> *const u64 {
+        self.affine.as_ptr()
     }
 }
 

@@ -34,6 +34,8 @@ impl<P: Tables> Multiplier<P> for Shuffle256 {
     // Two registers per output while 2 x N accumulators, the nibbles of two vectors and
     // two tables fit in the 16 registers.
     const TWO_REGISTERS_UP_TO: usize = 4;
+    const PREFETCH: bool = true;
+    const CHEAP_PRODUCT: bool = false;
     type Coef = (__m256i, __m256i);
     type Split = (__m256i, __m256i);
 

@@ -13,6 +13,8 @@ pub(crate) struct Shuffle512;
 impl<P: Tables> Multiplier<P> for Shuffle512 {
     type R = __m512i;
     const TWO_REGISTERS_UP_TO: usize = 0;
+    const PREFETCH: bool = true;
+    const CHEAP_PRODUCT: bool = false;
     type Coef = (__m512i, __m512i);
     type Split = (__m512i, __m512i);
 

@@ -12,7 +12,9 @@ pub(crate) struct Affine256;
 
 impl<P: Affine> Multiplier<P> for Affine256 {
     type R = __m256i;
-    const TWO_REGISTERS_UP_TO: usize = 0;
+    const TWO_REGISTERS_UP_TO: usize = 8;
+    const PREFETCH: bool = false;
+    const CHEAP_PRODUCT: bool = true;
     type Coef = __m256i;
     type Split = __m256i;
 
@@ -28,8 +30,9 @@ impl<P: Affine> Multiplier<P> for Affine256 {
 
     #[inline(always)]
     unsafe fn coef(p: &P, c: usize, r: usize) -> __m256i {
-        // SAFETY: AVX (the trait's contract).
-        unsafe { _mm256_set1_epi64x(p.affine(c, r) as i64) }
+        // SAFETY: AVX (the trait's contract); c < cols and r < rows, so the entry is
+        // inside the matrices `affines` points to.
+        unsafe { _mm256_set1_epi64x(*p.affines().add(c * p.rows() + r) as i64) }
     }
 
     #[inline(always)]
@@ -44,7 +47,9 @@ pub(crate) struct Affine512;
 
 impl<P: Affine> Multiplier<P> for Affine512 {
     type R = __m512i;
-    const TWO_REGISTERS_UP_TO: usize = 0;
+    const TWO_REGISTERS_UP_TO: usize = 8;
+    const PREFETCH: bool = false;
+    const CHEAP_PRODUCT: bool = true;
     type Coef = __m512i;
     type Split = __m512i;
 
@@ -60,8 +65,9 @@ impl<P: Affine> Multiplier<P> for Affine512 {
 
     #[inline(always)]
     unsafe fn coef(p: &P, c: usize, r: usize) -> __m512i {
-        // SAFETY: AVX-512F (the trait's contract).
-        unsafe { _mm512_set1_epi64(p.affine(c, r) as i64) }
+        // SAFETY: AVX-512F (the trait's contract); c < cols and r < rows, so the entry
+        // is inside the matrices `affines` points to.
+        unsafe { _mm512_set1_epi64(*p.affines().add(c * p.rows() + r) as i64) }
     }
 
     #[inline(always)]

@@ -96,7 +96,15 @@ macro_rules! driver {
                 let n = (rows - r0).min(g);
                 // A dense group (no column of only 0s and 1s) skips the per-column checks;
                 // a first output of all ones is added to without multiplying.
-                let (dense, one_first) = (p.all_mul(r0, n), p.one_rows(r0, n) & 1 != 0);
+                // Where products are cheap, columns of 0s and 1s run as products too
+                // (their tables are those of 0 and 1), and only a column of 0s breaks
+                // density.
+                let dense = if <$m as $crate::kernels::x86_64::vector::Multiplier<P>>::CHEAP_PRODUCT {
+                    p.no_zero_col(r0, n)
+                } else {
+                    p.all_mul(r0, n)
+                };
+                let one_first = p.one_rows(r0, n) & 1 != 0;
                 // SAFETY: forwarded contract; n <= g and r0 + n <= rows.
                 unsafe {
                     match (dense, one_first) {
@@ -142,9 +150,19 @@ macro_rules! driver {
         {
             use $crate::kernels::x86_64::vector::{Multiplier, multiply};
             if N <= <$m as Multiplier<P>>::TWO_REGISTERS_UP_TO {
+                // Steps of two registers, then one register for a remaining 64 bytes when
+                // a register holds 64.
+                let step = 2 * <<$m as Multiplier<P>>::R as $crate::kernels::x86_64::vector::Register>::BYTES;
+                let main = len / step * step;
                 // SAFETY: forwarded contract; the kernel's features are enabled here and
-                // len is a multiple of 64.
-                unsafe { multiply::<P, $m, N, 2, DENSE, ONE_FIRST>(p, ins, outs, r0, off, len, nt) }
+                // main is a multiple of the step.
+                unsafe { multiply::<P, $m, N, 2, DENSE, ONE_FIRST>(p, ins, outs, r0, off, main, nt) }
+                if main < len {
+                    // SAFETY: as above; the rest is a multiple of 64 and of the register.
+                    unsafe {
+                        multiply::<P, $m, N, 1, DENSE, ONE_FIRST>(p, ins, outs, r0, off + main, len - main, nt)
+                    }
+                }
             } else {
                 // SAFETY: as above.
                 unsafe { multiply::<P, $m, N, 1, DENSE, ONE_FIRST>(p, ins, outs, r0, off, len, nt) }

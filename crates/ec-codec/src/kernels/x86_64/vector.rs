@@ -41,6 +41,16 @@ pub(crate) trait Multiplier<P: ?Sized> {
     /// Passes of up to this many outputs hold two registers of each output per step
     /// (every loaded coefficient then serves two registers); larger passes hold one.
     const TWO_REGISTERS_UP_TO: usize;
+    /// Whether each step prefetches every source [`PREFETCH_AHEAD`] bytes ahead. The
+    /// nibble kernels gain from it where the blocks come from L2; the GFNI kernels,
+    /// which take two registers per output, measured as fast or faster without it, and
+    /// faster where the blocks come from L3 (prefetches then compete with the hardware's
+    /// own streams).
+    const PREFETCH: bool;
+    /// Whether a product costs about what an addition does (one instruction), so that
+    /// columns of 0s and 1s gain nothing from a path of their own: the kernel then
+    /// multiplies them like any other column unless the column is all 0s.
+    const CHEAP_PRODUCT: bool;
     /// A coefficient made ready to multiply by (nibble tables, or a bit matrix).
     type Coef: Copy;
     /// A source register made ready to be multiplied (its nibbles, or itself).
@@ -153,7 +163,14 @@ pub(crate) unsafe fn multiply<
             }
             // SAFETY: SSE is part of x86-64; a prefetch never faults, so an address past
             // the block is harmless.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(src.wrapping_add(pos + PREFETCH_AHEAD).cast()) };
+            for line in (0..if M::PREFETCH { S * M::R::BYTES } else { 0 }).step_by(64) {
+                // SAFETY: as above.
+                unsafe {
+                    _mm_prefetch::<_MM_HINT_T0>(
+                        src.wrapping_add(pos + line + PREFETCH_AHEAD).cast(),
+                    )
+                };
+            }
             // SAFETY: as above.
             let mut s = [unsafe { M::split(x[0], consts) }; S];
             for j in 1..S {
