@@ -243,17 +243,15 @@ impl Piece {
             let bulk = len & !63;
             // The last 64 bytes again, overlapping the bulk, finish a tail when the
             // products overwrite outputs that no input shares.
-            let overlap = bulk < len
-                && bulk > 0
-                && !acc
+            let apart = !acc
                 && outs.iter().all(|&o| {
                     ins.iter().all(|&i| {
                         let (o, i) = (o as usize, i as usize);
                         o + len <= i || i + len <= o
                     })
                 });
-            let nt = dispatch::use_streaming((self.rows + self.cols) * len)
-                && outs.iter().all(|p| (*p as usize).is_multiple_of(64));
+            let overlap = bulk < len && bulk > 0 && apart;
+            let stream = dispatch::use_streaming((self.rows + self.cols) * len);
             use crate::kernels::x86_64::{avx2, avx512, gfni};
             // Runs `$kernel` on `$view` over the whole 64-byte steps, then over the last
             // 64 bytes again when `overlap`; evaluates to the end of what it covered.
@@ -262,12 +260,13 @@ impl Piece {
                     if bulk > 0 {
                         // SAFETY: forwarded contract over [0, bulk), a multiple of 64;
                         // dispatch checked the CPU's features.
-                        unsafe { $kernel($view, ins, outs, 0, bulk, nt) };
+                        // Outputs that share no byte with an input may be realigned.
+                        unsafe { $kernel($view, ins, outs, 0, bulk, stream, apart) };
                     }
                     if overlap {
                         // SAFETY: as above, over the last 64 bytes, which get the bytes
                         // the bulk gave them (the products depend on the inputs only).
-                        unsafe { $kernel($view, ins, outs, len - 64, 64, false) };
+                        unsafe { $kernel($view, ins, outs, len - 64, 64, false, false) };
                         len
                     } else {
                         bulk

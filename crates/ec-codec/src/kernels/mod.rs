@@ -383,8 +383,6 @@ impl GfMatrix {
         len: usize,
         stream: bool,
     ) {
-        #[cfg(target_arch = "x86_64")]
-        let nt = stream && outs.iter().all(|p| (*p as usize + off).is_multiple_of(64));
         #[cfg(not(target_arch = "x86_64"))]
         let _ = stream;
         match self.isa {
@@ -394,16 +392,20 @@ impl GfMatrix {
             Isa::Portable => unsafe { scalar::run_words(self, ins, outs, off, len) },
             // SAFETY: forwarded contract; `with_isa`/`dispatch` checked the CPU features.
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx2 => unsafe { x86_64::avx2::run(self, ins, outs, off, len, nt) },
+            Isa::Avx2 => unsafe { x86_64::avx2::run(self, ins, outs, off, len, stream, true) },
             // SAFETY: as above.
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx512 => unsafe { x86_64::avx512::run(self, ins, outs, off, len, nt) },
+            Isa::Avx512 => unsafe { x86_64::avx512::run(self, ins, outs, off, len, stream, true) },
             // SAFETY: as above.
             #[cfg(target_arch = "x86_64")]
-            Isa::Gfni256 => unsafe { x86_64::gfni::v256::run(self, ins, outs, off, len, nt) },
+            Isa::Gfni256 => unsafe {
+                x86_64::gfni::v256::run(self, ins, outs, off, len, stream, true)
+            },
             // SAFETY: as above.
             #[cfg(target_arch = "x86_64")]
-            Isa::Gfni512 => unsafe { x86_64::gfni::v512::run(self, ins, outs, off, len, nt) },
+            Isa::Gfni512 => unsafe {
+                x86_64::gfni::v512::run(self, ins, outs, off, len, stream, true)
+            },
             // SAFETY: forwarded contract.
             #[cfg(not(target_arch = "x86_64"))]
             _ => unsafe { scalar::run_words(self, ins, outs, off, len) },
