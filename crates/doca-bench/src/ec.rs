@@ -239,6 +239,19 @@ fn isal_run<'a>(sh: Shape, op: Op, st: &'a mut Stripe, threads: usize) -> Runner
     };
     let tables = Ptrs(vec![g.as_mut_ptr()]);
     let keep = (a, g);
+    let encode = move |n: usize, i: *mut *mut u8, o: *mut *mut u8| {
+        // SAFETY: tables from ec_init_tables; m inputs and k outputs of n bytes.
+        unsafe { isal::ec_encode_data(n as i32, m as i32, k as i32, tables.get()[0], i, o) };
+    };
+    if threads <= 1 {
+        // One call on the whole blocks, with the pointer arrays built once, as a user's
+        // loop would make it: the peer pays only for its own call.
+        let (mut ins, mut outs) = (ins, outs);
+        return Box::new(move || {
+            let _ = &keep;
+            encode(len, ins.0.as_mut_ptr(), outs.0.as_mut_ptr());
+        });
+    }
     Box::new(move || {
         let _ = &keep;
         split_job(len, m + k, threads, |off, n| {
@@ -246,17 +259,7 @@ fn isal_run<'a>(sh: Shape, op: Op, st: &'a mut Stripe, threads: usize) -> Runner
             let mut i: Vec<*mut u8> = ins.get().iter().map(|p| unsafe { p.add(off) }).collect();
             // SAFETY: as above.
             let mut o: Vec<*mut u8> = outs.get().iter().map(|p| unsafe { p.add(off) }).collect();
-            // SAFETY: tables from ec_init_tables; m inputs and k outputs of n bytes.
-            unsafe {
-                isal::ec_encode_data(
-                    n as i32,
-                    m as i32,
-                    k as i32,
-                    tables.get()[0],
-                    i.as_mut_ptr(),
-                    o.as_mut_ptr(),
-                )
-            };
+            encode(n, i.as_mut_ptr(), o.as_mut_ptr());
         })
     })
 }
