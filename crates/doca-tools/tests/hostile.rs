@@ -273,7 +273,8 @@ fn jitter(max: u64) -> u64 {
 #[test]
 fn signals_stop_the_work_and_remove_its_temporaries() {
     let s = Scratch::new("sigint");
-    let data = bytes(24 << 20, 5);
+    // Large enough that most runs are still working when the signal comes.
+    let data = bytes(96 << 20, 5);
     let input = s.write("big.bin", &data);
     let i = input.to_str().unwrap();
     let mut stopped = 0;
@@ -300,7 +301,7 @@ fn signals_stop_the_work_and_remove_its_temporaries() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(20 + jitter(200)));
+        std::thread::sleep(Duration::from_millis(10 + jitter(150)));
         // SAFETY: signalling our own child.
         unsafe { libc::kill(c.id() as i32, sig) };
         let st = c.wait().unwrap();

@@ -67,6 +67,29 @@ impl StripeCoder {
         fill: impl FnOnce(&mut [u8]) -> Result<()>,
         take: impl FnOnce(&[u8]) -> Result<()>,
     ) -> Result<()> {
+        self.code::<O>(matrix, len, fill)?;
+        let (_, outs) = self.areas(matrix, len)?;
+        take(outs)
+    }
+
+    /// The inputs (`len` bytes each, back to back) and the outputs of the last job.
+    pub(super) fn areas(&mut self, matrix: &Matrix, len: usize) -> Result<(&[u8], &[u8])> {
+        let (ins, outs) = (matrix.inputs(), matrix.outputs());
+        let out_at = self.out_at;
+        let m = self.mmap.memory_mut()?;
+        Ok((&m[..ins * len], &m[out_at..out_at + outs * len]))
+    }
+
+    /// `fill` writes the matrix's inputs (`len` bytes each, back to back) into the
+    /// first area; the job runs and leaves the outputs in the second ([`areas`]).
+    ///
+    /// [`areas`]: StripeCoder::areas
+    pub(super) fn code<O: EcOp>(
+        &mut self,
+        matrix: &Matrix,
+        len: usize,
+        fill: impl FnOnce(&mut [u8]) -> Result<()>,
+    ) -> Result<()> {
         let (ins, outs) = (matrix.inputs(), matrix.outputs());
         fill(&mut self.mmap.memory_mut()?[..ins * len])?;
         let src = self.inv.buf_with_data_at(&self.mmap, 0, ins * len)?;
@@ -84,7 +107,7 @@ impl StripeCoder {
             }
             Err(e) => return Err(e.into()),
         }
-        take(&self.mmap.memory_mut()?[self.out_at..self.out_at + outs * len])
+        Ok(())
     }
 }
 

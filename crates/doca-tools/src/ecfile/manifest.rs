@@ -148,6 +148,11 @@ impl ContentHasher {
         }
     }
 
+    /// From hashers that have each consumed one part whole.
+    pub fn from_parts(parts: Vec<Xxh3>) -> ContentHasher {
+        ContentHasher { parts }
+    }
+
     /// The next bytes of part `i` (file bytes only, no padding).
     pub fn update(&mut self, i: usize, bytes: &[u8]) {
         self.parts[i].update(bytes);

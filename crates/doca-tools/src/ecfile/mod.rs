@@ -138,66 +138,54 @@ pub fn encode(
         .map(|i| AtomicFile::create(&target.join(layout.block_file(i)), true))
         .collect::<Result<_>>()?;
     let stripe = stripe_len(&layout, opts.stripe);
-    let mut coder = StripeCoder::new(dev, data, rdnc, stripe)?;
-    let coding = coder.ec.matrix_create(kind, data, rdnc)?;
     let pb = progress(layout.block * data as u64, "encode", opts.progress);
-    // A writer thread hashes and writes each stripe (data and redundancy blocks, back to
-    // back) while the next one is read and coded. Two stripe buffers circulate.
-    let (to_writer, stripes) = std::sync::mpsc::sync_channel::<(u64, usize, Vec<u8>)>(1);
-    let (give_back, free) = std::sync::mpsc::sync_channel::<Vec<u8>>(2);
+    // Two coders circulate: the main thread reads a stripe (a slice of every data block)
+    // straight into one coder's memory and runs its job, while a writer thread hashes
+    // and writes the other's data and redundancy slices from where they lie.
+    let (to_writer, stripes) = std::sync::mpsc::sync_channel::<(u64, usize, Stripe)>(1);
+    let (give_back, free) = std::sync::mpsc::sync_channel::<Stripe>(2);
     for _ in 0..2 {
-        let b = crate::zeroed(n * stripe, "the stripe buffers; give a smaller --stripe")?;
-        let _ = give_back.send(b);
+        let coder = StripeCoder::new(dev, data, rdnc, stripe)?;
+        let matrix = coder.ec.matrix_create(kind, data, rdnc)?;
+        let _ = give_back.send(Stripe { coder, matrix });
     }
     let outs_ref = &outs;
     let layout_ref = &layout;
     let (main_result, sums) = std::thread::scope(|s| {
         let writer = s.spawn(move || -> Result<(Vec<u64>, u128)> {
-            let mut sums: Vec<Xxh3> = (0..n).map(|_| Xxh3::new()).collect();
-            let mut content = ContentHasher::new(data);
-            for (off, len, bytes) in stripes {
-                for (i, chunk) in bytes[..n * len].chunks(len).enumerate() {
-                    sums[i].update(chunk);
-                    if i < data {
-                        content.update(i, &chunk[..layout_ref.file_bytes(i, off, len)]);
-                    }
+            let mut hashers = BlockHashers::new(layout_ref);
+            for (off, len, mut st) in stripes {
+                let (ins, parity) = st.coder.areas(&st.matrix, len)?;
+                for (i, chunk) in ins.chunks(len).chain(parity.chunks(len)).enumerate() {
+                    hashers.update(i, off, chunk);
                     write_at(outs_ref[i].file_ref(), off, chunk, outs_ref[i].path())?;
                 }
-                // The main thread may have stopped; the buffer is then simply dropped.
-                let _ = give_back.send(bytes);
+                // The main thread may have stopped; the coder is then simply dropped.
+                let _ = give_back.send(st);
             }
-            Ok((sums.iter().map(Xxh3::digest).collect(), content.digest()))
+            Ok(hashers.finish())
         });
         let mut off = 0u64;
         let r = (|| -> Result<()> {
             while off < layout.block {
                 crate::cleanup::interrupted()?;
                 let len = stripe.min((layout.block - off) as usize);
-                // No buffer back: the writer stopped (its error is reported below).
-                let Ok(mut buf) = free.recv() else {
+                // No coder back: the writer stopped (its error is reported below).
+                let Ok(mut st) = free.recv() else {
                     return Ok(());
                 };
-                let (head, tail) = buf[..n * len].split_at_mut(data * len);
-                coder.run::<Create>(
-                    &coding,
-                    len,
-                    |ins| {
-                        for (i, chunk) in ins.chunks_mut(len).enumerate() {
-                            let at = i as u64 * layout.block + off;
-                            // Bytes of block i past the end of the file are zeros.
-                            let end = layout.size.saturating_sub(at).min(len as u64) as usize;
-                            read_input(&file, at, &mut chunk[..end], input, layout.size)?;
-                            chunk[end..].fill(0);
-                        }
-                        head.copy_from_slice(ins);
-                        Ok(())
-                    },
-                    |parity| {
-                        tail.copy_from_slice(parity);
-                        Ok(())
-                    },
-                )?;
-                if to_writer.send((off, len, buf)).is_err() {
+                let Stripe { coder, matrix } = &mut st;
+                coder.code::<Create>(matrix, len, |ins| {
+                    for (i, chunk) in ins.chunks_mut(len).enumerate() {
+                        let at = i as u64 * layout.block + off;
+                        // Bytes of block i past the end of the file are zeros.
+                        let end = layout.size.saturating_sub(at).min(len as u64) as usize;
+                        read_input(&file, at, &mut chunk[..end], input, layout.size)?;
+                        chunk[end..].fill(0);
+                    }
+                    Ok(())
+                })?;
+                if to_writer.send((off, len, st)).is_err() {
                     return Ok(());
                 }
                 off += len as u64;
@@ -249,6 +237,64 @@ pub fn encode(
         layout,
         secs: t.elapsed().as_secs_f64(),
     })
+}
+
+/// A stripe coder with its matrix (a matrix belongs to one context).
+struct Stripe {
+    coder: StripeCoder,
+    matrix: doca_ec::Matrix,
+}
+
+/// The checksum of every block and the content digest of the file, in one pass over
+/// the blocks: a data block's file bytes come first and its zero padding (if any) last,
+/// so the content digest's part for block `i` is block `i`'s hash state where its
+/// padding begins (XXH3's 64- and 128-bit digests come from the same state).
+struct BlockHashers<'a> {
+    layout: &'a Layout,
+    blocks: Vec<Xxh3>,
+    /// Per data block: the state where its padding began.
+    content: Vec<Option<Xxh3>>,
+}
+
+impl BlockHashers<'_> {
+    fn new(layout: &Layout) -> BlockHashers<'_> {
+        BlockHashers {
+            layout,
+            blocks: (0..layout.count()).map(|_| Xxh3::new()).collect(),
+            content: vec![None; layout.data],
+        }
+    }
+
+    /// The bytes of block `i` at `off`.
+    fn update(&mut self, i: usize, off: u64, chunk: &[u8]) {
+        let h = &mut self.blocks[i];
+        if i >= self.layout.data {
+            h.update(chunk);
+            return;
+        }
+        let file = self.layout.file_bytes(i, off, chunk.len());
+        h.update(&chunk[..file]);
+        if file < chunk.len() {
+            if self.content[i].is_none() {
+                self.content[i] = Some(h.clone());
+            }
+            h.update(&chunk[file..]);
+        }
+    }
+
+    /// Every block's checksum, and the content digest.
+    fn finish(self) -> (Vec<u64>, u128) {
+        let parts = self
+            .content
+            .into_iter()
+            .zip(&self.blocks)
+            .map(|(c, b)| c.unwrap_or_else(|| b.clone()))
+            .collect();
+        (
+            self.blocks.iter().map(Xxh3::digest).collect(),
+            ContentHasher::from_parts(parts).digest(),
+        )
+    }
 }
 
 /// The state of one block file.
