@@ -140,8 +140,9 @@ pub fn encode(
     let stripe = stripe_len(&layout, opts.stripe);
     let pb = progress(layout.block * data as u64, "encode", opts.progress);
     // Two coders circulate: the main thread reads a stripe (a slice of every data block)
-    // straight into one coder's memory and runs its job, while a writer thread hashes
-    // and writes the other's data and redundancy slices from where they lie.
+    // straight into one coder's memory, runs its job and hashes the slices, while a
+    // writer thread writes the other's data and redundancy slices from where they lie
+    // (writing into the page cache is the longest stage).
     let (to_writer, stripes) = std::sync::mpsc::sync_channel::<(u64, usize, Stripe)>(1);
     let (give_back, free) = std::sync::mpsc::sync_channel::<Stripe>(2);
     for _ in 0..2 {
@@ -152,19 +153,18 @@ pub fn encode(
     let outs_ref = &outs;
     let layout_ref = &layout;
     let (main_result, sums) = std::thread::scope(|s| {
-        let writer = s.spawn(move || -> Result<(Vec<u64>, u128)> {
-            let mut hashers = BlockHashers::new(layout_ref);
+        let writer = s.spawn(move || -> Result<()> {
             for (off, len, mut st) in stripes {
                 let (ins, parity) = st.coder.areas(&st.matrix, len)?;
                 for (i, chunk) in ins.chunks(len).chain(parity.chunks(len)).enumerate() {
-                    hashers.update(i, off, chunk);
                     write_at(outs_ref[i].file_ref(), off, chunk, outs_ref[i].path())?;
                 }
                 // The main thread may have stopped; the coder is then simply dropped.
                 let _ = give_back.send(st);
             }
-            Ok(hashers.finish())
+            Ok(())
         });
+        let mut hashers = BlockHashers::new(layout_ref);
         let mut off = 0u64;
         let r = (|| -> Result<()> {
             while off < layout.block {
@@ -185,6 +185,10 @@ pub fn encode(
                     }
                     Ok(())
                 })?;
+                let (ins, parity) = st.coder.areas(&st.matrix, len)?;
+                for (i, chunk) in ins.chunks(len).chain(parity.chunks(len)).enumerate() {
+                    hashers.update(i, off, chunk);
+                }
                 if to_writer.send((off, len, st)).is_err() {
                     return Ok(());
                 }
@@ -194,12 +198,15 @@ pub fn encode(
             Ok(())
         })();
         drop(to_writer);
-        let sums = writer.join().unwrap_or_else(|_| {
-            Err(Error::with_context(
-                ErrorCode::Unexpected,
-                "the block writer thread panicked",
-            ))
-        });
+        let sums = writer
+            .join()
+            .unwrap_or_else(|_| {
+                Err(Error::with_context(
+                    ErrorCode::Unexpected,
+                    "the block writer thread panicked",
+                ))
+            })
+            .map(|()| hashers.finish());
         (r, sums)
     });
     pb.finish_and_clear();
