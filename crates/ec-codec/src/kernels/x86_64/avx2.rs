@@ -36,6 +36,7 @@ impl<P: Tables> Multiplier<P> for Shuffle256 {
     const TWO_REGISTERS_UP_TO: usize = 4;
     const PREFETCH: bool = true;
     const CHEAP_PRODUCT: bool = false;
+    const PAIR_COLUMNS: bool = false;
     type Coef = (__m256i, __m256i);
     type Split = (__m256i, __m256i);
 

@@ -15,6 +15,7 @@ impl<P: Tables> Multiplier<P> for Shuffle512 {
     const TWO_REGISTERS_UP_TO: usize = 0;
     const PREFETCH: bool = true;
     const CHEAP_PRODUCT: bool = false;
+    const PAIR_COLUMNS: bool = false;
     type Coef = (__m512i, __m512i);
     type Split = (__m512i, __m512i);
 

@@ -15,6 +15,7 @@ impl<P: Affine> Multiplier<P> for Affine256 {
     const TWO_REGISTERS_UP_TO: usize = 8;
     const PREFETCH: bool = false;
     const CHEAP_PRODUCT: bool = true;
+    const PAIR_COLUMNS: bool = false;
     type Coef = __m256i;
     type Split = __m256i;
 
@@ -50,6 +51,7 @@ impl<P: Affine> Multiplier<P> for Affine512 {
     const TWO_REGISTERS_UP_TO: usize = 8;
     const PREFETCH: bool = false;
     const CHEAP_PRODUCT: bool = true;
+    const PAIR_COLUMNS: bool = true;
     type Coef = __m512i;
     type Split = __m512i;
 

@@ -32,6 +32,15 @@ pub(crate) trait Register: Copy {
     /// # Safety
     /// As for [`zero`](Register::zero).
     unsafe fn xor(self, other: Self) -> Self;
+    /// `self ^ a ^ b`.
+    ///
+    /// # Safety
+    /// As for [`zero`](Register::zero).
+    #[inline(always)]
+    unsafe fn xor3(self, a: Self, b: Self) -> Self {
+        // SAFETY: forwarded contract.
+        unsafe { self.xor(a).xor(b) }
+    }
 }
 
 /// How a kernel multiplies registers by the coefficients of a matrix view `P`.
@@ -51,6 +60,11 @@ pub(crate) trait Multiplier<P: ?Sized> {
     /// columns of 0s and 1s gain nothing from a path of their own: the kernel then
     /// multiplies them like any other column unless the column is all 0s.
     const CHEAP_PRODUCT: bool;
+    /// Whether dense passes take two columns at a time, adding both products to an
+    /// output in one three-way XOR (`VPTERNLOGQ`): a gain where the product is one
+    /// instruction and three-way XOR is one too; the nibble kernels, whose sources take
+    /// two registers each, lose registers to it.
+    const PAIR_COLUMNS: bool;
     /// A coefficient made ready to multiply by (nibble tables, or a bit matrix).
     type Coef: Copy;
     /// A source register made ready to be multiplied (its nibbles, or itself).
@@ -129,7 +143,63 @@ pub(crate) unsafe fn multiply<
                 }
             }
         }
-        for (c, &src) in ins.iter().enumerate() {
+        let mut first = 0;
+        if DENSE && M::PAIR_COLUMNS {
+            // Two columns at a time: each output takes both products in one three-way
+            // addition.
+            while first + 2 <= ins.len() {
+                let (c, s0, s1) = (first, ins[first], ins[first + 1]);
+                // SAFETY: as above.
+                let mut x0 = [unsafe { M::R::zero() }; S];
+                let mut x1 = x0;
+                for j in 0..S {
+                    // SAFETY: pos + S * BYTES <= end and the inputs are readable.
+                    unsafe {
+                        x0[j] = M::R::load(s0.add(pos + M::R::BYTES * j));
+                        x1[j] = M::R::load(s1.add(pos + M::R::BYTES * j));
+                    }
+                }
+                if ONE_FIRST {
+                    for j in 0..S {
+                        // SAFETY: as above.
+                        acc[0][j] = unsafe { acc[0][j].xor3(x0[j], x1[j]) };
+                    }
+                }
+                for line in (0..if M::PREFETCH { S * M::R::BYTES } else { 0 }).step_by(64) {
+                    for src in [s0, s1] {
+                        // SAFETY: a prefetch never faults (see below).
+                        unsafe {
+                            _mm_prefetch::<_MM_HINT_T0>(
+                                src.wrapping_add(pos + line + PREFETCH_AHEAD).cast(),
+                            )
+                        };
+                    }
+                }
+                // SAFETY: as above.
+                let mut t0 = [unsafe { M::split(x0[0], consts) }; S];
+                let mut t1 = t0;
+                for j in 0..S {
+                    // SAFETY: as above.
+                    unsafe {
+                        t0[j] = M::split(x0[j], consts);
+                        t1[j] = M::split(x1[j], consts);
+                    }
+                }
+                for k in 0..N {
+                    if ONE_FIRST && k == 0 {
+                        continue;
+                    }
+                    // SAFETY: c + 1 < cols and r0 + k < rows.
+                    let (a, b) = unsafe { (M::coef(p, c, r0 + k), M::coef(p, c + 1, r0 + k)) };
+                    for j in 0..S {
+                        // SAFETY: as above.
+                        acc[k][j] = unsafe { acc[k][j].xor3(M::mul(t0[j], a), M::mul(t1[j], b)) };
+                    }
+                }
+                first += 2;
+            }
+        }
+        for (c, &src) in ins.iter().enumerate().skip(first) {
             let kind = if DENSE {
                 ColKind::Mul
             } else {
@@ -262,5 +332,11 @@ impl Register for __m512i {
     unsafe fn xor(self, other: Self) -> Self {
         // SAFETY: the CPU supports AVX-512F (the trait's contract).
         unsafe { _mm512_xor_si512(self, other) }
+    }
+
+    #[inline(always)]
+    unsafe fn xor3(self, a: Self, b: Self) -> Self {
+        // SAFETY: the CPU supports AVX-512F (the trait's contract); 0x96 is a ^ b ^ c.
+        unsafe { _mm512_ternarylogic_epi64::<0x96>(self, a, b) }
     }
 }
