@@ -410,6 +410,33 @@ fn memory_bandwidth(reps: usize, sample: Duration) -> (f64, f64) {
     (read, copy)
 }
 
+/// The traffic floor of a shape: one pass that reads every data block once and writes
+/// every output once (each output the XOR of the data, no products), as an encode must
+/// at the least. Where the blocks come from memory rather than cache, no codec beats it.
+fn traffic_run(st: &mut Stripe) -> Runner<'_> {
+    let Stripe { data, parity } = st;
+    Box::new(move || {
+        let len = data[0].len();
+        let mut off = 0;
+        while off < len {
+            let mut acc = [0u64; 8];
+            for d in data.iter() {
+                let line = &d[off..off + 64];
+                for (a, w) in acc.iter_mut().zip(line.chunks_exact(8)) {
+                    *a ^= u64::from_ne_bytes(w.try_into().expect("8 bytes"));
+                }
+            }
+            for p in parity.iter_mut() {
+                for (w, a) in p[off..off + 64].chunks_exact_mut(8).zip(&acc) {
+                    w.copy_from_slice(&a.to_ne_bytes());
+                }
+            }
+            off += 64;
+        }
+        std::hint::black_box(&parity);
+    })
+}
+
 pub fn run(a: &EcArgs) {
     let (reps, sample) = if a.quick {
         (3, Duration::from_millis(5))
@@ -459,6 +486,7 @@ pub fn run(a: &EcArgs) {
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
     let fmt = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.2}"));
     let ratio = |o: f64, p: Option<f64>| p.map_or("-".to_string(), |x| format!("{:.2}x", o / x));
+    let mut floors: Vec<(Shape, f64, f64)> = Vec::new();
     for sh in shapes {
         if ec_codec::matrix::check_counts_pub(sh.m, sh.k).is_err()
             || ec_codec::check_block_len(sh.len).is_err()
@@ -498,6 +526,12 @@ pub fn run(a: &EcArgs) {
                 drop(runners);
                 let ours = rates[0];
                 let [isal, rss, rse] = slots.map(|i| i.map(|i| rates[i]));
+                if op == Op::Encode && t == 1 && sh.len >= 1 << 20 {
+                    let mut fresh = stripe(sh);
+                    let mut floor: [Runner<'_>; 1] = [traffic_run(&mut fresh)];
+                    let f = measure_all(sh.m * sh.len, reps, sample, &mut floor)[0];
+                    floors.push((sh, f, ours));
+                }
                 println!(
                     "| {}+{} | {} | {} | {} | {:.2} | {} | {} | {} | {} | {} | {} |",
                     sh.m,
@@ -518,6 +552,22 @@ pub fn run(a: &EcArgs) {
                     ratio(ours, rse)
                 );
             }
+        }
+    }
+    if !floors.is_empty() {
+        println!(
+            "\nTraffic floor, one thread: each data block read once and each output written once, no products (GB/s of data in)\n"
+        );
+        println!("| shape | block | floor | ours, encode | ours / floor |");
+        println!("|---|---|---|---|---|");
+        for (sh, f, ours) in floors {
+            println!(
+                "| {}+{} | {} | {f:.2} | {ours:.2} | {:.2}x |",
+                sh.m,
+                sh.k,
+                size_str(sh.len),
+                ours / f
+            );
         }
     }
     let (read, copy) = memory_bandwidth(reps.min(5), sample);
