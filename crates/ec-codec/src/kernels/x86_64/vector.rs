@@ -149,42 +149,27 @@ pub(crate) unsafe fn multiply<
             // addition.
             while first + 2 <= ins.len() {
                 let (c, s0, s1) = (first, ins[first], ins[first + 1]);
-                // SAFETY: as above.
-                let mut x0 = [unsafe { M::R::zero() }; S];
-                let mut x1 = x0;
-                for j in 0..S {
-                    // SAFETY: pos + S * BYTES <= end and the inputs are readable.
-                    unsafe {
-                        x0[j] = M::R::load(s0.add(pos + M::R::BYTES * j));
-                        x1[j] = M::R::load(s1.add(pos + M::R::BYTES * j));
-                    }
-                }
+                // SAFETY: pos + S * BYTES <= end and the inputs are readable over the range.
+                let (x0, x1) =
+                    unsafe { (load_step::<P, M, S>(s0, pos), load_step::<P, M, S>(s1, pos)) };
                 if ONE_FIRST {
                     for j in 0..S {
                         // SAFETY: as above.
                         acc[0][j] = unsafe { acc[0][j].xor3(x0[j], x1[j]) };
                     }
                 }
-                for line in (0..if M::PREFETCH { S * M::R::BYTES } else { 0 }).step_by(64) {
-                    for src in [s0, s1] {
-                        // SAFETY: a prefetch never faults (see below).
-                        unsafe {
-                            _mm_prefetch::<_MM_HINT_T0>(
-                                src.wrapping_add(pos + line + PREFETCH_AHEAD).cast(),
-                            )
-                        };
-                    }
+                // SAFETY: as above.
+                unsafe {
+                    prefetch_step::<P, M, S>(s0, pos);
+                    prefetch_step::<P, M, S>(s1, pos);
                 }
                 // SAFETY: as above.
-                let mut t0 = [unsafe { M::split(x0[0], consts) }; S];
-                let mut t1 = t0;
-                for j in 0..S {
-                    // SAFETY: as above.
-                    unsafe {
-                        t0[j] = M::split(x0[j], consts);
-                        t1[j] = M::split(x1[j], consts);
-                    }
-                }
+                let (t0, t1) = unsafe {
+                    (
+                        split_step::<P, M, S>(&x0, consts),
+                        split_step::<P, M, S>(&x1, consts),
+                    )
+                };
                 for k in 0..N {
                     if ONE_FIRST && k == 0 {
                         continue;
@@ -208,12 +193,8 @@ pub(crate) unsafe fn multiply<
             if kind == ColKind::Zero {
                 continue;
             }
-            // SAFETY: as above.
-            let mut x = [unsafe { M::R::zero() }; S];
-            for j in 0..S {
-                // SAFETY: pos + S * BYTES <= end and the input is readable over the range.
-                x[j] = unsafe { M::R::load(src.add(pos + M::R::BYTES * j)) };
-            }
+            // SAFETY: pos + S * BYTES <= end and the input is readable over the range.
+            let x = unsafe { load_step::<P, M, S>(src, pos) };
             if let ColKind::Xor(bits) = kind {
                 for k in 0..N {
                     if bits >> k & 1 != 0 {
@@ -231,22 +212,10 @@ pub(crate) unsafe fn multiply<
                     acc[0][j] = unsafe { acc[0][j].xor(x[j]) };
                 }
             }
-            // SAFETY: SSE is part of x86-64; a prefetch never faults, so an address past
-            // the block is harmless.
-            for line in (0..if M::PREFETCH { S * M::R::BYTES } else { 0 }).step_by(64) {
-                // SAFETY: as above.
-                unsafe {
-                    _mm_prefetch::<_MM_HINT_T0>(
-                        src.wrapping_add(pos + line + PREFETCH_AHEAD).cast(),
-                    )
-                };
-            }
             // SAFETY: as above.
-            let mut s = [unsafe { M::split(x[0], consts) }; S];
-            for j in 1..S {
-                // SAFETY: as above.
-                s[j] = unsafe { M::split(x[j], consts) };
-            }
+            unsafe { prefetch_step::<P, M, S>(src, pos) };
+            // SAFETY: as above.
+            let s = unsafe { split_step::<P, M, S>(&x, consts) };
             for k in 0..N {
                 if ONE_FIRST && k == 0 {
                     continue;
@@ -266,6 +235,48 @@ pub(crate) unsafe fn multiply<
             }
         }
         pos += M::R::BYTES * S;
+    }
+}
+
+/// One step's `S` registers of a source at `pos`.
+///
+/// # Safety
+/// The CPU supports `M`'s features; `src` readable over `[pos, pos + S * BYTES)`.
+#[inline(always)]
+unsafe fn load_step<P, M: Multiplier<P>, const S: usize>(src: *const u8, pos: usize) -> [M::R; S] {
+    // SAFETY: forwarded contract.
+    unsafe { std::array::from_fn(|j| M::R::load(src.add(pos + M::R::BYTES * j))) }
+}
+
+/// One step's registers of a source made ready to multiply.
+///
+/// # Safety
+/// The CPU supports `M`'s features.
+#[inline(always)]
+unsafe fn split_step<P, M: Multiplier<P>, const S: usize>(
+    x: &[M::R; S],
+    consts: M::Consts,
+) -> [M::Split; S] {
+    // SAFETY: forwarded contract.
+    unsafe { std::array::from_fn(|j| M::split(x[j], consts)) }
+}
+
+/// Prefetches the lines of a source [`PREFETCH_AHEAD`] bytes past one step at `pos`,
+/// for the multipliers that ask for it (`M::PREFETCH`).
+///
+/// # Safety
+/// None beyond the CPU's: SSE is part of x86-64, and a prefetch never faults, so an
+/// address past the block is harmless.
+#[inline(always)]
+unsafe fn prefetch_step<P, M: Multiplier<P>, const S: usize>(src: *const u8, pos: usize) {
+    if !M::PREFETCH {
+        return;
+    }
+    for line in (0..S * M::R::BYTES).step_by(64) {
+        // SAFETY: see above.
+        unsafe {
+            _mm_prefetch::<_MM_HINT_T0>(src.wrapping_add(pos + line + PREFETCH_AHEAD).cast())
+        };
     }
 }
 
