@@ -6,7 +6,7 @@ use super::workq::{WorkQ, WqShared};
 use crate::device::{Capability, Dev};
 use crate::error::{Error, ErrorCode, Result};
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 /// What a library plugs into a context: its capability, its job types, and how to
@@ -46,17 +46,62 @@ pub(crate) struct CtxState {
     /// Attached work queues: identity and shared half (for wake-ups).
     pub(crate) workqs: Vec<(usize, Weak<WqShared>)>,
     pub(crate) engine: Option<Arc<Engine>>,
+    /// The progress engine the context is connected to (its identity), if any.
+    pub(crate) pe: Option<usize>,
+    /// Task pool sizes configured per task type: the room a progress engine keeps for
+    /// this context's completions.
+    pub(crate) task_room: Vec<(u32, u32)>,
+}
+
+/// Where a context is in its life (`enum doca_ctx_states`): the task generation's
+/// state machine. A context of the job generation is `Idle` or `Running`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum CtxPhase {
+    /// Created, or stopped: configurable, takes no tasks.
+    Idle = 0,
+    /// Starting asynchronously (never seen with the libraries here: they start at once).
+    Starting = 1,
+    /// Takes tasks.
+    Running = 2,
+    /// Stop was asked while tasks were in flight: they complete (those that never ran
+    /// are flushed with an error) as the engine progresses, then the context is idle.
+    Stopping = 3,
+}
+
+impl CtxPhase {
+    fn from_raw(v: u8) -> CtxPhase {
+        match v {
+            1 => CtxPhase::Starting,
+            2 => CtxPhase::Running,
+            3 => CtxPhase::Stopping,
+            _ => CtxPhase::Idle,
+        }
+    }
 }
 
 pub(crate) struct CtxShared {
     pub(crate) ops: Box<dyn CtxOps>,
     pub(crate) state: Mutex<CtxState>,
     pub(crate) started: AtomicBool,
+    /// A [`CtxPhase`].
+    pub(crate) phase: AtomicU8,
+    /// Tasks taken from this context's pools and not given back.
+    pub(crate) tasks_out: AtomicUsize,
 }
 
 impl CtxShared {
     pub(crate) fn state(&self) -> MutexGuard<'_, CtxState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    #[inline]
+    pub(crate) fn phase(&self) -> CtxPhase {
+        CtxPhase::from_raw(self.phase.load(Ordering::Acquire))
+    }
+
+    pub(crate) fn set_phase(&self, p: CtxPhase) {
+        self.phase.store(p as u8, Ordering::Release);
     }
 
     /// The event handle (eventfd) of an attached event-driven work queue, if any.
@@ -117,8 +162,12 @@ impl Ctx {
                     dev_implied: false,
                     workqs: Vec::new(),
                     engine: None,
+                    pe: None,
+                    task_room: Vec::new(),
                 }),
                 started: AtomicBool::new(false),
+                phase: AtomicU8::new(CtxPhase::Idle as u8),
+                tasks_out: AtomicUsize::new(0),
             }),
         }
     }
@@ -220,6 +269,7 @@ impl Ctx {
         self.shared.ops.on_start()?;
         st.engine = Engine::for_device(&dev);
         self.shared.started.store(true, Ordering::Release);
+        self.shared.set_phase(CtxPhase::Running);
         Ok(())
     }
 
@@ -255,6 +305,7 @@ impl Ctx {
         }
         st.engine = None;
         self.shared.started.store(false, Ordering::Release);
+        self.shared.set_phase(CtxPhase::Idle);
         self.shared.ops.on_stop();
         Ok(())
     }
@@ -263,6 +314,48 @@ impl Ctx {
     #[inline]
     pub fn is_started(&self) -> bool {
         self.shared.started.load(Ordering::Acquire)
+    }
+
+    /// `doca_ctx_get_state`: where the context is in its life.
+    #[inline]
+    pub fn phase(&self) -> CtxPhase {
+        self.shared.phase()
+    }
+
+    /// The identity of the progress engine the context is connected to.
+    pub fn connected_pe(&self) -> Option<usize> {
+        self.shared.state().pe
+    }
+
+    /// Sets the pool size of one task type (the libraries' `*_set_conf`): only while
+    /// idle (`BadState`). A progress engine keeps room for the sum of them, so that
+    /// completing tasks allocates nothing.
+    pub fn set_task_room(&self, task_type: u32, num_tasks: u32) -> Result<()> {
+        let mut st = self.shared.state();
+        if self.phase() != CtxPhase::Idle {
+            return Err(bad_state(
+                "tasks can be configured only while the context is idle; stop it first",
+            ));
+        }
+        match st.task_room.iter_mut().find(|(t, _)| *t == task_type) {
+            Some(e) => e.1 = num_tasks,
+            None => st.task_room.push((task_type, num_tasks)),
+        }
+        Ok(())
+    }
+
+    /// The pool size configured for a task type (0: none configured).
+    pub fn task_room(&self, task_type: u32) -> u32 {
+        let st = self.shared.state();
+        st.task_room
+            .iter()
+            .find(|(t, _)| *t == task_type)
+            .map_or(0, |e| e.1)
+    }
+
+    /// Tasks taken from this context's pools and not given back.
+    pub fn tasks_out(&self) -> usize {
+        self.shared.tasks_out.load(Ordering::Acquire)
     }
 
     /// `doca_ctx_get_event_driven_supported`.
@@ -291,6 +384,8 @@ impl Ctx {
             let st = self.shared.state();
             if self.is_started() {
                 Some("context is started; stop it first")
+            } else if st.pe.is_some() {
+                Some("context is connected to a progress engine; disconnect it first")
             } else if !st.workqs.is_empty() {
                 Some("work queues are still attached")
             } else if st.dev.is_some() {
@@ -336,7 +431,8 @@ impl Ctx {
             ));
         };
         st.workqs.push((wq.id(), Arc::downgrade(&wq.shared)));
-        wq.attach(Arc::clone(&self.shared), dev, st.engine.clone());
+        let room = wq.depth() as usize;
+        wq.attach(Arc::clone(&self.shared), dev, st.engine.clone(), room);
         Ok(())
     }
 

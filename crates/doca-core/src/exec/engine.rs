@@ -61,6 +61,13 @@ pub(crate) fn execute_caught(
     record: &mut JobRecord,
     env: &ExecEnv<'_>,
 ) -> crate::error::Result<()> {
+    if ctx.phase() == super::ctx::CtxPhase::Stopping {
+        // The context is stopping: what has not run yet is flushed.
+        return Err(crate::error::Error::with_context(
+            crate::error::ErrorCode::IoFailed,
+            "task flushed: its context was stopped before it ran",
+        ));
+    }
     std::panic::catch_unwind(AssertUnwindSafe(|| ctx.ops.execute(record, env))).unwrap_or_else(
         |_| {
             Err(crate::error::Error::with_context(

@@ -10,11 +10,13 @@
 mod ctx;
 mod engine;
 mod job;
+mod pe;
 mod workq;
 
 pub(crate) use ctx::CtxShared;
-pub use ctx::{Ctx, CtxOps};
+pub use ctx::{Ctx, CtxOps, CtxPhase};
 pub use engine::ExecEnv;
 pub use job::{Completion, Event, Job, JobRecord, MAX_JOB_BUFS, RetrieveError};
+pub use pe::{Pe, PeEvent, TaskPool};
 pub(crate) use workq::Start;
 pub use workq::{MAX_DEPTH, WorkQ};

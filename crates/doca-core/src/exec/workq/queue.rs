@@ -42,6 +42,8 @@ pub(crate) struct Attached {
     pub(crate) inflight: u32,
     /// The last job type found supported by the device (0: none yet).
     supported: u32,
+    /// Completions room reserved for this context (given back on detaching).
+    room: usize,
 }
 
 /// How a job went on once started.
@@ -143,10 +145,16 @@ impl WorkQ {
         self.attached.iter().position(|a| Arc::ptr_eq(&a.ctx, ctx))
     }
 
-    /// Attaches a context with its device and engine, with room reserved for `depth`
+    /// Attaches a context with its device and engine, with room reserved for `room`
     /// more completions and pending jobs (the data path allocates nothing).
-    pub(crate) fn attach(&mut self, ctx: Arc<CtxShared>, dev: Dev, engine: Option<Arc<Engine>>) {
-        let depth = self.depth() as usize;
+    pub(crate) fn attach(
+        &mut self,
+        ctx: Arc<CtxShared>,
+        dev: Dev,
+        engine: Option<Arc<Engine>>,
+        room: usize,
+    ) {
+        let depth = room;
         match &engine {
             Some(e) => {
                 e.reserve(depth);
@@ -167,6 +175,7 @@ impl WorkQ {
             engine,
             inflight: 0,
             supported: 0,
+            room,
         });
     }
 
@@ -174,7 +183,7 @@ impl WorkQ {
     pub(crate) fn detach(&mut self, slot: usize) {
         let gone = self.attached.remove(slot);
         if let Some(e) = &gone.engine {
-            e.release(self.depth() as usize);
+            e.release(gone.room);
         }
     }
 
@@ -396,11 +405,10 @@ impl WorkQ {
 impl Drop for WorkQ {
     fn drop(&mut self) {
         let id = self.id();
-        let depth = self.depth() as usize;
         for a in &self.attached {
             a.ctx.state().workqs.retain(|w| w.0 != id);
             if let Some(e) = &a.engine {
-                e.release(depth);
+                e.release(a.room);
             }
         }
     }

@@ -1,0 +1,556 @@
+//! `doca_pe`: the progress engine of the task generation (DOCA 2.5 and later), and task
+//! pools.
+//!
+//! A progress engine is a work queue underneath: the same submission path (device
+//! support, validation, pinning, inline or engine-thread execution), the same retrieval
+//! and the same eventfd. What it adds is the task generation's model:
+//!
+//! - contexts are *connected* once and then started and stopped through the engine, with
+//!   the states of [`CtxPhase`];
+//! - stopping a context with tasks in flight answers `InProgress`: the context is
+//!   `Stopping`, tasks that never ran complete with an error (flushed), and the engine
+//!   moves the context to `Idle` once nothing of it is in flight or taken from its pools;
+//! - [`Pe::progress`] hands each completion and each state change to a handler, with no
+//!   borrow of the engine held, so the handler may submit again, stop a context, or give
+//!   a task back (what DOCA's callbacks do).
+//!
+//! ```
+//! use doca_core::exec::{ExecEnv, Pe, PeEvent};
+//! use doca_core::types::action::DMA_FIRST;
+//! use doca_core::{devinfo_list, Capability, Ctx, CtxOps, Data, Dev, JobRecord, Result};
+//!
+//! // A library whose one task type does nothing.
+//! struct Nop;
+//! impl CtxOps for Nop {
+//!     fn name(&self) -> &'static str { "nop" }
+//!     fn capability(&self) -> Capability { Capability::Dma }
+//!     fn handles(&self, t: u32) -> bool { t == DMA_FIRST + 1 }
+//!     fn validate(&self, _: &mut JobRecord, _: &Dev) -> Result<()> { Ok(()) }
+//!     fn execute(&self, _: &mut JobRecord, _: &ExecEnv<'_>) -> Result<()> { Ok(()) }
+//! }
+//!
+//! let dev = devinfo_list()?[0].open()?;
+//! let ctx = Ctx::new(Nop);
+//! ctx.dev_add(&dev)?;
+//! ctx.set_task_room(DMA_FIRST + 1, 16)?;
+//! let pe = Pe::new()?;
+//! pe.connect(&ctx)?;
+//! pe.start_ctx(&ctx)?;
+//! pe.submit(&ctx, JobRecord::new(DMA_FIRST + 1, Data(7))).map_err(|(e, _)| e)?;
+//! let mut done = 0;
+//! while pe.progress(|ev| {
+//!     if let PeEvent::Task(c) = ev {
+//!         done += c.record.user_data.u64();
+//!     }
+//! }) {}
+//! assert_eq!(done, 7);
+//! pe.stop_ctx(&ctx)?;
+//! # Ok::<(), doca_core::Error>(())
+//! ```
+
+use super::ctx::{Ctx, CtxPhase};
+use super::job::{Completion, JobRecord, RetrieveError};
+use super::workq::{MAX_DEPTH, WorkQ};
+use crate::error::{Error, ErrorCode, Result};
+use crate::lock;
+use std::cell::{RefCell, UnsafeCell};
+use std::fmt;
+use std::os::fd::RawFd;
+use std::ptr::NonNull;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// What [`Pe::progress`] hands its handler.
+#[derive(Debug)]
+pub enum PeEvent {
+    /// A task completed: `error` is `None` on success.
+    Task(Completion),
+    /// A context changed state (it is already in `next`).
+    State {
+        /// The context.
+        ctx: Ctx,
+        /// The state it left.
+        prev: CtxPhase,
+        /// The state it is in.
+        next: CtxPhase,
+    },
+}
+
+struct PeInner {
+    wq: WorkQ,
+    /// Contexts connected here (a context's own record says whether it still is).
+    ctxs: Vec<Ctx>,
+}
+
+/// A progress engine (`struct doca_pe`): contexts connected to it submit tasks, and
+/// [`progress`](Pe::progress) delivers their completions. Used by one thread at a time
+/// (`Send`, not `Sync`), as DOCA says; its handler may call back into it.
+pub struct Pe {
+    inner: RefCell<PeInner>,
+    id: usize,
+}
+
+impl fmt::Debug for Pe {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Pe")
+            .field("inflight", &self.inflight())
+            .field("contexts", &self.num_contexts())
+            .finish()
+    }
+}
+
+fn not_connected() -> Error {
+    Error::with_context(
+        ErrorCode::NotConnected,
+        "context is not connected to this progress engine; connect it first (doca_pe_connect_ctx)",
+    )
+}
+
+impl Pe {
+    /// `doca_pe_create`: an engine with its notification handle (an eventfd).
+    pub fn new() -> Result<Pe> {
+        let mut wq = WorkQ::new(MAX_DEPTH)?;
+        wq.set_event_driven_enable(true)?;
+        let id = wq.id();
+        Ok(Pe {
+            inner: RefCell::new(PeInner {
+                wq,
+                ctxs: Vec::new(),
+            }),
+            id,
+        })
+    }
+
+    /// An identity, stable while the engine lives.
+    pub fn id(&self) -> usize {
+        self.id
+    }
+
+    fn inner(&self) -> std::cell::RefMut<'_, PeInner> {
+        self.inner.borrow_mut()
+    }
+
+    /// `doca_pe_connect_ctx`: the context must be idle (`BadState`) and not connected to
+    /// an engine yet (`NotPermitted`). Only destroying the context (or
+    /// [`Ctx::disconnect_pe`]) breaks the connection.
+    pub fn connect(&self, ctx: &Ctx) -> Result<()> {
+        let mut inner = self.inner();
+        {
+            let mut st = ctx.shared.state();
+            if ctx.phase() != CtxPhase::Idle {
+                return Err(Error::with_context(
+                    ErrorCode::BadState,
+                    "context is not idle; connect it before starting it",
+                ));
+            }
+            if st.pe.is_some() {
+                return Err(Error::with_context(
+                    ErrorCode::NotPermitted,
+                    "context is already connected to a progress engine",
+                ));
+            }
+            st.pe = Some(self.id);
+        }
+        inner.ctxs.retain(|c| c.connected_pe() == Some(self.id));
+        inner.ctxs.push(ctx.clone());
+        Ok(())
+    }
+
+    /// Contexts connected (`doca_pe_destroy` is refused while there are any).
+    pub fn num_contexts(&self) -> usize {
+        let inner = self.inner.borrow();
+        inner
+            .ctxs
+            .iter()
+            .filter(|c| c.connected_pe() == Some(self.id))
+            .count()
+    }
+
+    fn check_connected(&self, ctx: &Ctx) -> Result<()> {
+        if ctx.connected_pe() == Some(self.id) {
+            Ok(())
+        } else {
+            Err(not_connected())
+        }
+    }
+
+    /// `doca_ctx_start` of a connected context: it starts at once (`Running`), with
+    /// room kept for every task its pools can have in flight.
+    pub fn start_ctx(&self, ctx: &Ctx) -> Result<()> {
+        self.check_connected(ctx)?;
+        let mut inner = self.inner();
+        match ctx.phase() {
+            CtxPhase::Idle => {}
+            CtxPhase::Stopping => {
+                return Err(Error::with_context(
+                    ErrorCode::BadState,
+                    "context is still stopping; progress the engine until it is idle",
+                ));
+            }
+            _ => {
+                return Err(Error::with_context(
+                    ErrorCode::BadState,
+                    "context is already started",
+                ));
+            }
+        }
+        ctx.start()?;
+        let (dev, engine, room) = {
+            let st = ctx.shared.state();
+            let room: usize = st.task_room.iter().map(|(_, n)| *n as usize).sum();
+            (st.dev.clone(), st.engine.clone(), room.max(1))
+        };
+        let Some(dev) = dev else {
+            // `start` needs a device, so this does not happen; undo all the same.
+            let _ = ctx.stop();
+            return Err(Error::with_context(
+                ErrorCode::BadState,
+                "context has no device",
+            ));
+        };
+        let id = inner.wq.id();
+        ctx.shared
+            .state()
+            .workqs
+            .push((id, std::sync::Arc::downgrade(&inner.wq.shared)));
+        inner
+            .wq
+            .attach(std::sync::Arc::clone(&ctx.shared), dev, engine, room);
+        Ok(())
+    }
+
+    /// `doca_ctx_stop` of a connected context: `Ok` when it is idle now; `InProgress`
+    /// while tasks are in flight or taken from its pools (it is `Stopping`, and a later
+    /// [`progress`](Pe::progress) reports it idle); `BadState` when it is not started.
+    pub fn stop_ctx(&self, ctx: &Ctx) -> Result<()> {
+        self.check_connected(ctx)?;
+        let mut inner = self.inner();
+        match ctx.phase() {
+            CtxPhase::Running => {}
+            CtxPhase::Stopping => return Err(stopping(&inner, ctx)),
+            _ => {
+                return Err(Error::with_context(
+                    ErrorCode::BadState,
+                    "context is not started",
+                ));
+            }
+        }
+        ctx.shared.set_phase(CtxPhase::Stopping);
+        if inner.can_finish(ctx) {
+            inner.finish_stop(ctx);
+            Ok(())
+        } else {
+            Err(stopping(&inner, ctx))
+        }
+    }
+
+    /// `doca_task_submit`: the context must be connected here and running (`BadState`
+    /// otherwise); refusals give the record back, as the work queue does.
+    #[inline]
+    pub fn submit(
+        &self,
+        ctx: &Ctx,
+        record: JobRecord,
+    ) -> std::result::Result<(), (Error, JobRecord)> {
+        if ctx.phase() != CtxPhase::Running {
+            return Err((
+                Error::with_context(
+                    ErrorCode::BadState,
+                    "the task's context is not running; start it before submitting",
+                ),
+                record,
+            ));
+        }
+        self.inner().wq.submit(ctx, record)
+    }
+
+    /// `doca_pe_progress`: delivers the completions at hand (at most as many as were in
+    /// flight on entry, so that a handler that submits again cannot keep it busy
+    /// forever) and the state changes of stopping contexts. Whether anything happened.
+    pub fn progress(&self, mut on: impl FnMut(PeEvent)) -> bool {
+        let budget = self.inner.borrow().wq.inflight();
+        let mut progressed = false;
+        for _ in 0..budget {
+            let c = {
+                let mut inner = self.inner();
+                match inner.wq.progress_retrieve() {
+                    Ok(c) | Err(RetrieveError::IoFailed(c)) => c,
+                    Err(RetrieveError::Again) => break,
+                }
+            };
+            progressed = true;
+            on(PeEvent::Task(c));
+        }
+        loop {
+            let ev = {
+                let mut inner = self.inner();
+                let Some(ctx) = inner
+                    .ctxs
+                    .iter()
+                    .find(|c| c.phase() == CtxPhase::Stopping && c.connected_pe() == Some(self.id))
+                    .cloned()
+                else {
+                    break;
+                };
+                if !inner.can_finish(&ctx) {
+                    break;
+                }
+                inner.finish_stop(&ctx);
+                PeEvent::State {
+                    ctx,
+                    prev: CtxPhase::Stopping,
+                    next: CtxPhase::Idle,
+                }
+            };
+            progressed = true;
+            on(ev);
+        }
+        progressed
+    }
+
+    /// `doca_pe_get_num_inflight_tasks`.
+    pub fn inflight(&self) -> u32 {
+        self.inner.borrow().wq.inflight()
+    }
+
+    /// `doca_ctx_get_num_inflight_tasks`: 0 for a context not started here.
+    pub fn ctx_inflight(&self, ctx: &Ctx) -> u32 {
+        let inner = self.inner.borrow();
+        inner
+            .wq
+            .slot_of(&ctx.shared)
+            .map_or(0, |i| inner.wq.attached[i].inflight)
+    }
+
+    /// `doca_pe_get_notification_handle`: an eventfd, the same for the engine's life.
+    pub fn notification_handle(&self) -> Result<RawFd> {
+        self.inner.borrow().wq.event_handle()
+    }
+
+    /// `doca_pe_request_notification`: arms the handle; it becomes readable when a
+    /// completion is ready (at once, if one is).
+    pub fn request_notification(&self) -> Result<()> {
+        self.inner().wq.event_handle_arm()
+    }
+
+    /// `doca_pe_clear_notification`: `InvalidValue` for another handle.
+    pub fn clear_notification(&self, handle: RawFd) -> Result<()> {
+        self.inner().wq.event_handle_clear(handle)
+    }
+
+    /// `doca_pe_destroy`: refused with `InUse` (the engine comes back) while contexts
+    /// are connected.
+    pub fn destroy(self) -> std::result::Result<(), (Pe, Error)> {
+        let n = self.num_contexts();
+        if n > 0 {
+            return Err((
+                self,
+                Error::with_context(
+                    ErrorCode::InUse,
+                    format!("{n} context(s) are still connected; destroy them first"),
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn stopping(inner: &PeInner, ctx: &Ctx) -> Error {
+    let inflight = inner
+        .wq
+        .slot_of(&ctx.shared)
+        .map_or(0, |i| inner.wq.attached[i].inflight);
+    Error::with_context(
+        ErrorCode::InProgress,
+        format!(
+            "context is stopping: {inflight} task(s) in flight and {} taken from its pools; progress the engine and free the tasks",
+            ctx.tasks_out()
+        ),
+    )
+}
+
+impl PeInner {
+    fn can_finish(&self, ctx: &Ctx) -> bool {
+        let inflight = self
+            .wq
+            .slot_of(&ctx.shared)
+            .map_or(0, |i| self.wq.attached[i].inflight);
+        inflight == 0 && ctx.tasks_out() == 0
+    }
+
+    /// Detaches a context with nothing in flight and stops it.
+    fn finish_stop(&mut self, ctx: &Ctx) {
+        if let Some(i) = self.wq.slot_of(&ctx.shared) {
+            self.wq.detach(i);
+        }
+        let id = self.wq.id();
+        ctx.shared.state().workqs.retain(|w| w.0 != id);
+        if ctx.stop().is_err() {
+            // Nothing is attached or pending any more, so the stop cannot be refused;
+            // leave the context idle whatever happens.
+            ctx.shared.set_phase(CtxPhase::Idle);
+        }
+    }
+}
+
+impl Drop for Pe {
+    fn drop(&mut self) {
+        // Contexts still connected (a Rust program that drops the engine first) are
+        // stopped and disconnected, so that they can be destroyed.
+        let inner = self.inner.get_mut();
+        for ctx in std::mem::take(&mut inner.ctxs) {
+            if ctx.connected_pe() != Some(self.id) {
+                continue;
+            }
+            if ctx.is_started() {
+                inner.finish_stop(&ctx);
+            }
+            ctx.shared.state().pe = None;
+        }
+    }
+}
+
+impl Ctx {
+    /// Breaks the context's connection to its progress engine (what destroying it does
+    /// in DOCA): only while idle (`BadState`).
+    pub fn disconnect_pe(&self) -> Result<()> {
+        let mut st = self.shared.state();
+        if self.phase() != CtxPhase::Idle {
+            return Err(Error::with_context(
+                ErrorCode::BadState,
+                "context is not idle; stop it first",
+            ));
+        }
+        st.pe = None;
+        Ok(())
+    }
+}
+
+struct Slot<T> {
+    taken: AtomicBool,
+    value: UnsafeCell<T>,
+}
+
+/// A context's pool of tasks of one type (what `*_set_conf` sizes): slots at stable
+/// addresses, taken and given back without allocating. Tasks taken and not given back
+/// keep the context from finishing a stop.
+pub struct TaskPool<T> {
+    slots: Box<[Slot<T>]>,
+    free: Mutex<Vec<u32>>,
+    ctx: Ctx,
+}
+
+// SAFETY: a slot's value is reached only through the pointer `alloc` hands out, by the
+// one holder of that task at a time (the pool itself never reads it); the free list is
+// behind a mutex and the taken flags are atomics.
+unsafe impl<T: Send> Sync for TaskPool<T> {}
+// SAFETY: as above; the values move with the pool.
+unsafe impl<T: Send> Send for TaskPool<T> {}
+
+impl<T> fmt::Debug for TaskPool<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TaskPool")
+            .field("capacity", &self.capacity())
+            .field("outstanding", &self.outstanding())
+            .finish()
+    }
+}
+
+impl<T> TaskPool<T> {
+    /// A pool of `n` tasks of `ctx`, each made by `init`.
+    pub fn new(ctx: &Ctx, n: u32, mut init: impl FnMut(usize) -> T) -> TaskPool<T> {
+        let slots: Box<[Slot<T>]> = (0..n as usize)
+            .map(|i| Slot {
+                taken: AtomicBool::new(false),
+                value: UnsafeCell::new(init(i)),
+            })
+            .collect();
+        TaskPool {
+            slots,
+            free: Mutex::new((0..n).rev().collect()),
+            ctx: ctx.clone(),
+        }
+    }
+
+    /// Takes a task: `BadState` unless the context is running, `NoMemory` when every
+    /// task is taken. The pointer stays valid while the pool lives; the holder has the
+    /// task to itself until [`free`](TaskPool::free).
+    #[inline]
+    pub fn alloc(&self) -> Result<NonNull<T>> {
+        if self.ctx.phase() != CtxPhase::Running {
+            return Err(Error::with_context(
+                ErrorCode::BadState,
+                "context is not running; start it before allocating tasks",
+            ));
+        }
+        let Some(i) = lock(&self.free).pop() else {
+            return Err(Error::with_context(
+                ErrorCode::NoMemory,
+                format!(
+                    "all {} tasks of this type are taken; free some, or configure a larger pool",
+                    self.slots.len()
+                ),
+            ));
+        };
+        let slot = &self.slots[i as usize];
+        slot.taken.store(true, Ordering::Release);
+        self.ctx.shared.tasks_out.fetch_add(1, Ordering::AcqRel);
+        // SAFETY: `UnsafeCell::get` of a live slot is never null.
+        Ok(unsafe { NonNull::new_unchecked(slot.value.get()) })
+    }
+
+    /// The index of a task of this pool.
+    pub fn index_of(&self, p: *const T) -> Option<usize> {
+        let base = self.slots.as_ptr() as usize;
+        let size = std::mem::size_of::<Slot<T>>().max(1);
+        let a = p as usize;
+        if a < base {
+            return None;
+        }
+        let i = (a - base) / size;
+        (i < self.slots.len() && self.slots[i].value.get() as *const T == p).then_some(i)
+    }
+
+    /// Whether `p` is a task of this pool that is taken.
+    pub fn is_taken(&self, p: *const T) -> bool {
+        self.index_of(p)
+            .is_some_and(|i| self.slots[i].taken.load(Ordering::Acquire))
+    }
+
+    /// Gives a task back: `InvalidValue` for a pointer that is not a taken task of this
+    /// pool (freed twice, or another pool's). The holder must not use it afterwards.
+    pub fn free(&self, p: *const T) -> Result<()> {
+        let Some(i) = self.index_of(p) else {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "not a task of this pool",
+            ));
+        };
+        if !self.slots[i].taken.swap(false, Ordering::AcqRel) {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "task was already freed",
+            ));
+        }
+        lock(&self.free).push(i as u32);
+        self.ctx.shared.tasks_out.fetch_sub(1, Ordering::AcqRel);
+        Ok(())
+    }
+
+    /// Tasks in the pool.
+    pub fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Tasks taken and not given back.
+    pub fn outstanding(&self) -> usize {
+        self.slots.len() - lock(&self.free).len()
+    }
+}
+
+impl<T> Drop for TaskPool<T> {
+    fn drop(&mut self) {
+        let out = self.outstanding();
+        self.ctx.shared.tasks_out.fetch_sub(out, Ordering::AcqRel);
+    }
+}
