@@ -508,7 +508,7 @@ impl<T> TaskPool<T> {
             return None;
         }
         let i = (a - base) / size;
-        (i < self.slots.len() && self.slots[i].value.get() as *const T == p).then_some(i)
+        (i < self.slots.len() && std::ptr::eq(self.slots[i].value.get(), p)).then_some(i)
     }
 
     /// Whether `p` is a task of this pool that is taken.
