@@ -294,7 +294,6 @@ fn stop_flushes_tasks_that_never_ran_with_an_error() {
             },
             || idle.get(),
         );
-        drop(on);
         done.sort();
         assert_eq!(
             done,
