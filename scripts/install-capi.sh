@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the DOCA 2.2 C libraries and installs them with their headers and pkg-config
-# files:
+# Builds the DOCA C libraries of both API generations (2.2, and 3.x's progress engine
+# and tasks) and installs them side by side with their headers and pkg-config files:
 #
 #   scripts/install-capi.sh --prefix DIR [--profile release|dev]
 #
@@ -18,12 +18,20 @@
 #
 #   PKG_CONFIG_PATH=DIR/lib/pkgconfig gcc app.c $(pkg-config --cflags --libs doca-dpu)
 #   PKG_CONFIG_PATH=DIR/lib/pkgconfig/dpu meson setup build
+#
+# The 3.x generation: DIR/include/doca-3/, DIR/lib/doca-3/libdoca_common.so.3 (with
+# libdoca_{dma,sha,erasure_coding,argp,comch} linking to it), and the pkg-config
+# modules DOCA 3.x ships: doca-common, doca-argp, doca-dma, doca-erasure-coding,
+# doca-sha and doca-comch; their DPU flavour is in DIR/lib/pkgconfig/dpu/:
+#
+#   PKG_CONFIG_PATH=DIR/lib/pkgconfig gcc app.c $(pkg-config --cflags --libs doca-common doca-dma)
+#   PKG_CONFIG_PATH=DIR/lib/pkgconfig/dpu gcc app.c $(pkg-config --cflags --libs doca-common doca-dma)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 
 . "$root/scripts/lib/install-args.sh"
 parse_install_args install-capi 2,20 "$@"
-for tool in cc ar; do
+for tool in cc ar nm objcopy; do
     command -v "$tool" >/dev/null || { echo "install-capi: '$tool' is needed (apt-get install gcc binutils)" >&2; exit 1; }
 done
 
@@ -83,7 +91,61 @@ mv "$stage/dpu-include" "$inc/dpu"
 mv "$stage/doca-dpu" "$lib/doca-dpu"
 mv "$stage/pc-dpu" "$pc/dpu"
 mv "$stage"/doca.pc "$stage"/doca-libs.pc "$stage"/doca-dpu.pc "$pc/"
+# ---- The 3.x generation, beside 2.2's ----
+# Names both generations use with different meanings are defined as doca3__<rest> in
+# the archive: here they take their public names, and the 2.2 functions of the same
+# names are renamed out of the way (doca22__<rest>, not exported).
+version3=3.3.0
+stage3="$stage/doca-3"
+mkdir -p "$stage3/lib/dpu" "$stage3/include/dpu" "$stage3/pc/dpu"
+nm --defined-only "$archive" 2>/dev/null | awk '$3 ~ /^doca3__/ {print $3}' | sort -u >"$stage3/newer"
+[ -s "$stage3/newer" ] || { echo "install-capi: no 3.x symbols found in $archive" >&2; exit 1; }
+nm --defined-only "$archive" 2>/dev/null | awk '$3 ~ /^doca_/ {print $3}' | sort -u >"$stage3/older"
+while read -r sym; do
+    pub="doca_${sym#doca3__}"
+    if grep -qx "$pub" "$stage3/older"; then
+        echo "$pub doca22__${pub#doca_}"
+    fi
+    echo "$sym $pub"
+done <"$stage3/newer" >"$stage3/renames"
+objcopy --redefine-syms="$stage3/renames" "$archive" "$stage3/lib/libdoca_common.a"
+printf '{\n  global: doca_*;\n  local: *;\n};\n' >"$stage3/exports.map"
+cc -shared -o "$stage3/lib/libdoca_common.so.$version3" -Wl,-soname,libdoca_common.so.3 \
+    -Wl,--whole-archive "$stage3/lib/libdoca_common.a" -Wl,--no-whole-archive \
+    -Wl,--version-script="$stage3/exports.map" -Wl,--gc-sections \
+    -lpthread -ldl -lm -lgcc_s -lc
+ln -s "libdoca_common.so.$version3" "$stage3/lib/libdoca_common.so.3"
+ln -s libdoca_common.so.3 "$stage3/lib/libdoca_common.so"
+for l in dma sha erasure_coding argp comch; do
+    echo "INPUT(libdoca_common.so.3)" >"$stage3/lib/libdoca_$l.so"
+    echo "INPUT(libdoca_common.a)" >"$stage3/lib/libdoca_$l.a"
+    ln -s libdoca_common.so.3 "$stage3/lib/libdoca_$l.so.3"
+done
+cp "$root"/crates/doca-capi/include3/doca_*.h "$stage3/include/"
+cp "$root/crates/doca-capi/include3/dpu/doca_build_config.h" "$stage3/include/dpu/"
+cc -c -fPIC -O2 -Wall -Wextra -Werror -I"$stage3/include/dpu" \
+    -o "$stage3/lib/dpu/doca_arch_dpu.o" "$root/crates/doca-capi/csrc/arch_dpu.c"
+pc3="$root/crates/doca-capi/pkgconfig3"
+sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version3|" "$pc3/doca-common.pc.in" >"$stage3/pc/doca-common.pc"
+sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version3|" "$pc3/doca-common-dpu.pc.in" >"$stage3/pc/dpu/doca-common.pc"
+for spec in argp:argp:Argp dma:dma:DMA erasure-coding:erasure_coding:Erasure\ Coding sha:sha:SHA comch:comch:Comch; do
+    IFS=: read -r name soname title <<<"$spec"
+    sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version3|" -e "s|@LIB@|$name|" \
+        -e "s|@SONAME@|$soname|" -e "s|@TITLE@|$title|" "$pc3/doca-lib.pc.in" >"$stage3/pc/doca-$name.pc"
+    cp "$stage3/pc/doca-$name.pc" "$stage3/pc/dpu/doca-$name.pc"
+done
+rm "$stage3/newer" "$stage3/older" "$stage3/renames" "$stage3/exports.map"
+
+rm -rf "$inc/doca-3" "$lib/doca-3"
+mkdir -p "$pc/dpu"
+mv "$stage3/pc/dpu"/*.pc "$pc/dpu/"
+rmdir "$stage3/pc/dpu"
+mv "$stage3/pc"/*.pc "$pc/"
+mv "$stage3/include" "$inc/doca-3"
+mv "$stage3/lib" "$lib/doca-3"
+rm -rf "$stage3"
+
 for f in "$stage"/*; do
     mv -f "$f" "$lib/"
 done
-echo "installed the DOCA $version C libraries in $prefix (pkg-config: PKG_CONFIG_PATH=$pc)"
+echo "installed the DOCA $version and $version3 C libraries in $prefix (pkg-config: PKG_CONFIG_PATH=$pc)"

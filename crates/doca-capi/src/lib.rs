@@ -27,6 +27,7 @@ pub mod log;
 pub mod mem;
 pub mod rdma_bridge;
 pub mod sync_event;
+pub mod v3;
 
 /// `doca_error_t`.
 pub type doca_error_t = c_int;
@@ -210,7 +211,7 @@ mod tests {
             let name = unsafe { CStr::from_ptr(doca_get_error_name(*c as doca_error_t)) };
             assert_eq!(name.to_str().unwrap(), c.name());
         }
-        for bad in [-1, 27, 1000, i32::MIN, i32::MAX] {
+        for bad in [-1, 28, 1000, i32::MIN, i32::MAX] {
             // SAFETY: as above.
             let s = unsafe { CStr::from_ptr(doca_get_error_string(bad)) };
             assert_eq!(s.to_str().unwrap(), "Unrecognized error code");

@@ -36,7 +36,7 @@ unsafe extern "C" {
     static stderr: *mut FILE;
 }
 
-enum Sink {
+pub(crate) enum Sink {
     /// stdout, with errors and critical messages on stderr.
     Standard,
     Stream(*mut FILE),
@@ -49,13 +49,28 @@ enum Sink {
     Syslog,
 }
 
-/// `struct doca_logger_backend`.
+/// Whose messages a backend prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Audience {
+    /// The program's and the library's (the job generation's backends).
+    All,
+    /// The program's only (the task generation's application backends).
+    App,
+    /// The library's only (the task generation's SDK backends).
+    Sdk,
+}
+
+/// `struct doca_logger_backend` (`struct doca_log_backend` in the task generation).
 pub struct doca_logger_backend {
-    sink: Sink,
-    level: u32,
-    upper: u32,
-    level_frozen: bool,
-    upper_frozen: bool,
+    pub(crate) sink: Sink,
+    /// The least severe level printed (the highest number).
+    pub(crate) level: u32,
+    pub(crate) upper: u32,
+    pub(crate) level_frozen: bool,
+    pub(crate) upper_frozen: bool,
+    /// The most severe level printed (the lowest number; 0: no bound).
+    pub(crate) min: u32,
+    pub(crate) audience: Audience,
 }
 
 impl std::fmt::Debug for doca_logger_backend {
@@ -71,11 +86,11 @@ struct Bucket {
     count: u32,
 }
 
-struct State {
+pub(crate) struct State {
     sources: Vec<Option<String>>,
     // Boxed: backend addresses are the program's handles.
     #[allow(clippy::vec_box)]
-    backends: Vec<Box<doca_logger_backend>>,
+    pub(crate) backends: Vec<Box<doca_logger_backend>>,
     buckets: Vec<Bucket>,
     bucket_time: u16,
     quantity: u16,
@@ -87,7 +102,9 @@ struct State {
 // under the state's mutex.
 unsafe impl Send for State {}
 
-static GLOBAL_LEVEL: AtomicU32 = AtomicU32::new(LEVEL_INFO);
+pub(crate) static GLOBAL_LEVEL: AtomicU32 = AtomicU32::new(LEVEL_INFO);
+/// The task generation's limit on the library's own messages.
+pub(crate) static SDK_LEVEL: AtomicU32 = AtomicU32::new(LEVEL_INFO);
 static STATE: Mutex<State> = Mutex::new(State {
     sources: Vec::new(),
     backends: Vec::new(),
@@ -97,11 +114,11 @@ static STATE: Mutex<State> = Mutex::new(State {
     upper: LEVEL_TRACE,
 });
 
-fn state() -> MutexGuard<'static, State> {
+pub(crate) fn state() -> MutexGuard<'static, State> {
     STATE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn check_level(level: u32) -> Result<()> {
+pub(crate) fn check_level(level: u32) -> Result<()> {
     if (LEVEL_DISABLE..=LEVEL_TRACE).contains(&level) && level.is_multiple_of(10) {
         Ok(())
     } else {
@@ -146,7 +163,7 @@ fn timestamp() -> String {
     )
 }
 
-fn emit(st: &State, level: u32, source: &str, line: c_int, text: &str) {
+fn emit(st: &State, level: u32, source: &str, line: c_int, text: &str, sdk: bool) {
     let formatted = format!(
         "[{}][DOCA][{}][{source}:{line}]: {text}\n",
         timestamp(),
@@ -162,8 +179,12 @@ fn emit(st: &State, level: u32, source: &str, line: c_int, text: &str) {
         st.backends.iter().map(|b| &**b).collect()
     };
     for b in backends {
-        if level > b.level {
+        if level > b.level || level < b.min {
             continue;
+        }
+        match (b.audience, sdk) {
+            (Audience::App, true) | (Audience::Sdk, false) => continue,
+            _ => {}
         }
         // SAFETY: each sink is the program's stream, fd or buffer of `cap` bytes (the
         // contracts of the backend constructors); `c` is NUL-terminated.
@@ -218,22 +239,33 @@ fn standard_backend() -> doca_logger_backend {
         upper: LEVEL_TRACE,
         level_frozen: false,
         upper_frozen: false,
+        min: 0,
+        audience: Audience::All,
     }
 }
 
 /// Logs one of the library's own messages (the reasons behind returned errors, at debug
 /// level).
 pub(crate) fn internal(level: u32, text: &str) {
-    if !enabled(level) {
+    if !enabled(level) && level > SDK_LEVEL.load(Ordering::Relaxed) {
         return;
     }
     let st = state();
-    emit(&st, level, "DOCA", 0, text);
+    emit(&st, level, "DOCA", 0, text, true);
 }
 
-fn log_text(level: u32, source: c_int, line: c_int, bucket: c_int, text: &str) -> Result<()> {
-    if !(LEVEL_CRIT..=LEVEL_DEBUG).contains(&level) {
-        return Err(invalid(format!("message level {level} is not 20..=60")));
+pub(crate) fn log_text(
+    level: u32,
+    source: c_int,
+    line: c_int,
+    bucket: c_int,
+    text: &str,
+    most: u32,
+) -> Result<()> {
+    if !(LEVEL_CRIT..=most).contains(&level) || !level.is_multiple_of(10) {
+        return Err(invalid(format!(
+            "message level {level} is not one of 20, 30, ..., {most}"
+        )));
     }
     let mut st = state();
     let name = usize::try_from(source)
@@ -262,7 +294,7 @@ fn log_text(level: u32, source: c_int, line: c_int, bucket: c_int, text: &str) -
         b.count += 1;
     }
     if enabled(level) {
-        emit(&st, level, &name, line, text);
+        emit(&st, level, &name, line, text, false);
     }
     Ok(())
 }
@@ -284,7 +316,7 @@ pub unsafe extern "C" fn doca_capi_log_text(
         }
         // SAFETY: a NUL-terminated string formatted by the C entry point.
         let t = unsafe { CStr::from_ptr(text) }.to_string_lossy();
-        log_text(level, source, line, bucket, &t)
+        log_text(level, source, line, bucket, &t, LEVEL_DEBUG)
     })
 }
 
@@ -318,7 +350,7 @@ pub extern "C" fn doca_log_set_quantity(quantity: u16) {
     })
 }
 
-fn with_backend(
+pub(crate) fn with_backend(
     p: *mut doca_logger_backend,
     f: impl FnOnce(&mut doca_logger_backend) -> Result<()>,
 ) -> doca_error_t {
@@ -528,13 +560,21 @@ fn add_backend(sink: Sink) -> *mut doca_logger_backend {
     let mut st = state();
     let level = GLOBAL_LEVEL.load(Ordering::Relaxed).max(LEVEL_DEBUG);
     let upper = st.upper;
-    let mut b = Box::new(doca_logger_backend {
+    let b = doca_logger_backend {
         sink,
         level: level.min(upper),
         upper,
         level_frozen: false,
         upper_frozen: false,
-    });
+        min: 0,
+        audience: Audience::All,
+    };
+    push_backend(&mut st, b)
+}
+
+/// Adds a backend; its address is the program's handle.
+pub(crate) fn push_backend(st: &mut State, b: doca_logger_backend) -> *mut doca_logger_backend {
+    let mut b = Box::new(b);
     let p = &mut *b as *mut doca_logger_backend;
     st.backends.push(b);
     p
@@ -544,9 +584,18 @@ fn create_backend(
     out: *mut *mut doca_logger_backend,
     sink: impl FnOnce() -> Result<Sink>,
 ) -> doca_error_t {
+    create_backend_with(out, sink, add_backend)
+}
+
+/// Makes a backend with `add` and hands it out.
+pub(crate) fn create_backend_with(
+    out: *mut *mut doca_logger_backend,
+    sink: impl FnOnce() -> Result<Sink>,
+    add: impl FnOnce(Sink) -> *mut doca_logger_backend,
+) -> doca_error_t {
     ffi(|| {
         let o = out_ptr(out, "backend")?;
-        let p = add_backend(sink()?);
+        let p = add(sink()?);
         // SAFETY: output checked.
         unsafe { put(o, p) };
         Ok(())
@@ -559,12 +608,14 @@ pub unsafe extern "C" fn doca_log_create_file_backend(
     fptr: *mut FILE,
     backend: *mut *mut doca_logger_backend,
 ) -> doca_error_t {
-    create_backend(backend, || {
-        if fptr.is_null() {
-            return Err(invalid("fptr is NULL"));
-        }
-        Ok(Sink::Stream(fptr))
-    })
+    create_backend(backend, || sink_file(fptr))
+}
+
+pub(crate) fn sink_file(fptr: *mut FILE) -> Result<Sink> {
+    if fptr.is_null() {
+        return Err(invalid("fptr is NULL"));
+    }
+    Ok(Sink::Stream(fptr))
 }
 
 /// `doca_log_create_fd_backend`.
@@ -573,12 +624,14 @@ pub unsafe extern "C" fn doca_log_create_fd_backend(
     fd: c_int,
     backend: *mut *mut doca_logger_backend,
 ) -> doca_error_t {
-    create_backend(backend, || {
-        if fd < 0 {
-            return Err(invalid(format!("fd {fd} is not a file descriptor")));
-        }
-        Ok(Sink::Fd(fd))
-    })
+    create_backend(backend, || sink_fd(fd))
+}
+
+pub(crate) fn sink_fd(fd: c_int) -> Result<Sink> {
+    if fd < 0 {
+        return Err(invalid(format!("fd {fd} is not a file descriptor")));
+    }
+    Ok(Sink::Fd(fd))
 }
 
 /// `doca_log_create_buffer_backend`.
@@ -589,16 +642,22 @@ pub unsafe extern "C" fn doca_log_create_buffer_backend(
     handler: log_flush_callback,
     backend: *mut *mut doca_logger_backend,
 ) -> doca_error_t {
-    create_backend(backend, || {
-        let handler = handler.ok_or_else(|| invalid("handler is NULL"))?;
-        if buffer.is_null() || capacity < 2 {
-            return Err(invalid("buffer is NULL or shorter than 2 bytes"));
-        }
-        Ok(Sink::Buffer {
-            buf: buffer,
-            cap: capacity,
-            handler,
-        })
+    create_backend(backend, || sink_buffer(buffer, capacity, handler))
+}
+
+pub(crate) fn sink_buffer(
+    buffer: *mut c_char,
+    capacity: usize,
+    handler: log_flush_callback,
+) -> Result<Sink> {
+    let handler = handler.ok_or_else(|| invalid("handler is NULL"))?;
+    if buffer.is_null() || capacity < 2 {
+        return Err(invalid("buffer is NULL or shorter than 2 bytes"));
+    }
+    Ok(Sink::Buffer {
+        buf: buffer,
+        cap: capacity,
+        handler,
     })
 }
 
@@ -608,20 +667,25 @@ pub unsafe extern "C" fn doca_log_create_syslog_backend(
     name: *const c_char,
     backend: *mut *mut doca_logger_backend,
 ) -> doca_error_t {
-    create_backend(backend, || {
-        // SAFETY: NULL or a NUL-terminated string.
-        let n = unsafe { crate::cstr(name, "name") }?;
-        let ident = CString::new(n).map_err(|_| invalid("name contains NUL"))?;
-        // SAFETY: openlog keeps the identity pointer: it is leaked so it lives forever.
-        unsafe {
-            libc::openlog(
-                Box::leak(ident.into_boxed_c_str()).as_ptr(),
-                libc::LOG_PID,
-                libc::LOG_USER,
-            )
-        };
-        Ok(Sink::Syslog)
-    })
+    // SAFETY: the same contract.
+    create_backend(backend, || unsafe { sink_syslog(name) })
+}
+
+/// # Safety
+/// `name` is NULL or a NUL-terminated string.
+pub(crate) unsafe fn sink_syslog(name: *const c_char) -> Result<Sink> {
+    // SAFETY: the caller's contract.
+    let n = unsafe { crate::cstr(name, "name") }?;
+    let ident = CString::new(n).map_err(|_| invalid("name contains NUL"))?;
+    // SAFETY: openlog keeps the identity pointer: it is leaked so it lives forever.
+    unsafe {
+        libc::openlog(
+            Box::leak(ident.into_boxed_c_str()).as_ptr(),
+            libc::LOG_PID,
+            libc::LOG_USER,
+        )
+    };
+    Ok(Sink::Syslog)
 }
 
 /// `doca_log_create_standard_backend`.

@@ -93,6 +93,8 @@ error_codes! {
     Empty = 25, "DOCA_ERROR_EMPTY", "No entry is available in resource";
     /// Operation is in progress.
     InProgress = 26, "DOCA_ERROR_IN_PROGRESS", "Operation is in progress";
+    /// The request is too big to be held (DOCA 2.5 and later).
+    TooBig = 27, "DOCA_ERROR_TOO_BIG", "Requested operation too big to be contained";
 }
 
 /// Name of `DOCA_SUCCESS`.

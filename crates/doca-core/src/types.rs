@@ -21,6 +21,10 @@ bitflags! {
         const DPU_READ_ONLY = 1 << 4;
         /// The DPU may read and write (`DOCA_ACCESS_DPU_READ_WRITE`).
         const DPU_READ_WRITE = 1 << 5;
+        /// Accesses from the other side of PCI may be reordered
+        /// (`DOCA_ACCESS_FLAG_PCI_RELAXED_ORDERING`, 2.5 and later): a hint, with no
+        /// effect on what is allowed.
+        const PCI_RELAXED_ORDERING = 1 << 6;
     }
 }
 

@@ -196,6 +196,13 @@ impl CtxOps for DmaOps {
                 "memcpy job needs a source and a destination buffer",
             ));
         };
+        if src.list_data_len() == 0 {
+            // As on the hardware: a copy of nothing fails (in the completion).
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "the memcpy source holds no data (data length 0)",
+            ));
+        }
         copy(src, dst, env)
     }
 }

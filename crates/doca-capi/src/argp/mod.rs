@@ -100,8 +100,13 @@ pub unsafe extern "C" fn doca_argp_init(
     program_config: *mut c_void,
 ) -> doca_error_t {
     ffi(|| {
-        // SAFETY: NULL or a NUL-terminated string.
-        let name = unsafe { crate::cstr(program_name, "program_name") }?;
+        // NULL (allowed since DOCA 2.5): the program's name comes from argv[0] at start.
+        let name = if program_name.is_null() {
+            ""
+        } else {
+            // SAFETY: a NUL-terminated string.
+            unsafe { crate::cstr(program_name, "program_name") }?
+        };
         let mut g = parser();
         if g.is_some() {
             return Err(err(
@@ -287,8 +292,14 @@ pub unsafe extern "C" fn doca_argp_register_param(
         if prm.short.is_none() && prm.long.is_none() {
             return Err(invalid("the parameter has neither a short nor a long name"));
         }
-        if prm.short.as_deref().is_some_and(|s| s.chars().count() != 1) {
-            return Err(invalid("a short name is one character"));
+        if prm.short.as_deref().is_some_and(|s| {
+            s.is_empty()
+                || s.starts_with('-')
+                || s.contains(|c: char| c == '=' || c.is_whitespace())
+        }) {
+            return Err(invalid(
+                "a short name is one or more characters, without a leading '-', '=' or spaces",
+            ));
         }
         if prm.callback.is_none() {
             return Err(invalid(format!(
@@ -535,6 +546,11 @@ pub unsafe extern "C" fn doca_argp_start(argc: c_int, argv: *mut *mut c_char) ->
         let argv0 = unsafe { *argv };
         // The parser leaves the lock while callbacks run (they may call doca_argp_*).
         let mut p = parser().take().ok_or_else(not_init)?;
+        if p.program.is_empty() && !argv0.is_null() {
+            // SAFETY: argv[0] is a NUL-terminated string.
+            let a0 = unsafe { CStr::from_ptr(argv0) }.to_string_lossy();
+            p.program = a0.rsplit('/').next().unwrap_or_default().to_owned();
+        }
         let r = run(&mut p, &args, argv0);
         *parser() = Some(p);
         r

@@ -7,6 +7,8 @@
 //!
 //! - contexts are *connected* once and then started and stopped through the engine, with
 //!   the states of [`CtxPhase`];
+//! - a task that fails stops its context, as a hardware error does (the state changes
+//!   to `Stopping` are reported, and what is in flight is flushed);
 //! - stopping a context with tasks in flight answers `InProgress`: the context is
 //!   `Stopping`, tasks that never ran complete with an error (flushed), and the engine
 //!   moves the context to `Idle` once nothing of it is in flight or taken from its pools;
@@ -219,19 +221,20 @@ impl Pe {
         Ok(())
     }
 
-    /// `doca_ctx_stop` of a connected context: `Ok` when it is idle now; `InProgress`
-    /// while tasks are in flight or taken from its pools (it is `Stopping`, and a later
-    /// [`progress`](Pe::progress) reports it idle); `BadState` when it is not started.
+    /// `doca_ctx_stop` of a connected context: `Ok` when it is idle now (also when it
+    /// already was); `InProgress` while tasks are in flight or taken from its pools (it
+    /// is `Stopping`, and a later [`progress`](Pe::progress) reports it idle).
     pub fn stop_ctx(&self, ctx: &Ctx) -> Result<()> {
         self.check_connected(ctx)?;
         let mut inner = self.inner();
         match ctx.phase() {
             CtxPhase::Running => {}
             CtxPhase::Stopping => return Err(stopping(&inner, ctx)),
-            _ => {
+            CtxPhase::Idle => return Ok(()),
+            CtxPhase::Starting => {
                 return Err(Error::with_context(
                     ErrorCode::BadState,
-                    "context is not started",
+                    "context is still starting",
                 ));
             }
         }
@@ -271,14 +274,35 @@ impl Pe {
         let budget = self.inner.borrow().wq.inflight();
         let mut progressed = false;
         for _ in 0..budget {
-            let c = {
+            let (c, stopped) = {
                 let mut inner = self.inner();
                 match inner.wq.progress_retrieve() {
-                    Ok(c) | Err(RetrieveError::IoFailed(c)) => c,
+                    Ok(c) => (c, None),
+                    Err(RetrieveError::IoFailed(c)) => {
+                        // A failed task stops its context, as a hardware error does:
+                        // what is still in flight is flushed.
+                        let ctx = inner
+                            .ctxs
+                            .iter()
+                            .find(|x| x.id() == c.record.ctx_id)
+                            .filter(|x| x.phase() == CtxPhase::Running)
+                            .cloned();
+                        if let Some(x) = &ctx {
+                            x.shared.set_phase(CtxPhase::Stopping);
+                        }
+                        (c, ctx)
+                    }
                     Err(RetrieveError::Again) => break,
                 }
             };
             progressed = true;
+            if let Some(ctx) = stopped {
+                on(PeEvent::State {
+                    ctx,
+                    prev: CtxPhase::Running,
+                    next: CtxPhase::Stopping,
+                });
+            }
             on(PeEvent::Task(c));
         }
         loop {

@@ -183,7 +183,7 @@ pub(crate) struct MmapShared {
     /// Serializes byte access through the safe API (buffers and the mmap handle).
     pub(crate) io: super::io::RangeLock,
     pub(crate) num_bufs: AtomicU32,
-    user_data: Data,
+    user_data: std::sync::atomic::AtomicU64,
     /// Snapshot taken at start, read by jobs without the state lock: the configuration
     /// cannot change while started, and buffers exist only while started.
     pub(crate) frozen: Frozen,
@@ -315,7 +315,7 @@ impl Mmap {
                 }),
                 io: super::io::RangeLock::default(),
                 num_bufs: AtomicU32::new(0),
-                user_data,
+                user_data: std::sync::atomic::AtomicU64::new(user_data.0),
                 frozen: Frozen::default(),
                 remote: None,
             }),
@@ -546,9 +546,27 @@ impl Mmap {
         self.shared.state().started
     }
 
+    /// `doca_mmap_set_user_data` (2.5 and later): only before start (`BadState`).
+    pub fn set_user_data(&self, user_data: Data) -> Result<()> {
+        if self.is_started() {
+            return Err(Error::with_context(
+                ErrorCode::BadState,
+                "mmap is started; set its user data before start",
+            ));
+        }
+        self.shared
+            .user_data
+            .store(user_data.0, std::sync::atomic::Ordering::Release);
+        Ok(())
+    }
+
     /// `doca_mmap_get_user_data`.
     pub fn user_data(&self) -> Data {
-        self.shared.user_data
+        Data(
+            self.shared
+                .user_data
+                .load(std::sync::atomic::Ordering::Acquire),
+        )
     }
 
     /// `doca_mmap_get_num_bufs`: buffers currently pointing into the mmap.
@@ -715,7 +733,7 @@ impl Mmap {
                 state: Mutex::new(st),
                 io: super::io::RangeLock::default(),
                 num_bufs: AtomicU32::new(0),
-                user_data,
+                user_data: std::sync::atomic::AtomicU64::new(user_data.0),
                 frozen,
                 remote: Some(remote),
             }),

@@ -30,7 +30,7 @@ pub(crate) struct PoolShared {
     slots: Box<[BufDesc]>,
     free: Mutex<Vec<u32>>,
     started: AtomicBool,
-    user_data: Data,
+    user_data: std::sync::atomic::AtomicU64,
     fixed: Option<Fixed>,
 }
 
@@ -51,7 +51,7 @@ impl PoolShared {
                 slots,
                 free: Mutex::new(free),
                 started: AtomicBool::new(false),
-                user_data,
+                user_data: std::sync::atomic::AtomicU64::new(user_data.0),
                 fixed,
             }
         })
@@ -325,9 +325,32 @@ impl BufInventory {
         self.shared.num_free()
     }
 
+    /// `doca_buf_inventory_set_user_data` (2.5 and later): only before start
+    /// (`BadState`).
+    pub fn set_user_data(&self, user_data: Data) -> Result<()> {
+        if self
+            .shared
+            .started
+            .load(std::sync::atomic::Ordering::Acquire)
+        {
+            return Err(Error::with_context(
+                ErrorCode::BadState,
+                "inventory is started; set its user data before start",
+            ));
+        }
+        self.shared
+            .user_data
+            .store(user_data.0, std::sync::atomic::Ordering::Release);
+        Ok(())
+    }
+
     /// `doca_buf_inventory_get_user_data`.
     pub fn user_data(&self) -> Data {
-        self.shared.user_data
+        Data(
+            self.shared
+                .user_data
+                .load(std::sync::atomic::Ordering::Acquire),
+        )
     }
 
     /// `doca_buf_inventory_destroy`: refused with `InUse` (the inventory comes back) while
@@ -511,7 +534,11 @@ impl BufPool {
 
     /// `doca_bufpool_get_user_data`.
     pub fn user_data(&self) -> Data {
-        self.shared.user_data
+        Data(
+            self.shared
+                .user_data
+                .load(std::sync::atomic::Ordering::Acquire),
+        )
     }
 
     /// `doca_bufpool_destroy`: refused with `InUse` while buffers are out.

@@ -1,0 +1,120 @@
+/*
+ * doca_pe.h: the progress engine and tasks. Contexts connected to an engine get their
+ * tasks' completions, through the callbacks their libraries' *_set_conf named, when the
+ * program calls doca_pe_progress; an idle program can sleep on the engine's
+ * notification handle (an eventfd).
+ */
+#ifndef DOCA_PE_H_
+#define DOCA_PE_H_
+
+#include <stdlib.h>
+
+#include <doca_compat.h>
+#include <doca_ctx.h>
+#include <doca_error.h>
+#include <doca_types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct doca_pe;
+struct doca_task;
+struct doca_ctx;
+
+/** The shape of every task callback: the task, its user data and its context's. */
+typedef void (*doca_task_completion_cb_t)(struct doca_task *task, union doca_data task_user_data,
+					  union doca_data ctx_user_data);
+
+/** Which contexts a notified engine progresses: here, every mode progresses all. */
+enum doca_pe_event_mode {
+	DOCA_PE_EVENT_MODE_PROGRESS_SELECTIVE = 0,
+	DOCA_PE_EVENT_MODE_PROGRESS_ALL = 1,
+};
+
+/** Flags of doca_task_submit_ex (hints: every task is reported at once here). */
+enum doca_task_submit_flag {
+	DOCA_TASK_SUBMIT_FLAG_NONE = 0,
+	DOCA_TASK_SUBMIT_FLAG_FLUSH = 1 << 0,
+	DOCA_TASK_SUBMIT_FLAG_OPTIMIZE_REPORTS = 1 << 1,
+};
+
+/** Creates a progress engine. */
+DOCA_STABLE
+doca_error_t doca_pe_create(struct doca_pe **pe);
+
+/** Destroys an engine (DOCA_ERROR_IN_USE while contexts are connected: destroy them first). */
+DOCA_STABLE
+doca_error_t doca_pe_destroy(struct doca_pe *pe);
+
+/**
+ * Runs completion callbacks and state changes that are ready: 1 when anything happened,
+ * else 0. Callbacks run inside this call and must not call it.
+ */
+DOCA_STABLE
+uint8_t doca_pe_progress(struct doca_pe *pe);
+
+/** The engine's notification handle (the same for the engine's life). */
+DOCA_STABLE
+doca_error_t doca_pe_get_notification_handle(const struct doca_pe *pe, doca_notification_handle_t *handle);
+
+/** Arms the handle: it becomes readable when a completion is ready. */
+DOCA_STABLE
+doca_error_t doca_pe_request_notification(struct doca_pe *pe);
+
+/** Clears the handle after waking, before progressing. */
+DOCA_STABLE
+doca_error_t doca_pe_clear_notification(struct doca_pe *pe, doca_notification_handle_t handle);
+
+/** Tasks submitted on this engine and not yet completed. */
+DOCA_STABLE
+doca_error_t doca_pe_get_num_inflight_tasks(const struct doca_pe *pe, size_t *num_inflight_tasks);
+
+/** Sets which contexts a notified engine progresses. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_pe_set_event_mode(struct doca_pe *pe, enum doca_pe_event_mode mode);
+
+/**
+ * Connects an idle context (DOCA_ERROR_BAD_STATE otherwise) to the engine, for its
+ * life (DOCA_ERROR_NOT_PERMITTED when it already has one).
+ */
+DOCA_STABLE
+doca_error_t doca_pe_connect_ctx(struct doca_pe *pe, struct doca_ctx *ctx);
+
+/** Submits a task; on success the task is DOCA's until its callback runs. */
+DOCA_STABLE
+doca_error_t doca_task_submit(struct doca_task *task);
+
+/** Submits a task after checking it (DOCA_ERROR_INVALID_VALUE: not submitted). */
+DOCA_STABLE
+doca_error_t doca_task_try_submit(struct doca_task *task);
+
+/** Submits a task with flags of enum doca_task_submit_flag. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_task_submit_ex(struct doca_task *task, uint32_t flags);
+
+/** Returns a task to its context's pool (not while it is submitted). */
+DOCA_STABLE
+void doca_task_free(struct doca_task *task);
+
+/** DOCA_SUCCESS, or the error the task completed with. */
+DOCA_STABLE
+doca_error_t doca_task_get_status(const struct doca_task *task);
+
+/** Sets the task's user data. */
+DOCA_STABLE
+void doca_task_set_user_data(struct doca_task *task, union doca_data user_data);
+
+/** The task's user data. */
+DOCA_STABLE
+union doca_data doca_task_get_user_data(const struct doca_task *task);
+
+/** The task's context. */
+DOCA_STABLE
+struct doca_ctx *doca_task_get_ctx(const struct doca_task *task);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DOCA_PE_H_ */

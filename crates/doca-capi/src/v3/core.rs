@@ -1,0 +1,336 @@
+//! The Core objects under the task generation's names: memory maps, inventories,
+//! buffers and devices. Calls whose shape did not change are the job generation's own
+//! functions (the same symbols); these are the renamed and reshaped ones.
+
+use crate::dev::{doca_dev, doca_devinfo, doca_devinfo_rep};
+use crate::libs::devinfo_value;
+use crate::mem::{doca_buf, doca_buf_inventory, doca_mmap};
+use crate::{doca_data, doca_error_t, ffi, handle, new_handle};
+use doca_core::{BufInventory, Data, ErrorCode, Mmap, PciFuncType};
+use std::ffi::{c_char, c_int, c_void};
+
+// ---- memory maps ----
+
+/// `doca_mmap_create`: a stopped map with no user data.
+#[unsafe(export_name = "doca3__mmap_create")]
+pub unsafe extern "C" fn doca_mmap_create(mmap: *mut *mut doca_mmap) -> doca_error_t {
+    ffi(|| new_handle(mmap, "mmap", || Ok(Mmap::new())))
+}
+
+/// `doca_mmap_add_dev`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_mmap_add_dev(
+    mmap: *mut doca_mmap,
+    dev: *mut doca_dev,
+) -> doca_error_t {
+    // SAFETY: the same contract.
+    unsafe { crate::mem::doca_mmap_dev_add(mmap, dev) }
+}
+
+/// `doca_mmap_rm_dev`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_mmap_rm_dev(
+    mmap: *mut doca_mmap,
+    dev: *mut doca_dev,
+) -> doca_error_t {
+    // SAFETY: the same contract.
+    unsafe { crate::mem::doca_mmap_dev_rm(mmap, dev) }
+}
+
+crate::handles::call!(handle;
+    /// `doca_mmap_set_user_data`: before start.
+    pub unsafe extern "C" fn doca_mmap_set_user_data(mmap: *mut doca_mmap, user_data: doca_data) -> doca_error_t => |m| m.set_user_data(user_data));
+
+/// `doca_mmap_export_pci`: the job generation's export to the other side of PCI.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_mmap_export_pci(
+    mmap: *mut doca_mmap,
+    dev: *const doca_dev,
+    export_desc: *mut *const c_void,
+    export_desc_len: *mut usize,
+) -> doca_error_t {
+    // SAFETY: the same contract.
+    unsafe { crate::mem::doca_mmap_export_dpu(mmap, dev, export_desc, export_desc_len) }
+}
+
+/// `doca_mmap_set_dmabuf_memrange`: the task generation adds the address the dma-buf
+/// is mapped at.
+#[unsafe(export_name = "doca3__mmap_set_dmabuf_memrange")]
+pub unsafe extern "C" fn doca_mmap_set_dmabuf_memrange(
+    mmap: *mut doca_mmap,
+    dmabuf_fd: c_int,
+    _addr: *mut c_void,
+    dmabuf_offset: usize,
+    len: usize,
+) -> doca_error_t {
+    // SAFETY: the same contract.
+    unsafe { crate::mem::doca_mmap_set_dmabuf_memrange(mmap, dmabuf_fd, dmabuf_offset, len) }
+}
+
+/// `doca_mmap_cap_is_export_pci_supported`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_mmap_cap_is_export_pci_supported(
+    devinfo: *const doca_devinfo,
+    supported: *mut u8,
+) -> doca_error_t {
+    devinfo_value(devinfo, supported, |d| {
+        Ok(u8::from(d.is_mmap_export_dpu_supported()))
+    })
+}
+
+/// `doca_mmap_cap_is_create_from_export_pci_supported`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_mmap_cap_is_create_from_export_pci_supported(
+    devinfo: *const doca_devinfo,
+    supported: *mut u8,
+) -> doca_error_t {
+    devinfo_value(devinfo, supported, |d| {
+        Ok(u8::from(d.is_mmap_from_export_dpu_supported()))
+    })
+}
+
+// ---- inventories ----
+
+/// `doca_buf_inventory_create`: `num_elements` buffers, no user data.
+#[unsafe(export_name = "doca3__buf_inventory_create")]
+pub unsafe extern "C" fn doca_buf_inventory_create(
+    num_elements: usize,
+    buf_inventory: *mut *mut doca_buf_inventory,
+) -> doca_error_t {
+    ffi(|| {
+        new_handle(buf_inventory, "buf_inventory", || {
+            BufInventory::create(Data(0), num_elements, 0)
+        })
+    })
+}
+
+crate::handles::call!(handle;
+    /// `doca_buf_inventory_set_user_data`: before start.
+    pub unsafe extern "C" fn doca_buf_inventory_set_user_data(inventory: *mut doca_buf_inventory, user_data: doca_data) -> doca_error_t => |i| i.set_user_data(user_data));
+
+/// `doca_buf_inventory_buf_get_by_args`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_inventory_buf_get_by_args(
+    inventory: *mut doca_buf_inventory,
+    mmap: *mut doca_mmap,
+    addr: *mut c_void,
+    len: usize,
+    data: *mut c_void,
+    data_len: usize,
+    buf: *mut *mut doca_buf,
+) -> doca_error_t {
+    // SAFETY: the same contract.
+    unsafe {
+        crate::mem::doca_buf_inventory_buf_by_args(inventory, mmap, addr, len, data, data_len, buf)
+    }
+}
+
+// ---- buffers ----
+
+/// `doca_buf_inc_refcount`: `*refcount` gets the count before.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_inc_refcount(
+    buf: *mut doca_buf,
+    refcount: *mut u16,
+) -> doca_error_t {
+    // SAFETY: the same contract.
+    unsafe { crate::mem::doca_buf_refcount_add(buf, refcount) }
+}
+
+/// `doca_buf_dec_refcount`: `*refcount` (may be NULL) gets the count before.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_dec_refcount(
+    buf: *mut doca_buf,
+    refcount: *mut u16,
+) -> doca_error_t {
+    // SAFETY: the same contract.
+    unsafe { crate::mem::doca_buf_refcount_rm(buf, refcount) }
+}
+
+/// `doca_buf_get_next_in_list`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_get_next_in_list(
+    buf: *mut doca_buf,
+    next_buf: *mut *mut doca_buf,
+) -> doca_error_t {
+    // SAFETY: the same contract.
+    unsafe { crate::mem::doca_buf_list_next(buf, next_buf) }
+}
+
+/// `doca_buf_get_last_in_list`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_get_last_in_list(
+    buf: *mut doca_buf,
+    last_buf: *mut *mut doca_buf,
+) -> doca_error_t {
+    // SAFETY: the same contract.
+    unsafe { crate::mem::doca_buf_list_last(buf, last_buf) }
+}
+
+crate::handles::getter!(
+    /// `doca_buf_is_last_in_list`.
+    pub unsafe extern "C" fn doca_buf_is_last_in_list(buf: *const doca_buf, is_last: *mut u8) -> doca_error_t => |b| u8::from(b.is_last()));
+crate::handles::getter!(
+    /// `doca_buf_is_first_in_list`.
+    pub unsafe extern "C" fn doca_buf_is_first_in_list(buf: *const doca_buf, is_first: *mut u8) -> doca_error_t => |b| u8::from(b.is_first()));
+
+/// `doca_buf_get_list_len`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_get_list_len(
+    buf: *const doca_buf,
+    num_elements: *mut u32,
+) -> doca_error_t {
+    // SAFETY: the same contract.
+    unsafe { crate::mem::doca_buf_list_num_elements(buf, num_elements) }
+}
+
+/// `doca_buf_chain_list`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_chain_list(
+    list1: *mut doca_buf,
+    list2: *mut doca_buf,
+) -> doca_error_t {
+    // SAFETY: the same contract.
+    unsafe { crate::mem::doca_buf_list_chain(list1, list2) }
+}
+
+/// `doca_buf_unchain_list`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_unchain_list(
+    list1: *mut doca_buf,
+    list2: *mut doca_buf,
+) -> doca_error_t {
+    // SAFETY: the same contract.
+    unsafe { crate::mem::doca_buf_list_unchain(list1, list2) }
+}
+
+// ---- devices ----
+
+/// `doca_dev_close`: NULL is a device already closed (DOCA's own samples close one
+/// twice on their way out), which succeeds; otherwise as in the job generation.
+#[unsafe(export_name = "doca3__dev_close")]
+pub unsafe extern "C" fn doca_dev_close(dev: *mut doca_dev) -> doca_error_t {
+    if dev.is_null() {
+        crate::log::internal(
+            crate::log::LEVEL_DEBUG,
+            "doca_dev_close(NULL): nothing to close",
+        );
+        return crate::DOCA_SUCCESS;
+    }
+    // SAFETY: the same contract.
+    unsafe { crate::dev::doca_dev_close(dev) }
+}
+
+/// `doca_devinfo_create_list`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_devinfo_create_list(
+    dev_list: *mut *mut *mut doca_devinfo,
+    nb_devs: *mut u32,
+) -> doca_error_t {
+    // SAFETY: the same contract.
+    unsafe { crate::dev::doca_devinfo_list_create(dev_list, nb_devs) }
+}
+
+/// `doca_devinfo_destroy_list`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_devinfo_destroy_list(
+    dev_list: *mut *mut doca_devinfo,
+) -> doca_error_t {
+    // SAFETY: the same contract.
+    unsafe { crate::dev::doca_devinfo_list_destroy(dev_list) }
+}
+
+/// `doca_devinfo_rep_create_list`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_devinfo_rep_create_list(
+    dev: *mut doca_dev,
+    filter: c_int,
+    dev_list_rep: *mut *mut *mut doca_devinfo_rep,
+    nb_devs_rep: *mut u32,
+) -> doca_error_t {
+    // SAFETY: the same contract.
+    unsafe { crate::dev::doca_devinfo_rep_list_create(dev, filter, dev_list_rep, nb_devs_rep) }
+}
+
+/// `doca_devinfo_rep_destroy_list`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_devinfo_rep_destroy_list(
+    dev_list_rep: *mut *mut doca_devinfo_rep,
+) -> doca_error_t {
+    // SAFETY: the same contract.
+    unsafe { crate::dev::doca_devinfo_rep_list_destroy(dev_list_rep) }
+}
+
+/// `doca_devinfo_is_equal_pci_addr`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_devinfo_is_equal_pci_addr(
+    devinfo: *const doca_devinfo,
+    pci_addr_str: *const c_char,
+    is_equal: *mut u8,
+) -> doca_error_t {
+    // SAFETY: the same contract.
+    unsafe { crate::dev::doca_devinfo_get_is_pci_addr_equal(devinfo, pci_addr_str, is_equal) }
+}
+
+/// `doca_devinfo_rep_is_equal_pci_addr`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_devinfo_rep_is_equal_pci_addr(
+    devinfo_rep: *const doca_devinfo_rep,
+    pci_addr_str: *const c_char,
+    is_equal: *mut u8,
+) -> doca_error_t {
+    // SAFETY: the same contract.
+    unsafe {
+        crate::dev::doca_devinfo_rep_get_is_pci_addr_equal(devinfo_rep, pci_addr_str, is_equal)
+    }
+}
+
+macro_rules! flag {
+    ($(#[$doc:meta])* $name:ident => $q:ident) => {
+        $(#[$doc])*
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(devinfo: *const doca_devinfo, out: *mut u8) -> doca_error_t {
+            devinfo_value(devinfo, out, |d| Ok(u8::from(d.$q())))
+        }
+    };
+}
+
+flag!(
+    /// `doca_devinfo_cap_is_hotplug_manager_supported`.
+    doca_devinfo_cap_is_hotplug_manager_supported => is_hotplug_manager_supported);
+flag!(
+    /// `doca_devinfo_rep_cap_is_filter_all_supported`.
+    doca_devinfo_rep_cap_is_filter_all_supported => is_rep_list_all_supported);
+flag!(
+    /// `doca_devinfo_rep_cap_is_filter_net_supported`.
+    doca_devinfo_rep_cap_is_filter_net_supported => is_rep_list_net_supported);
+flag!(
+    /// `doca_devinfo_rep_cap_is_filter_emulated_supported`.
+    doca_devinfo_rep_cap_is_filter_emulated_supported => is_rep_list_emulated_supported);
+
+/// `doca_devinfo_get_pci_func_type`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_devinfo_get_pci_func_type(
+    devinfo: *const doca_devinfo,
+    pci_func_type: *mut c_int,
+) -> doca_error_t {
+    devinfo_value(devinfo, pci_func_type, |d| Ok(d.props().func_type as c_int))
+}
+
+/// `doca_devinfo_get_sf_index`: for a sub-function only (`NOT_SUPPORTED` otherwise); the
+/// index is its PCI function number.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_devinfo_get_sf_index(
+    devinfo: *const doca_devinfo,
+    sf_index: *mut u32,
+) -> doca_error_t {
+    devinfo_value(devinfo, sf_index, |d| {
+        if d.props().func_type != PciFuncType::Sf {
+            return Err(crate::err(
+                ErrorCode::NotSupported,
+                format!("device {} is not a sub-function", d.pci_addr_str()),
+            ));
+        }
+        Ok(u32::from(d.pci_addr().function))
+    })
+}

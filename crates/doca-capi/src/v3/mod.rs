@@ -1,0 +1,75 @@
+//! The C interface of DOCA's task generation (DOCA 2.5 and later, 3.x): the progress
+//! engine and tasks, and the Core objects under their newer names.
+//!
+//! Both generations are built from this crate. A name both generations use with
+//! different meanings (`doca_dma_create`, `doca_ctx_start`, `doca_mmap_create`, ...) is
+//! defined here under the link name `doca3__<rest>`; `scripts/install-capi.sh` gives
+//! each generation's library its own set of names, so a program sees only the
+//! functions of the headers it was compiled with. Names only this generation has are
+//! exported as they are.
+
+mod core;
+mod dma;
+mod lib;
+mod log;
+mod pe;
+
+pub use self::core::*;
+pub use dma::*;
+pub use lib::Lib3;
+pub use log::*;
+pub use pe::*;
+
+use crate::mem::doca_buf;
+use crate::{Result, ffi_value, handle, invalid};
+use std::ffi::c_char;
+
+/// Most tasks one context's pool of one type may hold.
+pub const MAX_TASKS: u32 = 1 << 16;
+
+fn check_num_tasks(n: u32) -> Result<()> {
+    if n == 0 || n > MAX_TASKS {
+        return Err(invalid(format!(
+            "number of tasks {n} is not in 1..={MAX_TASKS}"
+        )));
+    }
+    Ok(())
+}
+
+/// A typed task's buffer setter.
+fn set_buf(task: *mut doca_task, i: usize, b: *const doca_buf) {
+    ffi_value((), || {
+        // SAFETY: NULL or a task the program holds.
+        unsafe { handle(task, "task") }?.bufs[i].set(b);
+        Ok(())
+    })
+}
+
+/// A typed task's buffer getter.
+fn get_buf(task: *const doca_task, i: usize) -> *const doca_buf {
+    ffi_value(std::ptr::null(), || {
+        // SAFETY: NULL or a task the program holds.
+        Ok(unsafe { handle(task, "task") }?.bufs[i].get())
+    })
+}
+
+/// `doca_error_get_name`.
+#[unsafe(no_mangle)]
+pub extern "C" fn doca_error_get_name(error: crate::doca_error_t) -> *const c_char {
+    crate::doca_get_error_name(error)
+}
+
+/// `doca_error_get_descr`.
+#[unsafe(no_mangle)]
+pub extern "C" fn doca_error_get_descr(error: crate::doca_error_t) -> *const c_char {
+    crate::doca_get_error_string(error)
+}
+
+/// The version of this generation's library.
+pub const VERSION: &std::ffi::CStr = c"3.3.0";
+
+/// `doca_version_runtime`.
+#[unsafe(export_name = "doca3__version_runtime")]
+pub extern "C" fn doca_version_runtime() -> *const c_char {
+    VERSION.as_ptr()
+}

@@ -1,0 +1,585 @@
+//! `doca_pe.h` and `doca_ctx.h` of the task generation: the progress engine, contexts
+//! with their states, and tasks. Everything here turns C arguments into calls on
+//! `doca_core::exec::{Pe, TaskPool}`, which hold the logic.
+
+use crate::handles::{Handle, kind};
+use crate::{
+    DOCA_SUCCESS, Result, doca_data, doca_error_t, err, ffi, ffi_value, free_handle, handle,
+    invalid, new_handle, out_ptr, put,
+};
+use doca_core::exec::{CtxPhase, Pe, PeEvent, TaskPool};
+use doca_core::{Ctx, Data, ErrorCode, JobRecord};
+use std::cell::{Cell, RefCell};
+use std::ffi::c_int;
+
+/// `struct doca_pe`.
+pub struct doca_pe {
+    pub(crate) pe: Pe,
+    /// The contexts connected here, for their state-changed callbacks.
+    ctxs: RefCell<Vec<*const doca_ctx3>>,
+}
+
+impl std::fmt::Debug for doca_pe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.pe.fmt(f)
+    }
+}
+
+/// `doca_task_completion_cb_t` and every library's task callback type: the task pointer
+/// is the library's typed task, which is the generic task here.
+pub type TaskCb = Option<unsafe extern "C" fn(*mut doca_task, doca_data, doca_data)>;
+
+/// `doca_ctx_state_changed_callback_t`.
+pub type StateCb = Option<unsafe extern "C" fn(doca_data, *mut doca_ctx3, c_int, c_int)>;
+
+/// What a library does with its tasks: builds the job record a task describes.
+pub(crate) type RecordFn = unsafe fn(&doca_task, Data) -> Result<JobRecord>;
+
+/// One task type of a context: its callbacks, its pool, and how to make its records.
+pub(crate) struct TaskConf {
+    pub(crate) task_type: u32,
+    ok: TaskCb,
+    err: TaskCb,
+    pool: Option<TaskPool<doca_task>>,
+    record: RecordFn,
+}
+
+/// `struct doca_ctx` of the task generation: embedded in each library's handle.
+pub struct doca_ctx3 {
+    pub(crate) ctx: Ctx,
+    pe: Cell<*const doca_pe>,
+    user_data: Cell<doca_data>,
+    state_cb: Cell<StateCb>,
+    confs: RefCell<Vec<TaskConf>>,
+}
+
+impl std::fmt::Debug for doca_ctx3 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.ctx.fmt(f)
+    }
+}
+
+/// `struct doca_task` (and every library's typed task, which is this struct): a pool
+/// slot of its context.
+pub struct doca_task {
+    ctx: *const doca_ctx3,
+    pub(crate) task_type: u32,
+    user_data: Cell<doca_data>,
+    status: Cell<doca_error_t>,
+    /// The library's inputs: buffers (`doca_buf` pointers) and parameters.
+    pub(crate) bufs: [Cell<*const crate::mem::doca_buf>; 2],
+    pub(crate) params: [Cell<u64>; 3],
+    /// A library object the task refers to (a matrix, ...).
+    pub(crate) aux: RefCell<Option<std::sync::Arc<dyn std::any::Any + Send + Sync>>>,
+}
+
+impl std::fmt::Debug for doca_task {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("doca_task")
+            .field("task_type", &self.task_type)
+            .field("status", &self.status.get())
+            .finish_non_exhaustive()
+    }
+}
+
+// SAFETY: a task is used by one thread at a time (its holder's, or the engine's while
+// submitted); the raw pointers are handles the program keeps alive.
+unsafe impl Send for doca_task {}
+
+impl Handle for doca_pe {
+    type Kind = kind::Boxed;
+}
+impl Handle for doca_ctx3 {
+    type Kind = kind::Borrowed;
+}
+impl Handle for doca_task {
+    type Kind = kind::Borrowed;
+}
+
+impl doca_ctx3 {
+    pub(crate) fn new(ctx: Ctx) -> doca_ctx3 {
+        doca_ctx3 {
+            ctx,
+            pe: Cell::new(std::ptr::null()),
+            user_data: Cell::new(Data(0)),
+            state_cb: Cell::new(None),
+            confs: RefCell::new(Vec::new()),
+        }
+    }
+
+    fn pe(&self) -> Result<&doca_pe> {
+        let p = self.pe.get();
+        // SAFETY: a connected context's engine lives until the context is destroyed
+        // (the engine refuses to go while contexts are connected).
+        unsafe { p.as_ref() }.ok_or_else(|| {
+            err(
+                ErrorCode::NotConnected,
+                "context is not connected to a progress engine (doca_pe_connect_ctx)",
+            )
+        })
+    }
+
+    /// A library's `*_set_conf`: the callbacks and pool size of one task type, only
+    /// while idle.
+    pub(crate) fn set_conf(
+        &self,
+        task_type: u32,
+        ok: TaskCb,
+        err_cb: TaskCb,
+        num_tasks: u32,
+        record: RecordFn,
+    ) -> Result<()> {
+        if ok.is_none() || err_cb.is_none() {
+            return Err(invalid(
+                "both the completion and the error callback are needed",
+            ));
+        }
+        if num_tasks == 0 {
+            return Err(invalid("the number of tasks must be at least 1"));
+        }
+        let mut confs = self.confs.borrow_mut();
+        if let Some(c) = confs.iter().find(|c| c.task_type == task_type)
+            && c.pool.as_ref().is_some_and(|p| p.outstanding() > 0)
+        {
+            return Err(err(
+                ErrorCode::BadState,
+                "tasks of this type are still allocated; free them first",
+            ));
+        }
+        self.ctx.set_task_room(task_type, num_tasks)?;
+        let me: *const doca_ctx3 = self;
+        let pool = TaskPool::new(&self.ctx, num_tasks, |_| doca_task {
+            ctx: me,
+            task_type,
+            user_data: Cell::new(Data(0)),
+            status: Cell::new(DOCA_SUCCESS),
+            bufs: [Cell::new(std::ptr::null()), Cell::new(std::ptr::null())],
+            params: [Cell::new(0), Cell::new(0), Cell::new(0)],
+            aux: RefCell::new(None),
+        });
+        confs.retain(|c| c.task_type != task_type);
+        confs.push(TaskConf {
+            task_type,
+            ok,
+            err: err_cb,
+            pool: Some(pool),
+            record,
+        });
+        Ok(())
+    }
+
+    /// A library's `*_alloc_init`: a task of `task_type` from the pool, with its user
+    /// data, filled by `init`.
+    pub(crate) fn alloc_task(
+        &self,
+        task_type: u32,
+        user_data: doca_data,
+        init: impl FnOnce(&doca_task) -> Result<()>,
+    ) -> Result<*mut doca_task> {
+        let confs = self.confs.borrow();
+        let pool = confs
+            .iter()
+            .find(|c| c.task_type == task_type)
+            .and_then(|c| c.pool.as_ref())
+            .ok_or_else(|| {
+                err(
+                    ErrorCode::BadState,
+                    "this task type is not configured: call its *_set_conf before starting the context",
+                )
+            })?;
+        let p = pool.alloc()?;
+        // SAFETY: a pool slot just taken: this call has it to itself.
+        let t = unsafe { p.as_ref() };
+        t.user_data.set(user_data);
+        t.status.set(DOCA_SUCCESS);
+        for b in &t.bufs {
+            b.set(std::ptr::null());
+        }
+        for v in &t.params {
+            v.set(0);
+        }
+        *t.aux.borrow_mut() = None;
+        if let Err(e) = init(t) {
+            let _ = pool.free(p.as_ptr());
+            return Err(e);
+        }
+        Ok(p.as_ptr())
+    }
+
+    fn callbacks(&self, task_type: u32) -> (TaskCb, TaskCb, Option<RecordFn>) {
+        let confs = self.confs.borrow();
+        confs
+            .iter()
+            .find(|c| c.task_type == task_type)
+            .map_or((None, None, None), |c| (c.ok, c.err, Some(c.record)))
+    }
+
+    fn report_state(&self, prev: CtxPhase, next: CtxPhase) {
+        if let Some(cb) = self.state_cb.get() {
+            let me = self as *const doca_ctx3 as *mut doca_ctx3;
+            // SAFETY: the program's callback, with its own user data and this context.
+            unsafe { cb(self.user_data.get(), me, prev as c_int, next as c_int) };
+        }
+    }
+
+    /// Before a library destroys its instance: only while idle; disconnects it from its
+    /// engine.
+    pub(crate) fn release(&self) -> Result<()> {
+        if self.ctx.phase() != CtxPhase::Idle {
+            return Err(err(
+                ErrorCode::BadState,
+                "context is not idle; stop it (and progress until it is idle) before destroying it",
+            ));
+        }
+        if self
+            .confs
+            .borrow()
+            .iter()
+            .any(|c| c.pool.as_ref().is_some_and(|p| p.outstanding() > 0))
+        {
+            return Err(err(
+                ErrorCode::InUse,
+                "tasks of this context are still allocated; free them first",
+            ));
+        }
+        self.ctx.disconnect_pe()?;
+        if let Ok(pe) = self.pe() {
+            let me: *const doca_ctx3 = self;
+            pe.ctxs.borrow_mut().retain(|c| *c != me);
+        }
+        self.pe.set(std::ptr::null());
+        self.confs.borrow_mut().clear();
+        Ok(())
+    }
+
+    /// Destroys the context of a library that took its device at creation: idle and
+    /// disconnected first, then without its device.
+    pub(crate) fn destroy(&self) -> Result<()> {
+        self.release()?;
+        if let Some(d) = self.ctx.dev() {
+            self.ctx.dev_rm(&d)?;
+        }
+        self.ctx.clone().destroy().map_err(|(_, e)| e)
+    }
+}
+
+// ---- the engine ----
+
+/// `doca_pe_create`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_pe_create(pe: *mut *mut doca_pe) -> doca_error_t {
+    ffi(|| {
+        new_handle(pe, "pe", || {
+            Ok(doca_pe {
+                pe: Pe::new()?,
+                ctxs: RefCell::new(Vec::new()),
+            })
+        })
+    })
+}
+
+/// `doca_pe_destroy`: `IN_USE` while contexts are connected.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_pe_destroy(pe: *mut doca_pe) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live engine.
+        let p = unsafe { handle(pe, "pe") }?;
+        let n = p.pe.num_contexts();
+        if n > 0 {
+            return Err(err(
+                ErrorCode::InUse,
+                format!("{n} context(s) are still connected; destroy them first"),
+            ));
+        }
+        // SAFETY: a live boxed handle, freed once.
+        unsafe { free_handle(pe, "pe") }
+    })
+}
+
+/// `doca_pe_connect_ctx`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_pe_connect_ctx(
+    pe: *mut doca_pe,
+    ctx: *mut doca_ctx3,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or live handles.
+        let (p, c) = unsafe { (handle(pe, "pe")?, handle(ctx, "ctx")?) };
+        p.pe.connect(&c.ctx)?;
+        c.pe.set(p);
+        p.ctxs.borrow_mut().push(c);
+        Ok(())
+    })
+}
+
+/// Delivers what the engine hands over: a task's completion to its callback, a state
+/// change to its context's callback.
+fn deliver(p: &doca_pe, ev: PeEvent) {
+    match ev {
+        PeEvent::Task(c) => {
+            let task: *mut doca_task = c.record.user_data.ptr();
+            let status = c.error.as_ref().map_or(DOCA_SUCCESS, |e| e.raw());
+            // The record's buffer references go before the program sees the task.
+            drop(c);
+            // SAFETY: the record's user data is the task it was made from (set at
+            // submission), a pool slot alive while its context is.
+            let t = unsafe { &*task };
+            t.status.set(status);
+            // SAFETY: a task's context outlives its pool.
+            let ctx = unsafe { &*t.ctx };
+            let (ok, err_cb, _) = ctx.callbacks(t.task_type);
+            let cb = if status == DOCA_SUCCESS { ok } else { err_cb };
+            if let Some(cb) = cb {
+                // SAFETY: the program's callback, with the task it submitted.
+                unsafe { cb(task, t.user_data.get(), ctx.user_data.get()) };
+            }
+        }
+        PeEvent::State { ctx, prev, next } => {
+            let found = p
+                .ctxs
+                .borrow()
+                .iter()
+                .copied()
+                // SAFETY: connected contexts are live (they leave the list first).
+                .find(|c| unsafe { &**c }.ctx == ctx);
+            if let Some(c) = found {
+                // SAFETY: as above.
+                unsafe { &*c }.report_state(prev, next);
+            }
+        }
+    }
+}
+
+/// `doca_pe_progress`: 1 when a task completed or a context changed state, else 0.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_pe_progress(pe: *mut doca_pe) -> u8 {
+    ffi_value(0, || {
+        // SAFETY: NULL or a live engine.
+        let p = unsafe { handle(pe, "pe") }?;
+        Ok(u8::from(p.pe.progress(|ev| deliver(p, ev))))
+    })
+}
+
+crate::handles::getter!(
+    /// `doca_pe_get_num_inflight_tasks`.
+    pub unsafe extern "C" fn doca_pe_get_num_inflight_tasks(pe: *const doca_pe, num_inflight_tasks: *mut usize) -> doca_error_t => |p| p.pe.inflight() as usize);
+
+crate::handles::getter!(
+    /// `doca_pe_get_notification_handle`.
+    pub unsafe extern "C" fn doca_pe_get_notification_handle(pe: *const doca_pe, handle: *mut c_int) -> doca_error_t => |p| p.pe.notification_handle()?);
+
+crate::handles::call!(handle;
+    /// `doca_pe_request_notification`.
+    pub unsafe extern "C" fn doca_pe_request_notification(pe: *mut doca_pe) -> doca_error_t => |p| p.pe.request_notification());
+
+crate::handles::call!(handle;
+    /// `doca_pe_clear_notification`.
+    pub unsafe extern "C" fn doca_pe_clear_notification(pe: *mut doca_pe, notification: c_int) -> doca_error_t => |p| p.pe.clear_notification(notification));
+
+/// `enum doca_pe_event_mode`: every mode progresses every connected context here.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_pe_set_event_mode(pe: *mut doca_pe, mode: c_int) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live engine.
+        unsafe { handle(pe, "pe") }?;
+        match mode {
+            0 | 1 => Ok(()),
+            m => Err(invalid(format!(
+                "event mode {m} is not DOCA_PE_EVENT_MODE_PROGRESS_SELECTIVE (0) or _PROGRESS_ALL (1)"
+            ))),
+        }
+    })
+}
+
+// ---- contexts ----
+
+/// `doca_ctx_start`.
+#[unsafe(export_name = "doca3__ctx_start")]
+pub unsafe extern "C" fn doca_ctx_start(ctx: *mut doca_ctx3) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live context.
+        let c = unsafe { handle(ctx, "ctx") }?;
+        c.pe()?.pe.start_ctx(&c.ctx)?;
+        c.report_state(CtxPhase::Idle, CtxPhase::Running);
+        Ok(())
+    })
+}
+
+/// `doca_ctx_stop`: `IN_PROGRESS` while tasks are in flight or allocated (the context
+/// is stopping; progress reports it idle).
+#[unsafe(export_name = "doca3__ctx_stop")]
+pub unsafe extern "C" fn doca_ctx_stop(ctx: *mut doca_ctx3) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live context.
+        let c = unsafe { handle(ctx, "ctx") }?;
+        let before = c.ctx.phase();
+        match c.pe()?.pe.stop_ctx(&c.ctx) {
+            Ok(()) => {
+                if before != CtxPhase::Idle {
+                    c.report_state(before, CtxPhase::Idle);
+                }
+                Ok(())
+            }
+            Err(e) if e.code() == ErrorCode::InProgress => {
+                if before == CtxPhase::Running {
+                    c.report_state(before, CtxPhase::Stopping);
+                }
+                Err(e)
+            }
+            Err(e) => Err(e),
+        }
+    })
+}
+
+crate::handles::getter!(
+    /// `doca_ctx_get_state`.
+    pub unsafe extern "C" fn doca_ctx_get_state(ctx: *const doca_ctx3, state: *mut c_int) -> doca_error_t => |c| c.ctx.phase() as c_int);
+
+/// `doca_ctx_get_num_inflight_tasks`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_ctx_get_num_inflight_tasks(
+    ctx: *const doca_ctx3,
+    num_inflight_tasks: *mut usize,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live context.
+        let c = unsafe { handle(ctx, "ctx") }?;
+        let o = out_ptr(num_inflight_tasks, "num_inflight_tasks")?;
+        let n = c.pe().map_or(0, |p| p.pe.ctx_inflight(&c.ctx)) as usize;
+        // SAFETY: output checked.
+        unsafe { put(o, n) };
+        Ok(())
+    })
+}
+
+crate::handles::call!(handle;
+/// `doca_ctx_set_user_data`.
+pub unsafe extern "C" fn doca_ctx_set_user_data(ctx: *mut doca_ctx3, user_data: doca_data) -> doca_error_t => |c| {
+    c.user_data.set(user_data);
+    Ok(())
+});
+
+crate::handles::getter!(
+    /// `doca_ctx_get_user_data`.
+    pub unsafe extern "C" fn doca_ctx_get_user_data(ctx: *const doca_ctx3, user_data: *mut doca_data) -> doca_error_t => |c| c.user_data.get());
+
+crate::handles::call!(handle;
+/// `doca_ctx_set_state_changed_cb`.
+pub unsafe extern "C" fn doca_ctx_set_state_changed_cb(ctx: *mut doca_ctx3, cb: StateCb) -> doca_error_t => |c| {
+    if c.ctx.phase() != CtxPhase::Idle {
+        return Err(err(ErrorCode::BadState, "context is started; set its callback while idle"));
+    }
+    c.state_cb.set(cb);
+    Ok(())
+});
+
+// ---- tasks ----
+
+/// Submits a task: the library makes its record, the engine runs it.
+fn submit(task: *mut doca_task) -> Result<()> {
+    // SAFETY: NULL or a task the program holds.
+    let t = unsafe { handle(task, "task") }?;
+    // SAFETY: a task's context outlives its pool.
+    let ctx = unsafe { &*t.ctx };
+    let (_, _, record) = ctx.callbacks(t.task_type);
+    let record = record.ok_or_else(|| invalid("task type is not configured on its context"))?;
+    // SAFETY: the task's inputs are handles the program keeps alive while it is in
+    // flight (the C contract).
+    let rec = unsafe { record(t, Data::from_ptr(task)) }?;
+    t.status.set(ErrorCode::InProgress as doca_error_t);
+    let pe = ctx.pe()?;
+    if let Err((e, rec)) = pe.pe.submit(&ctx.ctx, rec) {
+        drop(rec);
+        t.status.set(DOCA_SUCCESS);
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// `doca_task_submit`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_task_submit(task: *mut doca_task) -> doca_error_t {
+    ffi(|| submit(task))
+}
+
+/// `doca_task_try_submit`: the task is checked before it is submitted (every
+/// submission is, here).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_task_try_submit(task: *mut doca_task) -> doca_error_t {
+    ffi(|| submit(task))
+}
+
+/// `doca_task_submit_ex`: flags ask for batching hints, which change nothing here.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_task_submit_ex(task: *mut doca_task, flags: u32) -> doca_error_t {
+    ffi(|| {
+        if flags > 3 {
+            return Err(invalid(format!(
+                "submit flags {flags:#x} are not DOCA_TASK_SUBMIT_FLAG_NONE, _FLUSH or _OPTIMIZE_REPORTS"
+            )));
+        }
+        submit(task)
+    })
+}
+
+/// `doca_task_free`: back to its context's pool.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_task_free(task: *mut doca_task) {
+    ffi_value((), || {
+        // SAFETY: NULL or a task the program holds.
+        let t = unsafe { handle(task, "task") }?;
+        if t.status.get() == ErrorCode::InProgress as doca_error_t {
+            return Err(err(
+                ErrorCode::BadState,
+                "task is submitted; free it once it has completed",
+            ));
+        }
+        // SAFETY: a task's context outlives its pool.
+        let ctx = unsafe { &*t.ctx };
+        *t.aux.borrow_mut() = None;
+        let confs = ctx.confs.borrow();
+        let pool = confs
+            .iter()
+            .find(|c| c.task_type == t.task_type)
+            .and_then(|c| c.pool.as_ref())
+            .ok_or_else(|| invalid("task's pool is gone"))?;
+        pool.free(task)
+    })
+}
+
+/// `doca_task_get_status`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_task_get_status(task: *const doca_task) -> doca_error_t {
+    ffi_value(ErrorCode::InvalidValue as doca_error_t, || {
+        // SAFETY: NULL or a task the program holds.
+        Ok(unsafe { handle(task, "task") }?.status.get())
+    })
+}
+
+/// `doca_task_set_user_data`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_task_set_user_data(task: *mut doca_task, user_data: doca_data) {
+    ffi_value((), || {
+        // SAFETY: NULL or a task the program holds.
+        unsafe { handle(task, "task") }?.user_data.set(user_data);
+        Ok(())
+    })
+}
+
+/// `doca_task_get_user_data`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_task_get_user_data(task: *const doca_task) -> doca_data {
+    ffi_value(Data(0), || {
+        // SAFETY: NULL or a task the program holds.
+        Ok(unsafe { handle(task, "task") }?.user_data.get())
+    })
+}
+
+/// `doca_task_get_ctx`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_task_get_ctx(task: *const doca_task) -> *mut doca_ctx3 {
+    ffi_value(std::ptr::null_mut(), || {
+        // SAFETY: NULL or a task the program holds.
+        Ok(unsafe { handle(task, "task") }?.ctx as *mut doca_ctx3)
+    })
+}

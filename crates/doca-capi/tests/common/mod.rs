@@ -1,0 +1,487 @@
+//! What the C interface tests of both API generations share: installing the libraries
+//! once per run, compiling C programs against them as DOCA programs are built, running
+//! them (under valgrind when installed), and reading the headers and the Rust
+//! `extern "C"` functions for the drift checks.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+pub fn crate_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn scratch() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("doca-capi")
+}
+
+pub fn have(tool: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+/// Installs the libraries, headers and pkg-config files once per test run.
+pub fn prefix() -> &'static Path {
+    static PREFIX: OnceLock<PathBuf> = OnceLock::new();
+    PREFIX.get_or_init(|| {
+        assert!(
+            have("cc") && have("pkg-config"),
+            "the C tests need a C compiler and pkg-config (apt-get install gcc pkg-config)"
+        );
+        let p = scratch().join("prefix");
+        doca_testkit::install::install(&crate_dir().join("../../scripts/install-capi.sh"), &p);
+        p
+    })
+}
+
+pub fn pkg_config(args: &[&str]) -> Vec<String> {
+    let out = Command::new("pkg-config")
+        .args(args)
+        .env("PKG_CONFIG_PATH", prefix().join("lib/pkgconfig"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "pkg-config {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect()
+}
+
+pub fn check(out: &Output, what: &str) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{what} failed ({:?}):\n{stdout}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+pub use doca_testkit::install::STRICT_CFLAGS as STRICT;
+
+/// Compiles `src` into `bin/<name>` the way a DOCA program is built, with the
+/// pkg-config module `module` (`doca` for the host side, `doca-dpu` for the DPU side).
+pub fn compile(src: &Path, name: &str, module: &str) -> PathBuf {
+    let bin = scratch().join("bin").join(name);
+    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    let mut c = Command::new("cc");
+    c.args(STRICT)
+        .arg("-g")
+        .arg(src)
+        .arg("-o")
+        .arg(&bin)
+        .args(pkg_config(
+            &["--cflags", "--libs"]
+                .into_iter()
+                .chain(module.split_whitespace())
+                .collect::<Vec<_>>(),
+        ));
+    check(
+        &c.output().unwrap(),
+        &format!("compiling {}", src.display()),
+    );
+    bin
+}
+
+/// Compiles `tests/c/<name>.c` as a host-side program.
+pub fn build(name: &str) -> PathBuf {
+    compile(
+        &crate_dir().join("tests/c").join(format!("{name}.c")),
+        name,
+        "doca",
+    )
+}
+
+/// Compiles the sample `samples/<name>/<name>.c` with the pkg-config module `module`.
+pub fn build_sample(name: &str, module: &str) -> PathBuf {
+    compile(
+        &crate_dir()
+            .join("samples")
+            .join(name)
+            .join(format!("{name}.c")),
+        &format!("{name}-{module}"),
+        module,
+    )
+}
+
+/// A topology whose devices run jobs on 2 engine threads: the default machine's
+/// addresses, on both sides. Written once per test run, whole (a temporary file renamed
+/// into place), so that a program started by one test never reads it half-written while
+/// another test asks for it.
+pub fn engine_topology() -> PathBuf {
+    static TOPOLOGY: OnceLock<PathBuf> = OnceLock::new();
+    TOPOLOGY
+        .get_or_init(|| {
+            let p = scratch().join("engine.toml");
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            let tmp = scratch().join(format!("engine.toml.{}", std::process::id()));
+            std::fs::write(
+                &tmp,
+                "[[host.device]]\npci_addr = \"0000:3b:00.0\"\nengine_threads = 2\n\
+                 [[host.device]]\npci_addr = \"0000:b1:00.0\"\nengine_threads = 2\n\
+                 [[dpu.device]]\npci_addr = \"0000:03:00.0\"\nengine_threads = 2\n\
+                 [[dpu.device.representor]]\npci_addr = \"0000:3b:00.0\"\nvuid = \"MT0000SW0001pf0hpf\"\n\
+                 [[dpu.device.representor]]\npci_addr = \"0000:b1:00.0\"\nvuid = \"MT0000SW0001pf1hpf\"\n",
+            )
+            .unwrap();
+            std::fs::rename(&tmp, &p).unwrap();
+            p
+        })
+        .clone()
+}
+
+/// The longest one C program may run here (under valgrind, on a slow machine) before
+/// the test kills it and fails: a hang is a failure, never a stalled test run.
+pub const PROGRAM_LIMIT: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// A child process whose output is collected while it runs (a chatty program never
+/// blocks on a full pipe); killed and reaped if the test lets go of it early.
+pub struct Running {
+    pub child: std::process::Child,
+    what: String,
+    out: Option<std::thread::JoinHandle<Vec<u8>>>,
+    err: Option<std::thread::JoinHandle<Vec<u8>>>,
+}
+
+impl Running {
+    /// Starts `c` (stdin as the caller set it), collecting stdout and stderr.
+    pub fn spawn(mut c: Command, what: &str) -> Running {
+        use std::io::Read;
+        use std::process::Stdio;
+        let mut child = c
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {what}: {e}"));
+        let collect = |mut r: Box<dyn Read + Send>| {
+            std::thread::spawn(move || {
+                let mut v = Vec::new();
+                let _ = r.read_to_end(&mut v);
+                v
+            })
+        };
+        let out = child.stdout.take().map(|o| collect(Box::new(o)));
+        let err = child.stderr.take().map(|e| collect(Box::new(e)));
+        Running {
+            child,
+            what: what.to_string(),
+            out,
+            err,
+        }
+    }
+
+    /// Its exit status, if it has ended.
+    pub fn ended(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.try_wait().unwrap()
+    }
+
+    /// What it printed so far (all of it, once it has ended).
+    pub fn printed(&mut self) -> (Vec<u8>, Vec<u8>) {
+        let join = |h: Option<std::thread::JoinHandle<Vec<u8>>>| {
+            h.map(|h| h.join().unwrap_or_default()).unwrap_or_default()
+        };
+        (join(self.out.take()), join(self.err.take()))
+    }
+
+    /// Kills it and fails the test with `why` and what it printed.
+    pub fn fail(&mut self, why: &str) -> ! {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let (o, e) = self.printed();
+        panic!(
+            "{} {why}:\n{}{}",
+            self.what,
+            String::from_utf8_lossy(&o),
+            String::from_utf8_lossy(&e)
+        );
+    }
+
+    /// Waits for it to end (at most [`PROGRAM_LIMIT`]); when `beside` is given, that
+    /// program (the other side of a pair) failing first fails the test at once.
+    pub fn finish_beside(mut self, mut beside: Option<&mut Running>) -> Output {
+        let start = std::time::Instant::now();
+        loop {
+            if let Some(status) = self.ended() {
+                let (stdout, stderr) = self.printed();
+                return Output {
+                    status,
+                    stdout,
+                    stderr,
+                };
+            }
+            if let Some(other) = beside.as_deref_mut()
+                && let Some(st) = other.ended()
+                && !st.success()
+            {
+                let _ = self.child.kill();
+                other.fail(&format!("failed ({st:?}) while {} ran", self.what));
+            }
+            if start.elapsed() > PROGRAM_LIMIT {
+                self.fail(&format!("did not finish within {PROGRAM_LIMIT:?}"));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    pub fn finish(self) -> Output {
+        self.finish_beside(None)
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Runs a C test program (under valgrind when available) and returns its stdout.
+pub fn run(bin: &Path, args: &[&str], engine: bool) -> String {
+    run_env(bin, args, engine, &[])
+}
+
+/// [`run`] with extra environment variables.
+pub fn run_env(bin: &Path, args: &[&str], engine: bool, env: &[(&str, &Path)]) -> String {
+    run_beside(bin, args, engine, env, None)
+}
+
+/// [`run_env`] while `beside` (the other side of a pair) runs: its failing first fails
+/// the test at once, as does either side running past [`PROGRAM_LIMIT`].
+pub fn run_beside(
+    bin: &Path,
+    args: &[&str],
+    engine: bool,
+    env: &[(&str, &Path)],
+    beside: Option<&mut Running>,
+) -> String {
+    let valgrind = have("valgrind") && std::env::var_os("DOCA_CAPI_NO_VALGRIND").is_none();
+    let mut c = if valgrind {
+        let mut c = Command::new("valgrind");
+        c.args([
+            "-q",
+            "--error-exitcode=99",
+            "--leak-check=full",
+            "--errors-for-leak-kinds=definite",
+            "--show-leak-kinds=definite",
+        ])
+        .arg(bin);
+        c
+    } else {
+        eprintln!(
+            "valgrind is not installed: running {} without memcheck",
+            bin.display()
+        );
+        Command::new(bin)
+    };
+    c.args(args)
+        .env_remove("DOCA_SW_TOPOLOGY")
+        .env_remove("DOCA_SW_ROLE");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    if engine {
+        c.env("DOCA_SW_TOPOLOGY", engine_topology());
+    }
+    let what = format!("{} {args:?} (engine threads: {engine})", bin.display());
+    check(&Running::spawn(c, &what).finish_beside(beside), &what)
+}
+
+/// The headers of one generation (`include` for 2.2, `include3` for 3.x).
+pub fn headers(dir: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(crate_dir().join(dir))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "h"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// The functions the headers of `dir` declare: the declarations after a marker line
+/// (`__DOCA_EXPERIMENTAL`, `DOCA_EXPERIMENTAL` or `DOCA_STABLE`).
+pub fn header_functions(dir: &str) -> BTreeSet<String> {
+    let mut set = BTreeSet::new();
+    for h in headers(dir) {
+        let text = std::fs::read_to_string(&h).unwrap();
+        let mut lines = text.lines();
+        while let Some(l) = lines.next() {
+            if !matches!(
+                l,
+                "__DOCA_EXPERIMENTAL" | "DOCA_EXPERIMENTAL" | "DOCA_STABLE"
+            ) {
+                continue;
+            }
+            let Some(decl) = lines.next() else { break };
+            let Some(open) = decl.find('(') else { continue };
+            let name = decl[..open]
+                .split(|c: char| c.is_whitespace() || c == '*')
+                .next_back()
+                .unwrap();
+            set.insert(name.to_owned());
+        }
+    }
+    set
+}
+
+/// A Rust `extern "C"` function: name, parameter types, return type.
+pub struct RustFn {
+    pub name: String,
+    pub params: Vec<String>,
+    pub ret: String,
+}
+
+/// Every `.rs` file under `dir`, subdirectories included.
+pub fn rust_sources(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(rust_sources(&p));
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// The Rust `extern "C"` functions of the source files `keep` accepts.
+pub fn rust_functions(keep: impl Fn(&Path) -> bool) -> Vec<RustFn> {
+    let mut v = Vec::new();
+    for path in rust_sources(&crate_dir().join("src"))
+        .into_iter()
+        .filter(|p| keep(p))
+    {
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut rest = text.as_str();
+        while let Some(i) = rest.find("extern \"C\" fn ") {
+            rest = &rest[i + "extern \"C\" fn ".len()..];
+            let open = rest.find('(').unwrap();
+            let name = rest[..open].trim().to_owned();
+            if name.starts_with('$') || name.is_empty() {
+                continue; // a macro's template
+            }
+            // The parameter list ends at the matching parenthesis.
+            let mut depth = 0;
+            let mut close = open;
+            for (k, ch) in rest[open..].char_indices() {
+                match ch {
+                    '(' => depth += 1,
+                    ')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            close = open + k;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let params: Vec<String> = split_params(&rest[open + 1..close]);
+            let after = rest[close + 1..].trim_start();
+            let ret = if let Some(r) = after.strip_prefix("->") {
+                let end = r.find(['{', '=']).unwrap();
+                r[..end].trim().to_owned()
+            } else {
+                "()".to_owned()
+            };
+            v.push(RustFn { name, params, ret });
+        }
+    }
+    v
+}
+
+pub fn split_params(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0;
+    let mut cur = String::new();
+    for ch in s.chars() {
+        match ch {
+            '<' | '(' => depth += 1,
+            '>' | ')' => depth -= 1,
+            _ => {}
+        }
+        if ch == ',' && depth == 0 {
+            out.push(std::mem::take(&mut cur));
+        } else {
+            cur.push(ch);
+        }
+    }
+    out.push(cur);
+    out.into_iter()
+        .map(|p| p.trim().to_owned())
+        .filter(|p| !p.is_empty())
+        .map(|p| p.split_once(':').map(|(_, t)| t.trim().to_owned()).unwrap())
+        .collect()
+}
+
+/// The C spelling of a Rust FFI type.
+pub fn c_type(t: &str) -> String {
+    let t = t.trim();
+    if let Some(inner) = t.strip_prefix("*mut ") {
+        return format!("{} *", c_type(inner));
+    }
+    if let Some(inner) = t.strip_prefix("*const ") {
+        return format!("const {} *", c_type(inner));
+    }
+    if let Some(inner) = t.strip_prefix("Option<").and_then(|x| x.strip_suffix('>')) {
+        return if inner == "doca_mmap_memrange_free_cb_t" {
+            "doca_mmap_memrange_free_cb_t *".into()
+        } else {
+            c_type(inner)
+        };
+    }
+    let t = t.rsplit("::").next().unwrap_or(t);
+    const ENUMS: &[&str] = &[
+        "doca_pci_func_type",
+        "doca_dma_job_types",
+        "doca_sha_job_type",
+        "doca_ec_job_types",
+        "doca_ec_matrix_types",
+        "doca_sync_event_job_types",
+        "doca_graph_instance_node_state",
+        "doca_argp_type",
+    ];
+    const TYPEDEFS: &[&str] = &[
+        "doca_error_t",
+        "callback_func",
+        "dpdk_callback",
+        "validation_callback",
+        "log_flush_callback",
+        "doca_graph_user_node_cb_t",
+        "doca_dpa_dev_sync_event_t",
+        "doca_gpu_dev_sync_event_t",
+        "doca_sync_event_remote_t",
+        "FILE",
+    ];
+    match t {
+        "()" => "void".into(),
+        "c_int" | "i32" => "int".into(),
+        "u8" => "uint8_t".into(),
+        "u16" => "uint16_t".into(),
+        "u32" => "uint32_t".into(),
+        "u64" => "uint64_t".into(),
+        "usize" => "size_t".into(),
+        "bool" => "bool".into(),
+        "c_char" => "char".into(),
+        "c_void" => "void".into(),
+        "doca_data" => "union doca_data".into(),
+        _ if ENUMS.contains(&t) => format!("enum {t}"),
+        _ if TYPEDEFS.contains(&t) => t.into(),
+        _ if t.starts_with("doca_") || t.starts_with("ibv_") => format!("struct {t}"),
+        _ => panic!("no C spelling for the Rust type `{t}`: extend c_type"),
+    }
+}
