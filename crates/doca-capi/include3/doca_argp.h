@@ -40,91 +40,91 @@ enum doca_argp_type {
 struct doca_argp_param;
 
 /** Prints the usage text. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 void doca_argp_usage(void);
 
 /** Starts a parser; program_config is passed to every callback. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_argp_init(const char *program_name, void *program_config);
 
 /** Registers a parameter; the parser owns it from now on. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_argp_register_param(struct doca_argp_param *input_param);
 
 /** Replaces the default -v/--version output. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_argp_register_version_callback(callback_func callback);
 
 /** Called with program_config once every parameter was parsed. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_argp_register_validation_callback(validation_callback callback);
 
 /** Parses the command line (and the JSON file it names). */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_argp_start(int argc, char **argv);
 
 /** Frees the parser and its parameters. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_argp_destroy(void);
 
 /** Passes the arguments after "--" to callback. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 void doca_argp_set_dpdk_program(dpdk_callback callback);
 
 /** Adds the --grpc-address flag. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 void doca_argp_set_grpc_program(void);
 
 /** Creates an unregistered parameter. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_argp_param_create(struct doca_argp_param **param);
 
 /** The one-letter name, without "-". */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 void doca_argp_param_set_short_name(struct doca_argp_param *param, const char *name);
 
 /** The long name, without "--". */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 void doca_argp_param_set_long_name(struct doca_argp_param *param, const char *name);
 
 /** The value's placeholder in the usage text, e.g. "<path>". */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 void doca_argp_param_set_arguments(struct doca_argp_param *param, const char *arguments);
 
 /** The usage text's description. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 void doca_argp_param_set_description(struct doca_argp_param *param, const char *description);
 
 /** The callback receiving the value. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 void doca_argp_param_set_callback(struct doca_argp_param *param, callback_func callback);
 
 /** The value type. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 void doca_argp_param_set_type(struct doca_argp_param *param, enum doca_argp_type type);
 
 /** The parameter must be given. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 void doca_argp_param_set_mandatory(struct doca_argp_param *param);
 
 /** The parameter is accepted only on the command line, not in the JSON file. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 void doca_argp_param_set_cli_only(struct doca_argp_param *param);
 
 /** The parameter may be given more than once (the callback runs for each). */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 void doca_argp_param_set_multiplicity(struct doca_argp_param *param);
 
 /** Frees a parameter that was not registered. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_argp_param_destroy(struct doca_argp_param *param);
 
 /** The --grpc-address value. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_argp_get_grpc_addr(const char **address);
 
 /** The log level given with -l/--log-level (or the default). */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_argp_get_log_level(int *log_level);
 
 #ifdef __cplusplus

@@ -29,71 +29,71 @@ enum doca_buf_extension {
 };
 
 /** Takes one more reference; refcount (may be NULL) gets the count before the call. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_buf_inc_refcount(struct doca_buf *buf, uint16_t *refcount);
 
 /** Releases one reference; refcount (may be NULL) gets the count before the call. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_buf_dec_refcount(struct doca_buf *buf, uint16_t *refcount);
 
 /** The reference count. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_buf_get_refcount(const struct doca_buf *buf, uint16_t *refcount);
 
 /** The length from head to the end of the buffer. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_buf_get_len(const struct doca_buf *buf, size_t *len);
 
 /** The start of the buffer. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_buf_get_head(const struct doca_buf *buf, void **head);
 
 /** The length of the data. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_buf_get_data_len(const struct doca_buf *buf, size_t *data_len);
 
 /** The start of the data. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_buf_get_data(const struct doca_buf *buf, void **data);
 
 /** Sets the data window; it must lie inside the buffer. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_buf_set_data(struct doca_buf *buf, void *data, size_t data_len);
 
 /** Empties the data window (data_len 0, data at head). */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_buf_reset_data_len(struct doca_buf *buf);
 
 /** The next element of the list (NULL after the last). */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_buf_get_next_in_list(struct doca_buf *buf, struct doca_buf **next_buf);
 
 /** The last element of the list. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_buf_get_last_in_list(struct doca_buf *buf, struct doca_buf **last_buf);
 
 /** Whether buf is the last element of its list. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_buf_is_last_in_list(const struct doca_buf *buf, uint8_t *is_last);
 
 /** Whether buf is the first element of its list. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_buf_is_first_in_list(const struct doca_buf *buf, uint8_t *is_first);
 
 /** Whether buf belongs to a list of more than one element. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_buf_is_in_list(const struct doca_buf *buf, uint8_t *is_in_list);
 
 /** Elements in the list that starts at buf. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_buf_get_list_len(const struct doca_buf *buf, uint32_t *num_elements);
 
 /** Appends list2 (its head) to the end of list1 (its head). */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_buf_chain_list(struct doca_buf *list1, struct doca_buf *list2);
 
 /** Cuts list1 before element list2, which heads the second list. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_buf_unchain_list(struct doca_buf *list1, struct doca_buf *list2);
 
 #ifdef __cplusplus

@@ -22,23 +22,23 @@ struct doca_mmap;
 struct doca_buf_inventory;
 
 /** Creates an inventory of num_elements descriptors (extensions: DOCA_BUF_EXTENSION_NONE). */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_buf_inventory_create(size_t num_elements, struct doca_buf_inventory **buf_inventory);
 
 /** Destroys an inventory (DOCA_ERROR_IN_USE while buffers are out). */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_buf_inventory_destroy(struct doca_buf_inventory *inventory);
 
 /** Starts the inventory. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_buf_inventory_start(struct doca_buf_inventory *inventory);
 
 /** Stops the inventory (DOCA_ERROR_IN_USE while buffers are out). */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_buf_inventory_stop(struct doca_buf_inventory *inventory);
 
 /** Takes a buffer [addr, addr + len) of mmap whose data is [data, data + data_len). */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_buf_inventory_buf_get_by_args(struct doca_buf_inventory *inventory, struct doca_mmap *mmap,
 					    void *addr, size_t len, void *data, size_t data_len,
 					    struct doca_buf **buf);
@@ -69,25 +69,25 @@ static inline doca_error_t doca_buf_inventory_buf_get_by_data(struct doca_buf_in
 #endif
 
 /** Takes a new buffer describing the same memory and data as src_buf (a list is duplicated whole). */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_buf_inventory_buf_dup(struct doca_buf_inventory *inventory, const struct doca_buf *src_buf,
 					struct doca_buf **dst_buf);
 
 /** The number of descriptors. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_buf_inventory_get_num_elements(const struct doca_buf_inventory *inventory, uint32_t *num_of_elements);
 
 /** The number of free descriptors. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_buf_inventory_get_num_free_elements(const struct doca_buf_inventory *inventory,
 						      uint32_t *num_of_free_elements);
 
 /** The user data given at creation. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_buf_inventory_get_user_data(const struct doca_buf_inventory *inventory, union doca_data *user_data);
 
 /** Sets the user data (before start). */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_buf_inventory_set_user_data(struct doca_buf_inventory *inventory, union doca_data user_data);
 
 #ifdef __cplusplus

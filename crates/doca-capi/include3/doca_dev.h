@@ -47,120 +47,120 @@ enum doca_devinfo_rep_filter {
 };
 
 /** Lists the devices; the list stays valid until doca_devinfo_destroy_list. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_devinfo_create_list(struct doca_devinfo ***dev_list, uint32_t *nb_devs);
 
 /** Frees a device list (opened devices stay open). */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_devinfo_destroy_list(struct doca_devinfo **dev_list);
 
 /** Lists an opened device's representors that match filter. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_devinfo_rep_create_list(struct doca_dev *dev, int filter,
 					  struct doca_devinfo_rep ***dev_list_rep, uint32_t *nb_devs_rep);
 
 /** Frees a representor list. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_devinfo_rep_destroy_list(struct doca_devinfo_rep **dev_list_rep);
 
 /** Opens a device. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_dev_open(struct doca_devinfo *devinfo, struct doca_dev **dev);
 
 /** Closes a device (DOCA_ERROR_IN_USE while a context or memory map still uses it). */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_dev_close(struct doca_dev *dev);
 
 /** Opens a representor. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_dev_rep_open(struct doca_devinfo_rep *devinfo, struct doca_dev_rep **dev_rep);
 
 /** Closes a representor. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_dev_rep_close(struct doca_dev_rep *dev);
 
 /** The information of an opened device, valid while it is open. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 struct doca_devinfo *doca_dev_as_devinfo(const struct doca_dev *dev);
 
 /** The information of an opened representor, valid while it is open. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 struct doca_devinfo_rep *doca_dev_rep_as_devinfo(struct doca_dev_rep *dev_rep);
 
 /** Writes the PCI address ("XXXX:XX:XX.X") into a DOCA_DEVINFO_PCI_ADDR_SIZE buffer. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_devinfo_get_pci_addr_str(const struct doca_devinfo *devinfo, char *pci_addr_str);
 
 /** Whether the device has this PCI address ("XXXX:XX:XX.X" or "XX:XX.X"). */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_devinfo_is_equal_pci_addr(const struct doca_devinfo *devinfo, const char *pci_addr_str,
 						uint8_t *is_equal);
 
 /** The IPv4 address; size must be at least DOCA_DEVINFO_IPV4_ADDR_SIZE. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_devinfo_get_ipv4_addr(const struct doca_devinfo *devinfo, uint8_t *ipv4_addr, uint32_t size);
 
 /** The IPv6 address; size must be at least DOCA_DEVINFO_IPV6_ADDR_SIZE. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_devinfo_get_ipv6_addr(const struct doca_devinfo *devinfo, uint8_t *ipv6_addr, uint32_t size);
 
 /** The MAC address; size must be at least DOCA_DEVINFO_MAC_ADDR_SIZE. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_devinfo_get_mac_addr(const struct doca_devinfo *devinfo, uint8_t *mac_addr, uint32_t size);
 
 /** The network interface name, NUL-terminated, in a buffer of size bytes. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_devinfo_get_iface_name(const struct doca_devinfo *devinfo, char *iface_name, uint32_t size);
 
 /** The IB device name, NUL-terminated, in a buffer of size bytes. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_devinfo_get_ibdev_name(const struct doca_devinfo *devinfo, char *ibdev_name, uint32_t size);
 
 /** The kind of PCI function the device is. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_devinfo_get_pci_func_type(const struct doca_devinfo *devinfo, enum doca_pci_func_type *pci_func_type);
 
 /** The index of a sub-function device (DOCA_ERROR_NOT_SUPPORTED for other functions). */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_devinfo_get_sf_index(const struct doca_devinfo *devinfo, uint32_t *sf_index);
 
 /** The port's LID. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_devinfo_get_lid(const struct doca_devinfo *devinfo, uint16_t *lid);
 
 /** Whether the device can manage hot-plugged emulated devices. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_devinfo_cap_is_hotplug_manager_supported(const struct doca_devinfo *devinfo,
 							   uint8_t *is_hotplug_manager);
 
 /** Whether every representor can be listed. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_devinfo_rep_cap_is_filter_all_supported(const struct doca_devinfo *devinfo, uint8_t *all_supported);
 
 /** Whether network representors can be listed. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_devinfo_rep_cap_is_filter_net_supported(const struct doca_devinfo *devinfo, uint8_t *net_supported);
 
 /** Whether emulated representors can be listed. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_devinfo_rep_cap_is_filter_emulated_supported(const struct doca_devinfo *devinfo,
 							     uint8_t *emulated_supported);
 
 /** The representor's VUID, NUL-terminated, in a buffer of size bytes. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_devinfo_rep_get_vuid(const struct doca_devinfo_rep *devinfo_rep, char *rep_vuid, uint32_t size);
 
 /** The representor's PCI address, in a DOCA_DEVINFO_REP_PCI_ADDR_SIZE buffer. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_devinfo_rep_get_pci_addr_str(const struct doca_devinfo_rep *devinfo_rep, char *pci_addr_str);
 
 /** The representor's PCI function type. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_devinfo_rep_get_pci_func_type(const struct doca_devinfo_rep *devinfo_rep,
 						enum doca_pci_func_type *pci_func_type);
 
 /** Whether the representor has this PCI address. */
-__DOCA_EXPERIMENTAL
+DOCA_STABLE
 doca_error_t doca_devinfo_rep_is_equal_pci_addr(const struct doca_devinfo_rep *devinfo_rep,
 						    const char *pci_addr_str, uint8_t *is_equal);
 

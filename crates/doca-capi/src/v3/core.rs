@@ -286,7 +286,7 @@ pub unsafe extern "C" fn doca_devinfo_rep_is_equal_pci_addr(
 }
 
 macro_rules! flag {
-    ($(#[$doc:meta])* $name:ident => $q:ident) => {
+    ($(#[$doc:meta])* pub unsafe extern "C" fn $name:ident(devinfo: *const doca_devinfo, out: *mut u8) -> doca_error_t => $q:ident) => {
         $(#[$doc])*
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name(devinfo: *const doca_devinfo, out: *mut u8) -> doca_error_t {
@@ -297,24 +297,26 @@ macro_rules! flag {
 
 flag!(
     /// `doca_devinfo_cap_is_hotplug_manager_supported`.
-    doca_devinfo_cap_is_hotplug_manager_supported => is_hotplug_manager_supported);
+    pub unsafe extern "C" fn doca_devinfo_cap_is_hotplug_manager_supported(devinfo: *const doca_devinfo, out: *mut u8) -> doca_error_t => is_hotplug_manager_supported);
 flag!(
     /// `doca_devinfo_rep_cap_is_filter_all_supported`.
-    doca_devinfo_rep_cap_is_filter_all_supported => is_rep_list_all_supported);
+    pub unsafe extern "C" fn doca_devinfo_rep_cap_is_filter_all_supported(devinfo: *const doca_devinfo, out: *mut u8) -> doca_error_t => is_rep_list_all_supported);
 flag!(
     /// `doca_devinfo_rep_cap_is_filter_net_supported`.
-    doca_devinfo_rep_cap_is_filter_net_supported => is_rep_list_net_supported);
+    pub unsafe extern "C" fn doca_devinfo_rep_cap_is_filter_net_supported(devinfo: *const doca_devinfo, out: *mut u8) -> doca_error_t => is_rep_list_net_supported);
 flag!(
     /// `doca_devinfo_rep_cap_is_filter_emulated_supported`.
-    doca_devinfo_rep_cap_is_filter_emulated_supported => is_rep_list_emulated_supported);
+    pub unsafe extern "C" fn doca_devinfo_rep_cap_is_filter_emulated_supported(devinfo: *const doca_devinfo, out: *mut u8) -> doca_error_t => is_rep_list_emulated_supported);
 
 /// `doca_devinfo_get_pci_func_type`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_devinfo_get_pci_func_type(
     devinfo: *const doca_devinfo,
-    pci_func_type: *mut c_int,
+    pci_func_type: *mut crate::doca_pci_func_type,
 ) -> doca_error_t {
-    devinfo_value(devinfo, pci_func_type, |d| Ok(d.props().func_type as c_int))
+    devinfo_value(devinfo, pci_func_type, |d| {
+        Ok(d.props().func_type as crate::doca_pci_func_type)
+    })
 }
 
 /// `doca_devinfo_get_sf_index`: for a sub-function only (`NOT_SUPPORTED` otherwise); the

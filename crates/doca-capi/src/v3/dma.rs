@@ -13,6 +13,8 @@ use doca_dma::{Dma, JOB_MEMCPY, MAX_BUF_SIZE, MAX_LIST_ELEMENTS, MemcpyJob};
 pub type doca_dma3 = Lib3<Dma>;
 /// `struct doca_dma_task_memcpy`: the generic task.
 pub type doca_dma_task_memcpy = doca_task;
+/// `doca_dma_task_memcpy_completion_cb_t`.
+pub type doca_dma_task_memcpy_completion_cb_t = TaskCb;
 
 /// `doca_dma_create`: an idle DMA context on `dev`.
 #[unsafe(export_name = "doca3__dma_create")]
@@ -102,8 +104,8 @@ unsafe fn memcpy_record(t: &doca_task, ud: Data) -> Result<JobRecord> {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_dma_task_memcpy_set_conf(
     dma: *mut doca_dma3,
-    task_completion_cb: TaskCb,
-    task_error_cb: TaskCb,
+    task_completion_cb: doca_dma_task_memcpy_completion_cb_t,
+    task_error_cb: doca_dma_task_memcpy_completion_cb_t,
     num_memcpy_tasks: u32,
 ) -> doca_error_t {
     ffi(|| {

@@ -12,6 +12,9 @@ use crate::{doca_error_t, ffi, invalid};
 use std::ffi::{CStr, c_char, c_int};
 use std::sync::atomic::{AtomicU32, Ordering};
 
+/// `struct doca_log_backend`: the same backends as the job generation's.
+pub type doca_log_backend = doca_logger_backend;
+
 /// `DOCA_LOG_LEVEL_TRACE`.
 const LEVEL_TRACE: u32 = 70;
 
@@ -75,15 +78,15 @@ pub extern "C" fn doca_log_backend_create_standard() -> doca_error_t {
 }
 
 macro_rules! backends {
-    ($($(#[$doc:meta])* $name:ident($($arg:ident: $ty:ty),*) => $sink:expr, $who:ident;)*) => {
+    ($($(#[$doc:meta])* pub unsafe extern "C" fn $name:ident($($arg:ident: $ty:ty),*) -> doca_error_t => $sink:expr, $who:ident, $out:ident;)*) => {
         $(
             $(#[$doc])*
             #[unsafe(no_mangle)]
-            pub unsafe extern "C" fn $name($($arg: $ty,)* backend: *mut *mut doca_logger_backend) -> doca_error_t {
+            pub unsafe extern "C" fn $name($($arg: $ty),*) -> doca_error_t {
                 // SAFETY: the arguments' contracts are the sink constructors'.
                 #[allow(unused_unsafe)]
                 let sink = || unsafe { $sink };
-                create_backend_with(backend, sink, $who)
+                create_backend_with($out, sink, $who)
             }
         )*
     };
@@ -91,21 +94,21 @@ macro_rules! backends {
 
 backends! {
     /// `doca_log_backend_create_with_file`.
-    doca_log_backend_create_with_file(fptr: *mut FILE) => sink_file(fptr), app;
+    pub unsafe extern "C" fn doca_log_backend_create_with_file(fptr: *mut FILE, backend: *mut *mut doca_log_backend) -> doca_error_t => sink_file(fptr), app, backend;
     /// `doca_log_backend_create_with_fd`.
-    doca_log_backend_create_with_fd(fd: c_int) => sink_fd(fd), app;
+    pub unsafe extern "C" fn doca_log_backend_create_with_fd(fd: c_int, backend: *mut *mut doca_log_backend) -> doca_error_t => sink_fd(fd), app, backend;
     /// `doca_log_backend_create_with_buffer`.
-    doca_log_backend_create_with_buffer(buffer: *mut c_char, capacity: usize, handler: log_flush_callback) => sink_buffer(buffer, capacity, handler), app;
+    pub unsafe extern "C" fn doca_log_backend_create_with_buffer(buffer: *mut c_char, capacity: usize, handler: log_flush_callback, backend: *mut *mut doca_log_backend) -> doca_error_t => sink_buffer(buffer, capacity, handler), app, backend;
     /// `doca_log_backend_create_with_syslog`.
-    doca_log_backend_create_with_syslog(name: *const c_char) => sink_syslog(name), app;
+    pub unsafe extern "C" fn doca_log_backend_create_with_syslog(name: *const c_char, backend: *mut *mut doca_log_backend) -> doca_error_t => sink_syslog(name), app, backend;
     /// `doca_log_backend_create_with_file_sdk`.
-    doca_log_backend_create_with_file_sdk(fptr: *mut FILE) => sink_file(fptr), sdk;
+    pub unsafe extern "C" fn doca_log_backend_create_with_file_sdk(fptr: *mut FILE, backend: *mut *mut doca_log_backend) -> doca_error_t => sink_file(fptr), sdk, backend;
     /// `doca_log_backend_create_with_fd_sdk`.
-    doca_log_backend_create_with_fd_sdk(fd: c_int) => sink_fd(fd), sdk;
+    pub unsafe extern "C" fn doca_log_backend_create_with_fd_sdk(fd: c_int, backend: *mut *mut doca_log_backend) -> doca_error_t => sink_fd(fd), sdk, backend;
     /// `doca_log_backend_create_with_buffer_sdk`.
-    doca_log_backend_create_with_buffer_sdk(buffer: *mut c_char, capacity: usize, handler: log_flush_callback) => sink_buffer(buffer, capacity, handler), sdk;
+    pub unsafe extern "C" fn doca_log_backend_create_with_buffer_sdk(buffer: *mut c_char, capacity: usize, handler: log_flush_callback, backend: *mut *mut doca_log_backend) -> doca_error_t => sink_buffer(buffer, capacity, handler), sdk, backend;
     /// `doca_log_backend_create_with_syslog_sdk`.
-    doca_log_backend_create_with_syslog_sdk(name: *const c_char) => sink_syslog(name), sdk;
+    pub unsafe extern "C" fn doca_log_backend_create_with_syslog_sdk(name: *const c_char, backend: *mut *mut doca_log_backend) -> doca_error_t => sink_syslog(name), sdk, backend;
 }
 
 fn not_strict(frozen: bool, what: &str) -> crate::Result<()> {
@@ -122,7 +125,7 @@ fn not_strict(frozen: bool, what: &str) -> crate::Result<()> {
 /// `doca_log_backend_set_level_lower_limit`: the least severe level printed.
 #[unsafe(no_mangle)]
 pub extern "C" fn doca_log_backend_set_level_lower_limit(
-    backend: *mut doca_logger_backend,
+    backend: *mut doca_log_backend,
     level: u32,
 ) -> doca_error_t {
     with_backend(backend, |b| {
@@ -136,7 +139,7 @@ pub extern "C" fn doca_log_backend_set_level_lower_limit(
 /// `doca_log_backend_set_level_upper_limit`: the most severe level printed.
 #[unsafe(no_mangle)]
 pub extern "C" fn doca_log_backend_set_level_upper_limit(
-    backend: *mut doca_logger_backend,
+    backend: *mut doca_log_backend,
     level: u32,
 ) -> doca_error_t {
     with_backend(backend, |b| {
@@ -150,7 +153,7 @@ pub extern "C" fn doca_log_backend_set_level_upper_limit(
 /// `doca_log_backend_set_level_lower_limit_strict`: later global changes leave it.
 #[unsafe(no_mangle)]
 pub extern "C" fn doca_log_backend_set_level_lower_limit_strict(
-    backend: *mut doca_logger_backend,
+    backend: *mut doca_log_backend,
 ) -> doca_error_t {
     with_backend(backend, |b| {
         b.level_frozen = true;
@@ -161,7 +164,7 @@ pub extern "C" fn doca_log_backend_set_level_lower_limit_strict(
 /// `doca_log_backend_set_level_upper_limit_strict`.
 #[unsafe(no_mangle)]
 pub extern "C" fn doca_log_backend_set_level_upper_limit_strict(
-    backend: *mut doca_logger_backend,
+    backend: *mut doca_log_backend,
 ) -> doca_error_t {
     with_backend(backend, |b| {
         b.upper_frozen = true;
@@ -173,7 +176,7 @@ pub extern "C" fn doca_log_backend_set_level_upper_limit_strict(
 /// backend prints.
 #[unsafe(no_mangle)]
 pub extern "C" fn doca_log_backend_set_sdk_level(
-    backend: *mut doca_logger_backend,
+    backend: *mut doca_log_backend,
     level: u32,
 ) -> doca_error_t {
     with_backend(backend, |b| {

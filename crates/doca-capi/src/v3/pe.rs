@@ -31,6 +31,14 @@ pub type TaskCb = Option<unsafe extern "C" fn(*mut doca_task, doca_data, doca_da
 
 /// `doca_ctx_state_changed_callback_t`.
 pub type StateCb = Option<unsafe extern "C" fn(doca_data, *mut doca_ctx3, c_int, c_int)>;
+/// `doca_ctx_state_changed_callback_t`, by its C name.
+pub type doca_ctx_state_changed_callback_t = StateCb;
+/// `enum doca_ctx_states`.
+pub type doca_ctx_states = c_int;
+/// `enum doca_pe_event_mode`.
+pub type doca_pe_event_mode = c_int;
+/// `doca_notification_handle_t`: a file descriptor.
+pub type doca_notification_handle_t = c_int;
 
 /// What a library does with its tasks: builds the job record a task describes.
 pub(crate) type RecordFn = unsafe fn(&doca_task, Data) -> Result<JobRecord>;
@@ -366,7 +374,7 @@ crate::handles::getter!(
 
 crate::handles::getter!(
     /// `doca_pe_get_notification_handle`.
-    pub unsafe extern "C" fn doca_pe_get_notification_handle(pe: *const doca_pe, handle: *mut c_int) -> doca_error_t => |p| p.pe.notification_handle()?);
+    pub unsafe extern "C" fn doca_pe_get_notification_handle(pe: *const doca_pe, handle: *mut doca_notification_handle_t) -> doca_error_t => |p| p.pe.notification_handle()?);
 
 crate::handles::call!(handle;
     /// `doca_pe_request_notification`.
@@ -374,11 +382,14 @@ crate::handles::call!(handle;
 
 crate::handles::call!(handle;
     /// `doca_pe_clear_notification`.
-    pub unsafe extern "C" fn doca_pe_clear_notification(pe: *mut doca_pe, notification: c_int) -> doca_error_t => |p| p.pe.clear_notification(notification));
+    pub unsafe extern "C" fn doca_pe_clear_notification(pe: *mut doca_pe, notification: doca_notification_handle_t) -> doca_error_t => |p| p.pe.clear_notification(notification));
 
 /// `enum doca_pe_event_mode`: every mode progresses every connected context here.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_pe_set_event_mode(pe: *mut doca_pe, mode: c_int) -> doca_error_t {
+pub unsafe extern "C" fn doca_pe_set_event_mode(
+    pe: *mut doca_pe,
+    mode: doca_pe_event_mode,
+) -> doca_error_t {
     ffi(|| {
         // SAFETY: NULL or a live engine.
         unsafe { handle(pe, "pe") }?;
@@ -433,7 +444,7 @@ pub unsafe extern "C" fn doca_ctx_stop(ctx: *mut doca_ctx3) -> doca_error_t {
 
 crate::handles::getter!(
     /// `doca_ctx_get_state`.
-    pub unsafe extern "C" fn doca_ctx_get_state(ctx: *const doca_ctx3, state: *mut c_int) -> doca_error_t => |c| c.ctx.phase() as c_int);
+    pub unsafe extern "C" fn doca_ctx_get_state(ctx: *const doca_ctx3, state: *mut doca_ctx_states) -> doca_error_t => |c| c.ctx.phase() as doca_ctx_states);
 
 /// `doca_ctx_get_num_inflight_tasks`.
 #[unsafe(no_mangle)]
@@ -465,7 +476,7 @@ crate::handles::getter!(
 
 crate::handles::call!(handle;
 /// `doca_ctx_set_state_changed_cb`.
-pub unsafe extern "C" fn doca_ctx_set_state_changed_cb(ctx: *mut doca_ctx3, cb: StateCb) -> doca_error_t => |c| {
+pub unsafe extern "C" fn doca_ctx_set_state_changed_cb(ctx: *mut doca_ctx3, cb: doca_ctx_state_changed_callback_t) -> doca_error_t => |c| {
     if c.ctx.phase() != CtxPhase::Idle {
         return Err(err(ErrorCode::BadState, "context is started; set its callback while idle"));
     }

@@ -454,6 +454,8 @@ pub fn c_type(t: &str) -> String {
         "doca_sync_event_job_types",
         "doca_graph_instance_node_state",
         "doca_argp_type",
+        "doca_ctx_states",
+        "doca_pe_event_mode",
     ];
     const TYPEDEFS: &[&str] = &[
         "doca_error_t",
@@ -466,7 +468,17 @@ pub fn c_type(t: &str) -> String {
         "doca_gpu_dev_sync_event_t",
         "doca_sync_event_remote_t",
         "FILE",
+        "doca_notification_handle_t",
+        "doca_ctx_state_changed_callback_t",
+        "doca_dma_task_memcpy_completion_cb_t",
     ];
+    // The task generation's Rust names of C structs that share a name with the job
+    // generation's.
+    let t = match t {
+        "doca_ctx3" => "doca_ctx",
+        "doca_dma3" => "doca_dma",
+        t => t,
+    };
     match t {
         "()" => "void".into(),
         "c_int" | "i32" => "int".into(),

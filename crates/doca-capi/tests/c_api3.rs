@@ -1,0 +1,302 @@
+//! The 3.x C interface (progress engine and tasks) as a DOCA program sees it: installed
+//! beside 2.2's by `scripts/install-capi.sh`, the C tests in `tests/c3/` and the samples
+//! in `samples3/` are compiled with strict flags and `pkg-config --cflags --libs
+//! doca-common doca-dma` (the DPU flavour from `lib/pkgconfig/dpu`), and run with no
+//! topology file and again with engine threads. Drift checks compare `include3/` with
+//! the Rust functions.
+
+mod common;
+
+use common::*;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The pkg-config modules a 3.x program of these tests builds with.
+const MODULES: &str = "doca-common doca-dma doca-argp";
+
+fn is_v3(p: &Path) -> bool {
+    p.components().any(|c| c.as_os_str() == "v3")
+}
+
+fn build3(name: &str) -> PathBuf {
+    compile(
+        &crate_dir().join("tests/c3").join(format!("{name}.c")),
+        &format!("{name}-3"),
+        MODULES,
+    )
+}
+
+fn run_both3(name: &str) {
+    let bin = build3(name);
+    for engine in [false, true] {
+        let out = run(&bin, &[], engine);
+        assert!(out.contains(&format!("{name}: ")), "{out}");
+    }
+}
+
+#[test]
+fn progress_engine_flow() {
+    run_both3("pe_flow");
+}
+
+#[test]
+fn misuse_table_3x() {
+    run_both3("misuse3");
+}
+
+/// The 3.x names: what this generation defines, and the 2.2 functions it keeps.
+fn names() -> (BTreeSet<String>, BTreeSet<String>) {
+    let v3: BTreeSet<String> = rust_functions(is_v3).into_iter().map(|f| f.name).collect();
+    let kept: BTreeSet<String> = rust_functions(|p| !is_v3(p))
+        .into_iter()
+        .map(|f| f.name)
+        .collect();
+    (v3, kept)
+}
+
+/// Every function `include3/` declares is defined (by this generation, by the job
+/// generation's function of the same name and meaning, or in C for the variadic
+/// logging calls), and every function this generation defines is declared.
+#[test]
+fn headers_and_rust_declare_the_same_functions_3x() {
+    let h = header_functions("include3");
+    let (v3, kept) = names();
+    let c_defined: BTreeSet<String> = ["doca_log", "doca_log_rate_limit"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let defined: BTreeSet<String> = v3.union(&kept).cloned().chain(c_defined).collect();
+    let missing: Vec<_> = h.difference(&defined).collect();
+    let undeclared: Vec<_> = v3
+        .iter()
+        .filter(|n| !h.contains(*n) && n.as_str() != "doca_capi_log_text3")
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "declared in include3, not implemented: {missing:?}"
+    );
+    assert!(
+        undeclared.is_empty(),
+        "implemented for 3.x, not declared in include3: {undeclared:?}"
+    );
+    assert!(h.len() > 100, "only {} functions found", h.len());
+}
+
+/// A shadow header of this generation's Rust signatures, compiled with `include3/`:
+/// any prototype that disagrees is a "conflicting types" error.
+#[test]
+fn header_prototypes_match_rust_signatures_3x() {
+    let p = prefix();
+    let mut text = String::from("#include <stdbool.h>\n#include <stdint.h>\n#include <stdio.h>\n");
+    for h in headers("include3") {
+        text.push_str(&format!(
+            "#include <{}>\n",
+            h.file_name().unwrap().to_str().unwrap()
+        ));
+    }
+    let mut n = 0;
+    for f in rust_functions(is_v3) {
+        if f.name == "doca_capi_log_text3" {
+            continue;
+        }
+        let params: Vec<String> = f.params.iter().map(|t| c_type(t)).collect();
+        let params = if params.is_empty() {
+            "void".to_owned()
+        } else {
+            params.join(", ")
+        };
+        text.push_str(&format!("{} {}({});\n", c_type(&f.ret), f.name, params));
+        n += 1;
+    }
+    assert!(n > 60, "only {n} functions");
+    let src = scratch().join("shadow3.c");
+    std::fs::create_dir_all(src.parent().unwrap()).unwrap();
+    std::fs::write(&src, &text).unwrap();
+    let out = Command::new("cc")
+        .args(STRICT)
+        .args(["-DDOCA_ALLOW_EXPERIMENTAL_API", "-c", "-o", "/dev/null"])
+        .arg(&src)
+        .arg(format!("-I{}", p.join("include/doca-3").display()))
+        .output()
+        .unwrap();
+    check(&out, "the shadow header of the 3.x Rust signatures");
+}
+
+/// Every declared function links from the installed 3.x library, and the names both
+/// generations use resolve to this generation's functions there.
+#[test]
+fn every_declared_function_is_exported_3x() {
+    let mut text = String::from("#include <stddef.h>\n");
+    for h in headers("include3") {
+        text.push_str(&format!(
+            "#include <{}>\n",
+            h.file_name().unwrap().to_str().unwrap()
+        ));
+    }
+    let names = header_functions("include3");
+    text.push_str("static void *const fns[] = {\n");
+    for n in &names {
+        text.push_str(&format!("\t(void *)&{n},\n"));
+    }
+    text.push_str(
+        "};\nint main(void)\n{\n\tstruct doca_mmap *m = NULL;\n\tfor (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)\n\t\tif (fns[i] == NULL)\n\t\t\treturn 1;\n\t/* The 3.x doca_mmap_create takes one argument. */\n\tif (doca_mmap_create(&m) != DOCA_SUCCESS || doca_mmap_destroy(m) != DOCA_SUCCESS)\n\t\treturn 2;\n\treturn 0;\n}\n",
+    );
+    let src = scratch().join("exports3.c");
+    let bin = scratch().join("bin/exports3");
+    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    std::fs::write(&src, text).unwrap();
+    let modules = "doca-common doca-argp doca-dma doca-erasure-coding doca-sha doca-comch";
+    let out = Command::new("cc")
+        .args(STRICT)
+        .args(["-Wno-pedantic", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .args(pkg_config(
+            &["--cflags", "--libs"]
+                .into_iter()
+                .chain(modules.split_whitespace())
+                .collect::<Vec<_>>(),
+        ))
+        .output()
+        .unwrap();
+    check(&out, "linking every declared 3.x function");
+    check(&Command::new(&bin).output().unwrap(), "exports3");
+    // The 3.x library exports no doca3__ or doca22__ names.
+    if have("nm") {
+        let lib = prefix().join("lib/doca-3/libdoca_common.so.3");
+        let out = check(
+            &Command::new("nm")
+                .args(["-D", "--defined-only"])
+                .arg(&lib)
+                .output()
+                .unwrap(),
+            "nm",
+        );
+        assert!(
+            !out.contains(" doca3__") && !out.contains(" doca22__"),
+            "internal names exported"
+        );
+    }
+}
+
+/// The headers as a C++ program includes them.
+#[test]
+fn headers_compile_as_cpp_3x() {
+    if !have("c++") {
+        eprintln!("SKIPPED: no C++ compiler");
+        return;
+    }
+    let src = scratch().join("all3.cpp");
+    std::fs::create_dir_all(src.parent().unwrap()).unwrap();
+    let mut text = String::new();
+    for h in headers("include3") {
+        text.push_str(&format!(
+            "#include <{}>\n",
+            h.file_name().unwrap().to_str().unwrap()
+        ));
+    }
+    text.push_str(
+        "DOCA_LOG_REGISTER(CPP);\nint main() { DOCA_LOG_INFO(\"x %d\", 1); return 0; }\n",
+    );
+    std::fs::write(&src, text).unwrap();
+    let out = Command::new("c++")
+        .args(["-Wall", "-Wextra", "-Werror", "-c", "-o"])
+        .arg(scratch().join("all3.o"))
+        .arg(&src)
+        .arg(format!("-I{}", prefix().join("include/doca-3").display()))
+        .output()
+        .unwrap();
+    check(&out, "C++ compile of the 3.x headers");
+}
+
+/// The DPU-side sample, built with `lib/pkgconfig/dpu` through pkg-config and through
+/// its own meson.build (`dependency('doca-common')`), runs as the DPU side with default
+/// arguments; the host build refuses to run, as DOCA's sample does.
+#[test]
+fn dma_local_copy_sample_3x() {
+    let sample = crate_dir().join("samples3/dma_local_copy");
+    let pc = prefix().join("lib/pkgconfig/dpu");
+    let bin = scratch().join("bin/dma_local_copy3");
+    let flags = Command::new("pkg-config")
+        .args(["--cflags", "--libs"])
+        .args(MODULES.split_whitespace())
+        .env("PKG_CONFIG_PATH", &pc)
+        .output()
+        .unwrap();
+    let flags = check(&flags, "pkg-config (dpu)");
+    let out = Command::new("cc")
+        .args(STRICT)
+        .arg(sample.join("dma_local_copy.c"))
+        .arg("-o")
+        .arg(&bin)
+        .args(flags.split_whitespace())
+        .output()
+        .unwrap();
+    check(&out, "compiling the 3.x dma_local_copy sample");
+    let out = run(&bin, &[], false);
+    assert!(out.contains("memory copied and verified"), "{out}");
+    let out = run(&bin, &[], true);
+    assert!(out.contains("memory copied and verified"), "{out}");
+
+    let host = compile(
+        &sample.join("dma_local_copy.c"),
+        "dma_local_copy3-host",
+        MODULES,
+    );
+    let o = Command::new(&host)
+        .env_remove("DOCA_SW_TOPOLOGY")
+        .env_remove("DOCA_SW_ROLE")
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "the host build must refuse to run");
+
+    if !have("meson") || !have("ninja") {
+        eprintln!("SKIPPED: meson or ninja is not installed");
+        return;
+    }
+    let dir = scratch().join("meson-sample3");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in ["meson.build", "dma_local_copy.c"] {
+        std::fs::copy(sample.join(f), dir.join(f)).unwrap();
+    }
+    let out = Command::new("meson")
+        .args(["setup", "build"])
+        .current_dir(&dir)
+        .env("PKG_CONFIG_PATH", &pc)
+        .output()
+        .unwrap();
+    check(&out, "meson setup");
+    check(
+        &Command::new("ninja")
+            .args(["-C", "build"])
+            .current_dir(&dir)
+            .output()
+            .unwrap(),
+        "ninja",
+    );
+    let out = run(&dir.join("build/dma_local_copy"), &[], false);
+    assert!(out.contains("memory copied and verified"), "{out}");
+}
+
+/// A 3.x program linked against the static library.
+#[test]
+fn static_library_links_3x() {
+    let lib = prefix().join("lib/doca-3");
+    let bin = scratch().join("bin/pe_flow-static");
+    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    let out = Command::new("cc")
+        .args(STRICT)
+        .arg(crate_dir().join("tests/c3/pe_flow.c"))
+        .arg(format!("-I{}", prefix().join("include/doca-3").display()))
+        .arg("-o")
+        .arg(&bin)
+        .arg(lib.join("libdoca_common.a"))
+        .args(["-lpthread", "-ldl", "-lm"])
+        .output()
+        .unwrap();
+    check(&out, "static link");
+    let out = run(&bin, &[], false);
+    assert!(out.contains("pe_flow: ok"), "{out}");
+}
