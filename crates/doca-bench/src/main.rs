@@ -10,6 +10,7 @@ mod ecctx;
 mod exec;
 mod graphbench;
 mod isal;
+mod pebench;
 mod syncev;
 mod xproc;
 
@@ -30,6 +31,8 @@ enum Cmd {
     Exec(exec::ExecArgs),
     /// Erasure coding through the DOCA context against ec-codec directly, and the doca-ec tool on a file against cat and a copy.
     EcCtx(ecctx::EcCtxArgs),
+    /// 64 B memcpy round trips through the 3.x progress engine against the 2.2 work queue, through the C interface and in Rust.
+    Pe(pebench::PeArgs),
     /// Sync event ping-pong between two threads against a raw AtomicU64 ping-pong.
     SyncEvent(syncev::SyncEventArgs),
     /// A graph of 3 DMA nodes against submitting the same 3 jobs by hand.
@@ -58,6 +61,7 @@ fn main() {
         Cmd::Ec(a) => ec::run(&a),
         Cmd::Exec(a) => exec::run(&a),
         Cmd::EcCtx(a) => ecctx::run(&a),
+        Cmd::Pe(a) => pebench::run(&a),
         Cmd::SyncEvent(a) => syncev::run(&a),
         Cmd::Graph(a) => graphbench::run(&a),
         Cmd::Xproc(a) => xproc::run(&a),
