@@ -180,9 +180,7 @@ impl Sha {
 
     /// `doca_sha_partial_session_create` (the work queue is where its jobs go).
     pub fn partial_session_create(&self, _workq: &WorkQ) -> Result<PartialSession> {
-        Ok(PartialSession {
-            state: Arc::new(SessionCell::new()),
-        })
+        Ok(PartialSession::new())
     }
 
     /// `doca_sha_partial_session_copy`: `to` continues from `from`'s state.
@@ -256,6 +254,28 @@ impl SessionCell {
 #[derive(Clone)]
 pub struct PartialSession {
     state: Arc<SessionCell>,
+}
+
+impl Default for PartialSession {
+    fn default() -> PartialSession {
+        PartialSession::new()
+    }
+}
+
+impl PartialSession {
+    /// A session with nothing hashed yet (what a partial hash task of the task
+    /// generation carries).
+    pub fn new() -> PartialSession {
+        PartialSession {
+            state: Arc::new(SessionCell::new()),
+        }
+    }
+
+    /// Forgets what was hashed (`doca_sha_task_partial_hash_reset`); ordering tickets
+    /// of segments in flight are kept.
+    pub fn reset(&self) {
+        lock(&self.state.s).hash = SessionState::Idle;
+    }
 }
 
 impl std::fmt::Debug for PartialSession {

@@ -118,6 +118,7 @@ pub unsafe extern "C" fn doca_dma_task_memcpy_set_conf(
             task_error_cb,
             num_memcpy_tasks,
             memcpy_record,
+            None,
         )
     })
 }

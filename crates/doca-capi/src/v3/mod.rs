@@ -13,12 +13,14 @@ mod dma;
 mod lib;
 mod log;
 mod pe;
+mod sha;
 
 pub use self::core::*;
 pub use dma::*;
 pub use lib::Lib3;
 pub use log::*;
 pub use pe::*;
+pub use sha::*;
 
 use crate::mem::doca_buf;
 use crate::{Result, ffi_value, handle, invalid};

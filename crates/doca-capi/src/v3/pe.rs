@@ -8,7 +8,7 @@ use crate::{
     invalid, new_handle, out_ptr, put,
 };
 use doca_core::exec::{CtxPhase, Pe, PeEvent, TaskPool};
-use doca_core::{Ctx, Data, ErrorCode, JobRecord};
+use doca_core::{Completion, Ctx, Data, ErrorCode, JobRecord};
 use std::cell::{Cell, RefCell};
 use std::ffi::c_int;
 
@@ -43,6 +43,10 @@ pub type doca_notification_handle_t = c_int;
 /// What a library does with its tasks: builds the job record a task describes.
 pub(crate) type RecordFn = unsafe fn(&doca_task, Data) -> Result<JobRecord>;
 
+/// What a library does when one of its tasks completed, before the callback runs:
+/// writes results the task promises (values read, state of a partial hash).
+pub(crate) type FinishFn = unsafe fn(&doca_task, &Completion);
+
 /// One task type of a context: its callbacks, its pool, and how to make its records.
 pub(crate) struct TaskConf {
     pub(crate) task_type: u32,
@@ -50,6 +54,7 @@ pub(crate) struct TaskConf {
     err: TaskCb,
     pool: Option<TaskPool<doca_task>>,
     record: RecordFn,
+    finish: Option<FinishFn>,
 }
 
 /// `struct doca_ctx` of the task generation: embedded in each library's handle.
@@ -73,7 +78,7 @@ pub struct doca_task {
     ctx: *const doca_ctx3,
     pub(crate) task_type: u32,
     user_data: Cell<doca_data>,
-    status: Cell<doca_error_t>,
+    pub(crate) status: Cell<doca_error_t>,
     /// The library's inputs: buffers (`doca_buf` pointers) and parameters.
     pub(crate) bufs: [Cell<*const crate::mem::doca_buf>; 2],
     pub(crate) params: [Cell<u64>; 3],
@@ -136,6 +141,7 @@ impl doca_ctx3 {
         err_cb: TaskCb,
         num_tasks: u32,
         record: RecordFn,
+        finish: Option<FinishFn>,
     ) -> Result<()> {
         if ok.is_none() || err_cb.is_none() {
             return Err(invalid(
@@ -172,6 +178,7 @@ impl doca_ctx3 {
             err: err_cb,
             pool: Some(pool),
             record,
+            finish,
         });
         Ok(())
     }
@@ -214,12 +221,12 @@ impl doca_ctx3 {
         Ok(p.as_ptr())
     }
 
-    fn callbacks(&self, task_type: u32) -> (TaskCb, TaskCb, Option<RecordFn>) {
+    fn conf_of(&self, task_type: u32) -> Option<(TaskCb, TaskCb, RecordFn, Option<FinishFn>)> {
         let confs = self.confs.borrow();
         confs
             .iter()
             .find(|c| c.task_type == task_type)
-            .map_or((None, None, None), |c| (c.ok, c.err, Some(c.record)))
+            .map(|c| (c.ok, c.err, c.record, c.finish))
     }
 
     fn report_state(&self, prev: CtxPhase, next: CtxPhase) {
@@ -327,15 +334,21 @@ fn deliver(p: &doca_pe, ev: PeEvent) {
         PeEvent::Task(c) => {
             let task: *mut doca_task = c.record.user_data.ptr();
             let status = c.error.as_ref().map_or(DOCA_SUCCESS, |e| e.raw());
-            // The record's buffer references go before the program sees the task.
-            drop(c);
             // SAFETY: the record's user data is the task it was made from (set at
             // submission), a pool slot alive while its context is.
             let t = unsafe { &*task };
-            t.status.set(status);
             // SAFETY: a task's context outlives its pool.
             let ctx = unsafe { &*t.ctx };
-            let (ok, err_cb, _) = ctx.callbacks(t.task_type);
+            let Some((ok, err_cb, _, finish)) = ctx.conf_of(t.task_type) else {
+                return;
+            };
+            if let Some(f) = finish {
+                // SAFETY: the library's own hook, on its task and completion.
+                unsafe { f(t, &c) };
+            }
+            // The record's buffer references go before the program sees the task.
+            drop(c);
+            t.status.set(status);
             let cb = if status == DOCA_SUCCESS { ok } else { err_cb };
             if let Some(cb) = cb {
                 // SAFETY: the program's callback, with the task it submitted.
@@ -492,8 +505,9 @@ fn submit(task: *mut doca_task) -> Result<()> {
     let t = unsafe { handle(task, "task") }?;
     // SAFETY: a task's context outlives its pool.
     let ctx = unsafe { &*t.ctx };
-    let (_, _, record) = ctx.callbacks(t.task_type);
-    let record = record.ok_or_else(|| invalid("task type is not configured on its context"))?;
+    let (_, _, record, _) = ctx
+        .conf_of(t.task_type)
+        .ok_or_else(|| invalid("task type is not configured on its context"))?;
     // SAFETY: the task's inputs are handles the program keeps alive while it is in
     // flight (the C contract).
     let rec = unsafe { record(t, Data::from_ptr(task)) }?;

@@ -456,6 +456,7 @@ pub fn c_type(t: &str) -> String {
         "doca_argp_type",
         "doca_ctx_states",
         "doca_pe_event_mode",
+        "doca_sha_algorithm",
     ];
     const TYPEDEFS: &[&str] = &[
         "doca_error_t",
@@ -471,12 +472,15 @@ pub fn c_type(t: &str) -> String {
         "doca_notification_handle_t",
         "doca_ctx_state_changed_callback_t",
         "doca_dma_task_memcpy_completion_cb_t",
+        "doca_sha_task_hash_completion_cb_t",
+        "doca_sha_task_partial_hash_completion_cb_t",
     ];
     // The task generation's Rust names of C structs that share a name with the job
     // generation's.
     let t = match t {
         "doca_ctx3" => "doca_ctx",
         "doca_dma3" => "doca_dma",
+        "doca_sha3" => "doca_sha",
         t => t,
     };
     match t {
