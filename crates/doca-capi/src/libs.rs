@@ -374,7 +374,7 @@ pub unsafe extern "C" fn doca_ec_matrix_create(
 ///
 /// # Safety
 /// `p` is NULL or readable for `n` elements.
-unsafe fn slice<'a, T>(p: *const T, n: usize, what: &str) -> Result<&'a [T]> {
+pub(crate) unsafe fn slice<'a, T>(p: *const T, n: usize, what: &str) -> Result<&'a [T]> {
     if p.is_null() {
         return Err(invalid(format!("{what} is NULL")));
     }

@@ -10,6 +10,7 @@
 
 mod core;
 mod dma;
+mod ec;
 mod lib;
 mod log;
 mod pe;
@@ -17,6 +18,7 @@ mod sha;
 
 pub use self::core::*;
 pub use dma::*;
+pub use ec::*;
 pub use lib::Lib3;
 pub use log::*;
 pub use pe::*;

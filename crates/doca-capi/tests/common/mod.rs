@@ -457,6 +457,7 @@ pub fn c_type(t: &str) -> String {
         "doca_ctx_states",
         "doca_pe_event_mode",
         "doca_sha_algorithm",
+        "doca_ec_matrix_type",
     ];
     const TYPEDEFS: &[&str] = &[
         "doca_error_t",
@@ -474,6 +475,10 @@ pub fn c_type(t: &str) -> String {
         "doca_dma_task_memcpy_completion_cb_t",
         "doca_sha_task_hash_completion_cb_t",
         "doca_sha_task_partial_hash_completion_cb_t",
+        "doca_ec_task_galois_mul_completion_cb_t",
+        "doca_ec_task_create_completion_cb_t",
+        "doca_ec_task_update_completion_cb_t",
+        "doca_ec_task_recover_completion_cb_t",
     ];
     // The task generation's Rust names of C structs that share a name with the job
     // generation's.
@@ -481,6 +486,7 @@ pub fn c_type(t: &str) -> String {
         "doca_ctx3" => "doca_ctx",
         "doca_dma3" => "doca_dma",
         "doca_sha3" => "doca_sha",
+        "doca_ec3" => "doca_ec",
         t => t,
     };
     match t {
