@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The pkg-config modules a 3.x program of these tests builds with.
-const MODULES: &str = "doca-common doca-dma doca-argp";
+const MODULES: &str = "doca-common doca-dma doca-sha doca-erasure-coding doca-argp";
 
 fn is_v3(p: &Path) -> bool {
     p.components().any(|c| c.as_os_str() == "v3")
@@ -38,6 +38,11 @@ fn run_both3(name: &str) {
 #[test]
 fn progress_engine_flow() {
     run_both3("pe_flow");
+}
+
+#[test]
+fn sha_and_erasure_coding_tasks() {
+    run_both3("sha_ec3");
 }
 
 #[test]
