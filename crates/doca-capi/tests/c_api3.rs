@@ -46,6 +46,11 @@ fn sha_and_erasure_coding_tasks() {
 }
 
 #[test]
+fn sync_event_tasks() {
+    run_both3("sync_event3");
+}
+
+#[test]
 fn misuse_table_3x() {
     run_both3("misuse3");
 }

@@ -270,13 +270,14 @@ mod tests {
             assert_eq!(ErrorCode::from_raw(i as i32 + 1), Some(*code));
             assert!(code.name().starts_with("DOCA_ERROR_"));
         }
-        assert_eq!(ErrorCode::ALL.len(), 26);
+        assert_eq!(ErrorCode::TooBig as i32, 27);
+        assert_eq!(ErrorCode::ALL.len(), 27);
     }
 
     #[test]
     fn unknown_numbers_are_handled() {
         assert_eq!(ErrorCode::from_raw(0), None);
-        assert_eq!(ErrorCode::from_raw(27), None);
+        assert_eq!(ErrorCode::from_raw(28), None);
         assert_eq!(ErrorCode::from_raw(-5), None);
         assert_eq!(raw_name(999), UNRECOGNIZED_NAME);
         assert_eq!(raw_description(i32::MIN), UNRECOGNIZED_DESCRIPTION);

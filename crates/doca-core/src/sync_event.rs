@@ -42,6 +42,8 @@ pub const JOB_GET: u32 = action::SYNC_EVENT_FIRST + 2;
 pub const JOB_UPDATE_SET: u32 = action::SYNC_EVENT_FIRST + 3;
 /// `DOCA_SYNC_EVENT_JOB_UPDATE_ADD`.
 pub const JOB_UPDATE_ADD: u32 = action::SYNC_EVENT_FIRST + 4;
+/// A wait for `(event & mask) == value` (the task generation's `wait_eq` task).
+pub const JOB_WAIT_EQ: u32 = action::SYNC_EVENT_FIRST + 5;
 
 /// Largest value and threshold of an asynchronous wait job (the guide's limit).
 pub const MAX_ASYNC_WAIT_VALUE: u64 = 254;
@@ -777,7 +779,7 @@ impl SyncEvent {
 
     /// `doca_sync_event_job_get_supported`.
     pub fn job_get_supported(devinfo: &DevInfo, job_type: u32) -> Result<()> {
-        if !(JOB_WAIT_GT..=JOB_UPDATE_ADD).contains(&job_type) {
+        if !(JOB_WAIT_GT..=JOB_WAIT_EQ).contains(&job_type) {
             return Err(Error::with_context(
                 ErrorCode::NotSupported,
                 format!("job type {job_type} is not a sync event job"),
@@ -865,6 +867,16 @@ impl SyncEventJob {
         }
     }
 
+    /// Completes once `(event & mask) == value` (the task generation's `wait_eq`).
+    pub fn wait_eq(value: u64, mask: u64, user_data: u64) -> SyncEventJob {
+        SyncEventJob {
+            job_type: JOB_WAIT_EQ,
+            value,
+            mask,
+            user_data: Data(user_data),
+        }
+    }
+
     /// The value a completed get job read, or the value before a completed add job.
     pub fn result_value(c: &crate::exec::Completion) -> u64 {
         c.record.params[2]
@@ -894,7 +906,7 @@ impl CtxOps for SyncEventOps {
     }
 
     fn handles(&self, job_type: u32) -> bool {
-        (JOB_WAIT_GT..=JOB_UPDATE_ADD).contains(&job_type)
+        (JOB_WAIT_GT..=JOB_WAIT_EQ).contains(&job_type)
     }
 
     fn validate(&self, job: &mut JobRecord, _dev: &Dev) -> Result<()> {
@@ -911,13 +923,30 @@ impl CtxOps for SyncEventOps {
             let mask = job.params[1];
             satisfiable(job.params[0], mask, (mask & 0xff).min(MAX_ASYNC_WAIT_VALUE))?;
         }
+        if job.job_type == JOB_WAIT_EQ && job.params[0] & !job.params[1] != 0 {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                format!(
+                    "a wait for (event & {:#x}) == {:#x} can never end: the value has bits outside the mask",
+                    job.params[1], job.params[0]
+                ),
+            ));
+        }
         Ok(())
     }
 
     fn execute(&self, job: &mut JobRecord, _env: &ExecEnv<'_>) -> Result<()> {
-        self.shared.remote_ok(job.job_type == JOB_WAIT_GT)?;
+        self.shared
+            .remote_ok(job.job_type == JOB_WAIT_GT || job.job_type == JOB_WAIT_EQ)?;
         let c = self.shared.counter();
         match job.job_type {
+            JOB_WAIT_EQ => {
+                if c.load(Ordering::Acquire) & job.params[1] != job.params[0] {
+                    // Updates from another process ring this process's event handle.
+                    self.shared.register_bell();
+                    return Err(Error::new(ErrorCode::InProgress));
+                }
+            }
             JOB_GET => job.params[2] = c.load(Ordering::Acquire),
             JOB_UPDATE_SET => {
                 c.store(job.params[0], Ordering::Release);

@@ -143,8 +143,9 @@ mod tests {
     fn access_flag_values() {
         assert_eq!(AccessFlags::LOCAL_READ_ONLY.bits(), 0);
         assert_eq!(AccessFlags::DPU_READ_WRITE.bits(), 32);
-        assert_eq!(AccessFlags::all().bits(), 63);
-        assert!(AccessFlags::from_raw(64).is_err());
+        assert_eq!(AccessFlags::PCI_RELAXED_ORDERING.bits(), 64);
+        assert_eq!(AccessFlags::all().bits(), 127);
+        assert!(AccessFlags::from_raw(128).is_err());
         assert_eq!(
             AccessFlags::from_raw(3).unwrap(),
             AccessFlags::LOCAL_READ_WRITE | AccessFlags::RDMA_READ

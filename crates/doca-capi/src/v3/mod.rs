@@ -15,6 +15,7 @@ mod lib;
 mod log;
 mod pe;
 mod sha;
+mod sync_event;
 
 pub use self::core::*;
 pub use dma::*;
@@ -23,6 +24,7 @@ pub use lib::Lib3;
 pub use log::*;
 pub use pe::*;
 pub use sha::*;
+pub use sync_event::*;
 
 use crate::mem::doca_buf;
 use crate::{Result, ffi_value, handle, invalid};

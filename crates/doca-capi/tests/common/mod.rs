@@ -476,6 +476,11 @@ pub fn c_type(t: &str) -> String {
         "doca_sha_task_hash_completion_cb_t",
         "doca_sha_task_partial_hash_completion_cb_t",
         "doca_ec_task_galois_mul_completion_cb_t",
+        "doca_sync_event_task_get_completion_cb_t",
+        "doca_sync_event_task_notify_set_completion_cb_t",
+        "doca_sync_event_task_notify_add_completion_cb_t",
+        "doca_sync_event_task_wait_gt_completion_cb_t",
+        "doca_sync_event_task_wait_eq_completion_cb_t",
         "doca_ec_task_create_completion_cb_t",
         "doca_ec_task_update_completion_cb_t",
         "doca_ec_task_recover_completion_cb_t",
@@ -487,6 +492,7 @@ pub fn c_type(t: &str) -> String {
         "doca_dma3" => "doca_dma",
         "doca_sha3" => "doca_sha",
         "doca_ec3" => "doca_ec",
+        "doca_sync_event3" => "doca_sync_event",
         t => t,
     };
     match t {
