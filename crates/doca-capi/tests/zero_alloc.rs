@@ -143,6 +143,81 @@ unsafe fn scenario(engine: bool) {
         ok(doca_ctx_stop(ctx));
         ok(doca_ctx_dev_rm(ctx, dev));
         ok(doca_dma_destroy(dma));
+
+        // The 3.x face: tasks from the pool, submitted, completed by doca_pe_progress
+        // through their callback, freed there.
+        use doca_capi::v3;
+        unsafe extern "C" fn done_cb(
+            task: *mut v3::doca_task,
+            _t: doca_core::Data,
+            c: doca_core::Data,
+        ) {
+            // SAFETY: the context's user data is the counter; the task is ours again.
+            unsafe {
+                (*c.ptr::<std::sync::atomic::AtomicUsize>())
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                v3::doca_task_free(task);
+            }
+        }
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        let mut pe = null_mut();
+        ok(v3::doca_pe_create(&mut pe));
+        let mut dma3 = null_mut();
+        ok(v3::doca_dma_create(dev, &mut dma3));
+        let ctx3 = v3::doca_dma_as_ctx(dma3);
+        ok(v3::doca_pe_connect_ctx(pe, ctx3));
+        ok(v3::doca_ctx_set_user_data(
+            ctx3,
+            doca_core::Data::from_ptr(&done),
+        ));
+        ok(v3::doca_dma_task_memcpy_set_conf(
+            dma3,
+            Some(done_cb),
+            Some(done_cb),
+            8,
+        ));
+        ok(v3::doca_ctx_start(ctx3));
+        let round3 = |r: usize| {
+            let mut bufs = [(null_mut(), null_mut()); 8];
+            done.store(0, std::sync::atomic::Ordering::Relaxed);
+            for (i, b) in bufs.iter_mut().enumerate() {
+                let src = base.add(i * 4096) as *mut c_void;
+                let dst = base.add(65536 + i * 4096) as *mut c_void;
+                ok(doca_buf_inventory_buf_by_args(
+                    inv, mmap, src, 2048, src, 2048, &mut b.0,
+                ));
+                ok(doca_buf_inventory_buf_by_args(
+                    inv, mmap, dst, 4096, dst, 0, &mut b.1,
+                ));
+                let mut t = null_mut();
+                ok(v3::doca_dma_task_memcpy_alloc_init(
+                    dma3,
+                    b.0,
+                    b.1,
+                    doca_core::Data((r * 8 + i) as u64),
+                    &mut t,
+                ));
+                ok(v3::doca_task_submit(t));
+            }
+            while done.load(std::sync::atomic::Ordering::Relaxed) < 8 {
+                v3::doca_pe_progress(pe);
+            }
+            for b in bufs {
+                ok(doca_buf_refcount_rm(b.0, null_mut()));
+                ok(doca_buf_refcount_rm(b.1, null_mut()));
+            }
+        };
+        round3(0);
+        doca_testkit::reset();
+        doca_testkit::set_counting(true);
+        for r in 1..50 {
+            round3(r);
+        }
+        doca_testkit::set_counting(false);
+        assert_eq!(doca_testkit::count(), 0, "the 3.x C data path allocated");
+        ok(v3::doca_ctx_stop(ctx3));
+        ok(v3::doca_dma_destroy(dma3));
+        ok(v3::doca_pe_destroy(pe));
         ok(doca_buf_inventory_destroy(inv));
         ok(doca_mmap_destroy(mmap));
         ok(doca_dev_close(dev));

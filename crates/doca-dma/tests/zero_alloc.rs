@@ -16,6 +16,70 @@ static GLOBAL: doca_testkit::Counting = doca_testkit::Counting;
 fn nothing_allocates_after_start() {
     submit_execute_retrieve_allocate_nothing();
     sync_event_jobs_and_graphs_allocate_nothing();
+    progress_engine_tasks_allocate_nothing();
+}
+
+/// The progress engine: tasks taken from a pool, submitted, completed through
+/// `progress` with their handler, and given back, allocate nothing after start.
+fn progress_engine_tasks_allocate_nothing() {
+    use doca_core::exec::{Job, Pe, PeEvent, TaskPool};
+    for threads in [0, 2] {
+        let dev = device(threads);
+        let mut mmap = Mmap::new();
+        mmap.set_memory(vec![0u8; 1 << 20]).unwrap();
+        mmap.set_permissions(AccessFlags::LOCAL_READ_WRITE).unwrap();
+        mmap.dev_add(&dev).unwrap();
+        mmap.start().unwrap();
+        let mut inv = BufInventory::new(64).unwrap();
+        inv.start().unwrap();
+        let dma = Dma::new();
+        dma.as_ctx().dev_add(&dev).unwrap();
+        dma.as_ctx().set_task_room(doca_dma::JOB_MEMCPY, 8).unwrap();
+        let pe = Pe::new().unwrap();
+        pe.connect(dma.as_ctx()).unwrap();
+        pe.start_ctx(dma.as_ctx()).unwrap();
+        let pool: TaskPool<u64> = TaskPool::new(dma.as_ctx(), 8, |i| i as u64);
+        let run = |rounds: usize| {
+            for r in 0..rounds {
+                let mut taken = [std::ptr::NonNull::<u64>::dangling(); 8];
+                for (i, t) in taken.iter_mut().enumerate() {
+                    *t = pool.alloc().unwrap();
+                    let src = inv.buf_with_data_at(&mmap, i * 4096, 2048).unwrap();
+                    let dst = inv.buf_at(&mmap, 65536 + i * 4096, 4096).unwrap();
+                    let job = MemcpyJob::new(src, dst, (r * 8 + i) as u64);
+                    pe.submit(dma.as_ctx(), job.into_record())
+                        .map_err(|(e, _)| e)
+                        .unwrap();
+                }
+                let mut done = 0;
+                let end = std::time::Instant::now() + Duration::from_secs(10);
+                while done < 8 {
+                    pe.progress(|ev| {
+                        if let PeEvent::Task(c) = ev {
+                            assert!(c.error.is_none());
+                            done += 1;
+                        }
+                    });
+                    assert!(std::time::Instant::now() < end, "timed out");
+                }
+                for t in taken {
+                    pool.free(t.as_ptr()).unwrap();
+                }
+            }
+        };
+        run(20);
+        doca_testkit::reset();
+        doca_testkit::set_counting(true);
+        run(200);
+        doca_testkit::set_counting(false);
+        let n = doca_testkit::count();
+        assert_eq!(
+            n, 0,
+            "{n} allocations through the progress engine with {threads} engine threads"
+        );
+        assert_eq!(inv.num_free_elements(), 64);
+        pe.stop_ctx(dma.as_ctx()).unwrap();
+    }
 }
 
 /// A device running jobs on `threads` engine threads (each test file on its own bus).
