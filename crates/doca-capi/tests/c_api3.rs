@@ -51,6 +51,11 @@ fn sync_event_tasks() {
 }
 
 #[test]
+fn graphs_on_a_progress_engine() {
+    run_both3("graph3");
+}
+
+#[test]
 fn misuse_table_3x() {
     run_both3("misuse3");
 }

@@ -11,6 +11,7 @@
 mod core;
 mod dma;
 mod ec;
+mod graph;
 mod lib;
 mod log;
 mod pe;
@@ -20,6 +21,7 @@ mod sync_event;
 pub use self::core::*;
 pub use dma::*;
 pub use ec::*;
+pub use graph::*;
 pub use lib::Lib3;
 pub use log::*;
 pub use pe::*;

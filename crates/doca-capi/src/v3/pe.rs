@@ -331,6 +331,7 @@ pub unsafe extern "C" fn doca_pe_connect_ctx(
 /// change to its context's callback.
 fn deliver(p: &doca_pe, ev: PeEvent) {
     match ev {
+        PeEvent::Task(c) if c.graph_instance.is_some() => super::graph::deliver_instance(c),
         PeEvent::Task(c) => {
             let task: *mut doca_task = c.record.user_data.ptr();
             let status = c.error.as_ref().map_or(DOCA_SUCCESS, |e| e.raw());
@@ -519,6 +520,50 @@ fn submit(task: *mut doca_task) -> Result<()> {
         return Err(e);
     }
     Ok(())
+}
+
+/// The record of a task given to a graph's context node: the task must be of the
+/// node's context.
+///
+/// # Safety
+/// `task` is a task the program holds.
+pub(crate) unsafe fn task_record(task: *mut doca_task, ctx: *const doca_ctx3) -> Result<JobRecord> {
+    // SAFETY: the caller's contract.
+    let t = unsafe { handle(task, "task") }?;
+    if !std::ptr::eq(t.ctx, ctx) {
+        return Err(err(
+            ErrorCode::NotPermitted,
+            "the task is not of the node's context",
+        ));
+    }
+    // SAFETY: a task's context outlives its pool.
+    let c = unsafe { &*t.ctx };
+    let (_, _, record, _) = c
+        .conf_of(t.task_type)
+        .ok_or_else(|| invalid("task type is not configured on its context"))?;
+    // SAFETY: the task's inputs are handles the program keeps alive while it is in
+    // flight (the C contract).
+    unsafe { record(t, Data::from_ptr(task)) }
+}
+
+/// Marks a task given to a submitted graph instance.
+///
+/// # Safety
+/// `task` is a live task.
+pub(crate) unsafe fn task_set_submitted(task: *mut doca_task) {
+    // SAFETY: the caller's contract.
+    unsafe { &*task }
+        .status
+        .set(ErrorCode::InProgress as doca_error_t);
+}
+
+/// A graph's task completed with `status`.
+///
+/// # Safety
+/// `task` is a live task.
+pub(crate) unsafe fn task_set_done(task: *mut doca_task, status: doca_error_t) {
+    // SAFETY: the caller's contract.
+    unsafe { &*task }.status.set(status);
 }
 
 /// `doca_task_submit`.

@@ -466,6 +466,7 @@ pub fn c_type(t: &str) -> String {
         "validation_callback",
         "log_flush_callback",
         "doca_graph_user_node_cb_t",
+        "doca_graph_completion_cb_t",
         "doca_dpa_dev_sync_event_t",
         "doca_gpu_dev_sync_event_t",
         "doca_sync_event_remote_t",
@@ -493,6 +494,9 @@ pub fn c_type(t: &str) -> String {
         "doca_sha3" => "doca_sha",
         "doca_ec3" => "doca_ec",
         "doca_sync_event3" => "doca_sync_event",
+        "doca_graph3" => "doca_graph",
+        "doca_graph_node3" => "doca_graph_node",
+        "doca_graph_instance3" => "doca_graph_instance",
         t => t,
     };
     match t {

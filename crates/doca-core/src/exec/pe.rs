@@ -332,6 +332,27 @@ impl Pe {
         progressed
     }
 
+    /// A started graph whose context nodes' contexts run here (the task generation
+    /// binds a graph to its engine at `doca_graph_start`).
+    pub fn graph_attach(&self, graph: &crate::graph::Graph) -> Result<()> {
+        graph.workq_add(&self.inner.borrow().wq)
+    }
+
+    /// Undoes [`graph_attach`](Pe::graph_attach) (at `doca_graph_stop`).
+    pub fn graph_detach(&self, graph: &crate::graph::Graph) -> Result<()> {
+        graph.workq_rm(&self.inner.borrow().wq)
+    }
+
+    /// `doca_graph_instance_submit`: one [`PeEvent::Task`] whose completion carries
+    /// the instance (and `user_data`) reports it.
+    pub fn graph_submit(
+        &self,
+        instance: crate::graph::GraphInstance,
+        user_data: u64,
+    ) -> std::result::Result<(), (Error, crate::graph::GraphInstance)> {
+        self.inner().wq.graph_submit(instance, user_data)
+    }
+
     /// `doca_pe_get_num_inflight_tasks`.
     pub fn inflight(&self) -> u32 {
         self.inner.borrow().wq.inflight()

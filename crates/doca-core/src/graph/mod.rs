@@ -193,6 +193,15 @@ impl Graph {
         })
     }
 
+    /// `doca_graph_node_create_from_ctx` (the task generation): a node running one job
+    /// of any of `ctx`'s types, chosen per instance.
+    pub fn ctx_node_create_any(&self, ctx: &Ctx) -> Result<GraphNode> {
+        self.add(NodeKind::Ctx {
+            job_type: 0,
+            ctx: ctx.clone(),
+        })
+    }
+
     /// `doca_graph_user_node_create`: a node running `cb` with the instance's cookie.
     pub fn user_node_create(
         &self,
@@ -576,13 +585,20 @@ impl GraphInstance {
     pub fn set_ctx_node_data(&mut self, node: GraphNode, job: impl Job) -> Result<()> {
         let i = self.single(node, Kind::Ctx)?;
         let rec = job.into_record();
-        if let FlatKind::Ctx { job_type, .. } = &self.inner.plan.flat[i].kind
-            && rec.job_type != *job_type
-        {
-            return Err(invalid(format!(
-                "the node runs jobs of type {job_type}, not {}",
-                rec.job_type
-            )));
+        if let FlatKind::Ctx { job_type, ctx } = &self.inner.plan.flat[i].kind {
+            if *job_type != 0 && rec.job_type != *job_type {
+                return Err(invalid(format!(
+                    "the node runs jobs of type {job_type}, not {}",
+                    rec.job_type
+                )));
+            }
+            if *job_type == 0 && !ctx.ops().handles(rec.job_type) {
+                return Err(invalid(format!(
+                    "job type {} does not belong to the node's {} context",
+                    rec.job_type,
+                    ctx.ops().name()
+                )));
+            }
         }
         self.inner.slots[i].record = Some(rec);
         Ok(())
