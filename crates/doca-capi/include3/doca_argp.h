@@ -12,21 +12,25 @@
 #ifndef DOCA_ARGP_H_
 #define DOCA_ARGP_H_
 
+#include <stdarg.h>
+
 #include <doca_compat.h>
+#include <doca_dev.h>
 #include <doca_error.h>
+#include <doca_log.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /** A parameter's callback: (value, program_config). */
-typedef doca_error_t (*callback_func)(void *, void *);
+typedef doca_error_t (*doca_argp_param_cb_t)(void *, void *);
 
 /** Receives the arguments after "--" (DPDK programs). */
-typedef doca_error_t (*dpdk_callback)(int argc, char **argv);
+typedef doca_error_t (*doca_argp_dpdk_cb_t)(int argc, char **argv);
 
 /** Checks the whole configuration once parsing is done: (program_config). */
-typedef doca_error_t (*validation_callback)(void *);
+typedef doca_error_t (*doca_argp_validation_cb_t)(void *);
 
 /** Parameter value types. */
 enum doca_argp_type {
@@ -53,11 +57,11 @@ doca_error_t doca_argp_register_param(struct doca_argp_param *input_param);
 
 /** Replaces the default -v/--version output. */
 DOCA_STABLE
-doca_error_t doca_argp_register_version_callback(callback_func callback);
+doca_error_t doca_argp_register_version_callback(doca_argp_param_cb_t callback);
 
 /** Called with program_config once every parameter was parsed. */
 DOCA_STABLE
-doca_error_t doca_argp_register_validation_callback(validation_callback callback);
+doca_error_t doca_argp_register_validation_callback(doca_argp_validation_cb_t callback);
 
 /** Parses the command line (and the JSON file it names). */
 DOCA_STABLE
@@ -69,7 +73,7 @@ doca_error_t doca_argp_destroy(void);
 
 /** Passes the arguments after "--" to callback. */
 DOCA_STABLE
-void doca_argp_set_dpdk_program(dpdk_callback callback);
+void doca_argp_set_dpdk_program(doca_argp_dpdk_cb_t callback);
 
 /** Adds the --grpc-address flag. */
 DOCA_STABLE
@@ -97,7 +101,7 @@ void doca_argp_param_set_description(struct doca_argp_param *param, const char *
 
 /** The callback receiving the value. */
 DOCA_STABLE
-void doca_argp_param_set_callback(struct doca_argp_param *param, callback_func callback);
+void doca_argp_param_set_callback(struct doca_argp_param *param, doca_argp_param_cb_t callback);
 
 /** The value type. */
 DOCA_STABLE

@@ -56,6 +56,11 @@ fn graphs_on_a_progress_engine() {
 }
 
 #[test]
+fn clock_and_cache_invalidation() {
+    run_both3("clock_advise3");
+}
+
+#[test]
 fn misuse_table_3x() {
     run_both3("misuse3");
 }

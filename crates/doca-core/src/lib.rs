@@ -24,6 +24,7 @@
 //! # Ok::<(), doca_core::Error>(())
 //! ```
 
+pub mod clock;
 pub mod device;
 pub mod error;
 pub mod exec;

@@ -133,6 +133,8 @@ pub mod action {
     pub const SYNC_EVENT_FIRST: u32 = 15 << ACTION_SDK_RANGE;
     /// Erasure coding.
     pub const EC_FIRST: u32 = 17 << ACTION_SDK_RANGE;
+    /// Memory map advice (the task generation's cache invalidation).
+    pub const MMAP_ADVISE_FIRST: u32 = 20 << ACTION_SDK_RANGE;
 }
 
 #[cfg(test)]

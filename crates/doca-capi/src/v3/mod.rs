@@ -8,6 +8,8 @@
 //! functions of the headers it was compiled with. Names only this generation has are
 //! exported as they are.
 
+mod advise;
+mod clock;
 mod core;
 mod dma;
 mod ec;
@@ -19,6 +21,8 @@ mod sha;
 mod sync_event;
 
 pub use self::core::*;
+pub use advise::*;
+pub use clock::*;
 pub use dma::*;
 pub use ec::*;
 pub use graph::*;

@@ -467,6 +467,7 @@ pub fn c_type(t: &str) -> String {
         "log_flush_callback",
         "doca_graph_user_node_cb_t",
         "doca_graph_completion_cb_t",
+        "doca_mmap_advise_task_invalidate_cache_completion_cb_t",
         "doca_dpa_dev_sync_event_t",
         "doca_gpu_dev_sync_event_t",
         "doca_sync_event_remote_t",
@@ -488,6 +489,9 @@ pub fn c_type(t: &str) -> String {
     ];
     // The task generation's Rust names of C structs that share a name with the job
     // generation's.
+    if t == "doca_clock_timespec_t" {
+        return "union doca_clock_timespec_t".into();
+    }
     let t = match t {
         "doca_ctx3" => "doca_ctx",
         "doca_dma3" => "doca_dma",

@@ -93,6 +93,11 @@ pub const JOB_TYPES: &[(&str, u32, Capability)] = &[
     ("ec.create", action::EC_FIRST + 2, Capability::Ec),
     ("ec.update", action::EC_FIRST + 3, Capability::Ec),
     ("ec.recover", action::EC_FIRST + 4, Capability::Ec),
+    (
+        "mmap_advise.invalidate_cache",
+        action::MMAP_ADVISE_FIRST + 1,
+        Capability::Dma,
+    ),
 ];
 
 /// The name and library capability of a job type.

@@ -1,6 +1,7 @@
 //! The DOCA memory subsystem: [`Mmap`], [`Buf`] and lists, [`BufInventory`],
 //! [`BufPool`], [`BufArray`].
 
+pub mod advise;
 mod buf;
 mod buf_array;
 pub(crate) mod export;

@@ -1,0 +1,109 @@
+//! `doca_mmap_advise`: a context whose task invalidates the CPU's cache over a buffer,
+//! so that the CPU sees what a device wrote there. A software device writes through the
+//! CPU, whose caches are coherent: the task checks its buffer and orders the CPU's
+//! later reads after everything written before it completed.
+
+use crate::device::{Capability, Dev, DevInfo};
+use crate::error::{Error, ErrorCode, Result};
+use crate::exec::{Ctx, CtxOps, ExecEnv, JobRecord};
+use crate::types::action;
+
+/// The cache invalidation task's job type.
+pub const JOB_INVALIDATE_CACHE: u32 = action::MMAP_ADVISE_FIRST + 1;
+
+/// Largest buffer one task covers.
+pub const MAX_BUF_SIZE: u64 = 1 << 32;
+
+/// A memory map advice context (`struct doca_mmap_advise`).
+#[derive(Debug, Clone)]
+pub struct MmapAdvise {
+    ctx: Ctx,
+}
+
+impl Default for MmapAdvise {
+    fn default() -> MmapAdvise {
+        MmapAdvise::new()
+    }
+}
+
+impl MmapAdvise {
+    /// `doca_mmap_advise_create` (the device is added to its context).
+    pub fn new() -> MmapAdvise {
+        MmapAdvise {
+            ctx: Ctx::new(AdviseOps),
+        }
+    }
+
+    /// Its context.
+    pub fn as_ctx(&self) -> &Ctx {
+        &self.ctx
+    }
+
+    /// `doca_mmap_advise_cap_task_cache_invalidate_is_supported`.
+    pub fn invalidate_supported(devinfo: &DevInfo) -> Result<()> {
+        devinfo.job_supported(JOB_INVALIDATE_CACHE)
+    }
+
+    /// The record of an invalidation of `buf` (borrowed, as the C face gives it).
+    ///
+    /// # Safety
+    /// `buf` must be a live descriptor until the job completes.
+    pub unsafe fn record_borrowed(
+        buf: *mut crate::memory::BufDesc,
+        user_data: crate::types::Data,
+    ) -> JobRecord {
+        let mut r = JobRecord::new(JOB_INVALIDATE_CACHE, user_data);
+        // SAFETY: the caller's contract.
+        unsafe { r.set_buf_raw(JobRecord::SRC, buf) };
+        r
+    }
+}
+
+struct AdviseOps;
+
+impl CtxOps for AdviseOps {
+    fn name(&self) -> &'static str {
+        "mmap_advise"
+    }
+
+    fn capability(&self) -> Capability {
+        Capability::Dma
+    }
+
+    fn handles(&self, job_type: u32) -> bool {
+        job_type == JOB_INVALIDATE_CACHE
+    }
+
+    fn validate(&self, job: &mut JobRecord, _dev: &Dev) -> Result<()> {
+        let Some(b) = job.buf(JobRecord::SRC) else {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "the cache invalidation needs a buffer",
+            ));
+        };
+        if b.len() as u64 > MAX_BUF_SIZE {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                format!("the buffer is larger than {MAX_BUF_SIZE} bytes"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn execute(&self, job: &mut JobRecord, env: &ExecEnv<'_>) -> Result<()> {
+        let Some(b) = job.buf(JobRecord::SRC) else {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "the cache invalidation needs a buffer",
+            ));
+        };
+        if !b.mmap_has_device(env.dev()) {
+            return Err(Error::with_context(
+                ErrorCode::NotPermitted,
+                "the buffer's mmap was not given access to the context's device (mmap dev_add)",
+            ));
+        }
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+        Ok(())
+    }
+}
