@@ -84,7 +84,13 @@ pub struct doca_task {
     pub(crate) params: [Cell<u64>; 3],
     /// A library object the task refers to (a matrix, ...).
     pub(crate) aux: RefCell<Option<std::sync::Arc<dyn std::any::Any + Send + Sync>>>,
+    /// Its type's callbacks and hooks, as configured when it was taken from the pool
+    /// (the configuration cannot change while a task of the type is taken).
+    conf: Cell<Option<Conf>>,
 }
+
+/// A task type's callbacks and the library's hooks.
+type Conf = (TaskCb, TaskCb, RecordFn, Option<FinishFn>);
 
 impl std::fmt::Debug for doca_task {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -170,6 +176,7 @@ impl doca_ctx3 {
             bufs: [Cell::new(std::ptr::null()), Cell::new(std::ptr::null())],
             params: [Cell::new(0), Cell::new(0), Cell::new(0)],
             aux: RefCell::new(None),
+            conf: Cell::new(None),
         });
         confs.retain(|c| c.task_type != task_type);
         confs.push(TaskConf {
@@ -192,19 +199,17 @@ impl doca_ctx3 {
         init: impl FnOnce(&doca_task) -> Result<()>,
     ) -> Result<*mut doca_task> {
         let confs = self.confs.borrow();
-        let pool = confs
-            .iter()
-            .find(|c| c.task_type == task_type)
-            .and_then(|c| c.pool.as_ref())
-            .ok_or_else(|| {
-                err(
-                    ErrorCode::BadState,
-                    "this task type is not configured: call its *_set_conf before starting the context",
-                )
-            })?;
+        let conf = confs.iter().find(|c| c.task_type == task_type);
+        let pool = conf.and_then(|c| c.pool.as_ref()).ok_or_else(|| {
+            err(
+                ErrorCode::BadState,
+                "this task type is not configured: call its *_set_conf before starting the context",
+            )
+        })?;
         let p = pool.alloc()?;
         // SAFETY: a pool slot just taken: this call has it to itself.
         let t = unsafe { p.as_ref() };
+        t.conf.set(conf.map(|c| (c.ok, c.err, c.record, c.finish)));
         t.user_data.set(user_data);
         t.status.set(DOCA_SUCCESS);
         for b in &t.bufs {
@@ -219,14 +224,6 @@ impl doca_ctx3 {
             return Err(e);
         }
         Ok(p.as_ptr())
-    }
-
-    fn conf_of(&self, task_type: u32) -> Option<(TaskCb, TaskCb, RecordFn, Option<FinishFn>)> {
-        let confs = self.confs.borrow();
-        confs
-            .iter()
-            .find(|c| c.task_type == task_type)
-            .map(|c| (c.ok, c.err, c.record, c.finish))
     }
 
     fn report_state(&self, prev: CtxPhase, next: CtxPhase) {
@@ -340,7 +337,7 @@ fn deliver(p: &doca_pe, ev: PeEvent) {
             let t = unsafe { &*task };
             // SAFETY: a task's context outlives its pool.
             let ctx = unsafe { &*t.ctx };
-            let Some((ok, err_cb, _, finish)) = ctx.conf_of(t.task_type) else {
+            let Some((ok, err_cb, _, finish)) = t.conf.get() else {
                 return;
             };
             if let Some(f) = finish {
@@ -506,8 +503,9 @@ fn submit(task: *mut doca_task) -> Result<()> {
     let t = unsafe { handle(task, "task") }?;
     // SAFETY: a task's context outlives its pool.
     let ctx = unsafe { &*t.ctx };
-    let (_, _, record, _) = ctx
-        .conf_of(t.task_type)
+    let (_, _, record, _) = t
+        .conf
+        .get()
         .ok_or_else(|| invalid("task type is not configured on its context"))?;
     // SAFETY: the task's inputs are handles the program keeps alive while it is in
     // flight (the C contract).
@@ -536,10 +534,9 @@ pub(crate) unsafe fn task_record(task: *mut doca_task, ctx: *const doca_ctx3) ->
             "the task is not of the node's context",
         ));
     }
-    // SAFETY: a task's context outlives its pool.
-    let c = unsafe { &*t.ctx };
-    let (_, _, record, _) = c
-        .conf_of(t.task_type)
+    let (_, _, record, _) = t
+        .conf
+        .get()
         .ok_or_else(|| invalid("task type is not configured on its context"))?;
     // SAFETY: the task's inputs are handles the program keeps alive while it is in
     // flight (the C contract).
