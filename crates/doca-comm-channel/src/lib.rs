@@ -1101,7 +1101,14 @@ impl Endpoint {
                 libc::MSG_PEEK | libc::MSG_TRUNC
             };
         // SAFETY: buf is valid for writes of its length.
-        let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), flags) };
+        let mut n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), flags) };
+        if n < 0 && errno() == libc::ECONNRESET {
+            // The peer closed with messages of ours unread: the kernel reports that once,
+            // ahead of the messages the peer sent before closing. Those are still queued
+            // here and come first; the end of the connection is reported after them.
+            // SAFETY: as above.
+            n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), flags) };
+        }
         if n < 0 {
             return match errno() {
                 libc::EAGAIN | libc::EINTR => Ok(None),

@@ -450,3 +450,41 @@ fn a_service_accepts_at_most_its_connections_and_its_service_channel_wakes() {
     assert!(refused, "the 65th client was not turned away");
     assert_eq!(server.peers().len(), max);
 }
+
+/// A reply sent just before the service goes (with a message of the client's still
+/// unread there) reaches the client before the end of the connection does.
+#[test]
+fn a_message_sent_before_the_peer_closes_comes_before_the_close() {
+    let dpu = device("dpu", "0000:03:00.0");
+    for round in 0..50 {
+        let n = name(&format!("close{round}"));
+        let mut s = Endpoint::new();
+        s.set_device(&dpu).unwrap();
+        s.set_device_rep(&rep(&dpu, "0000:3b:00.0")).unwrap();
+        s.listen(&n).unwrap();
+        let (mut c, server) = client(&n);
+        send(&mut c, b"one", server);
+        send(&mut c, b"two", server);
+        let mut buf = [0u8; 64];
+        let from = loop {
+            match s.recvfrom(&mut buf) {
+                Ok((_, from)) => break from,
+                Err((e, _)) if e.code() == ErrorCode::Again => {
+                    std::thread::sleep(Duration::from_micros(100))
+                }
+                Err((e, _)) => panic!("{e}"),
+            }
+        };
+        while let Err(e) = s.sendto(b"reply", from) {
+            assert_eq!(e.code(), ErrorCode::Again);
+        }
+        drop(s);
+        let got = recv(&mut c, &mut buf).map(|(k, _)| buf[..k].to_vec());
+        assert_eq!(got, Ok(b"reply".to_vec()), "round {round}");
+        assert_eq!(
+            recv(&mut c, &mut buf).unwrap_err(),
+            ErrorCode::NotConnected,
+            "round {round}"
+        );
+    }
+}
