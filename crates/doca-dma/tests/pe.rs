@@ -356,3 +356,124 @@ fn dropping_the_engine_leaves_its_contexts_idle_and_destroyable() {
     let ctx: Ctx = dma.as_ctx().clone();
     ctx.dev_rm(&dev).unwrap();
 }
+
+/// What a program may do to an engine and a context, in any order.
+#[derive(Debug, Clone)]
+enum Op {
+    Submit(usize),
+    Progress,
+    Stop,
+    Start,
+    Take,
+    Give,
+}
+
+fn op() -> impl proptest::strategy::Strategy<Value = Op> {
+    use proptest::prelude::*;
+    prop_oneof![
+        (1usize..4).prop_map(Op::Submit),
+        Just(Op::Progress),
+        Just(Op::Progress),
+        Just(Op::Stop),
+        Just(Op::Start),
+        Just(Op::Take),
+        Just(Op::Give),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Any sequence of submissions, progress, stops, starts and task pool use keeps the
+    /// rules: submissions only while running, every accepted task completes exactly
+    /// once, a stop is `Ok` exactly when nothing is in flight or taken, and a stopping
+    /// context becomes idle once that holds and the engine progresses.
+    #[test]
+    fn any_sequence_keeps_the_life_cycle_rules(ops in proptest::collection::vec(op(), 1..40), threads in 0u32..3) {
+        let dev = device(if threads == 1 { 0 } else { threads });
+        let e = env(&dev);
+        let pe = Pe::new().unwrap();
+        let dma = dma_on(&pe, &dev, 16);
+        let pool: TaskPool<u8> = TaskPool::new(dma.as_ctx(), 2, |_| 0);
+        let mut taken = Vec::new();
+        let mut next = 0u64;
+        let mut outstanding = std::collections::BTreeSet::new();
+        let mut deliver = |ev: PeEvent, outstanding: &mut std::collections::BTreeSet<u64>| {
+            if let PeEvent::Task(c) = ev {
+                assert!(outstanding.remove(&c.record.user_data.u64()), "completed twice or never submitted");
+            }
+        };
+        for op in ops {
+            let phase = dma.as_ctx().phase();
+            match op {
+                Op::Submit(n) => {
+                    for _ in 0..n {
+                        if outstanding.len() >= 16 {
+                            break;
+                        }
+                        let i = (next % 64) as usize;
+                        let (src, dst) = e.pair(i, 64, 1);
+                        let r = pe.submit(dma.as_ctx(), MemcpyJob::new(src, dst, next).into_record());
+                        if phase == CtxPhase::Running {
+                            r.map_err(|(e, _)| e).unwrap();
+                            outstanding.insert(next);
+                        } else {
+                            proptest::prop_assert_eq!(r.unwrap_err().0.code(), ErrorCode::BadState);
+                        }
+                        next += 1;
+                    }
+                }
+                Op::Progress => {
+                    pe.progress(|ev| deliver(ev, &mut outstanding));
+                }
+                Op::Stop => {
+                    let r = pe.stop_ctx(dma.as_ctx());
+                    match phase {
+                        CtxPhase::Idle => proptest::prop_assert!(r.is_ok()),
+                        _ => {
+                            let busy = pe.ctx_inflight(dma.as_ctx()) > 0 || !taken.is_empty();
+                            match r {
+                                Ok(()) => proptest::prop_assert!(!busy),
+                                Err(e) => {
+                                    proptest::prop_assert_eq!(e.code(), ErrorCode::InProgress);
+                                    proptest::prop_assert!(busy);
+                                }
+                            }
+                        }
+                    }
+                }
+                Op::Start => {
+                    let r = pe.start_ctx(dma.as_ctx());
+                    proptest::prop_assert_eq!(r.is_ok(), phase == CtxPhase::Idle);
+                }
+                Op::Take => {
+                    match pool.alloc() {
+                        Ok(p) => {
+                            proptest::prop_assert_eq!(phase, CtxPhase::Running);
+                            taken.push(p);
+                        }
+                        Err(e) => proptest::prop_assert!(
+                            phase != CtxPhase::Running || e.code() == ErrorCode::NoMemory
+                        ),
+                    }
+                }
+                Op::Give => {
+                    if let Some(p) = taken.pop() {
+                        pool.free(p.as_ptr()).unwrap();
+                    }
+                }
+            }
+        }
+        // Everything comes back, and the context stops.
+        for p in taken.drain(..) {
+            pool.free(p.as_ptr()).unwrap();
+        }
+        let _ = pe.stop_ctx(dma.as_ctx());
+        let end = Instant::now() + Duration::from_secs(10);
+        while !outstanding.is_empty() || dma.as_ctx().phase() != CtxPhase::Idle {
+            pe.progress(|ev| deliver(ev, &mut outstanding));
+            proptest::prop_assert!(Instant::now() < end, "never settled");
+        }
+        proptest::prop_assert_eq!(pe.inflight(), 0);
+    }
+}

@@ -222,14 +222,14 @@ impl Pe {
     }
 
     /// `doca_ctx_stop` of a connected context: `Ok` when it is idle now (also when it
-    /// already was); `InProgress` while tasks are in flight or taken from its pools (it
-    /// is `Stopping`, and a later [`progress`](Pe::progress) reports it idle).
+    /// already was, or when a stop asked earlier has nothing left to wait for);
+    /// `InProgress` while tasks are in flight or taken from its pools (it is `Stopping`,
+    /// and a later [`progress`](Pe::progress) reports it idle).
     pub fn stop_ctx(&self, ctx: &Ctx) -> Result<()> {
         self.check_connected(ctx)?;
         let mut inner = self.inner();
         match ctx.phase() {
-            CtxPhase::Running => {}
-            CtxPhase::Stopping => return Err(stopping(&inner, ctx)),
+            CtxPhase::Running | CtxPhase::Stopping => {}
             CtxPhase::Idle => return Ok(()),
             CtxPhase::Starting => {
                 return Err(Error::with_context(
