@@ -398,7 +398,7 @@ proptest::proptest! {
         let mut taken = Vec::new();
         let mut next = 0u64;
         let mut outstanding = std::collections::BTreeSet::new();
-        let mut deliver = |ev: PeEvent, outstanding: &mut std::collections::BTreeSet<u64>| {
+        let deliver = |ev: PeEvent, outstanding: &mut std::collections::BTreeSet<u64>| {
             if let PeEvent::Task(c) = ev {
                 assert!(outstanding.remove(&c.record.user_data.u64()), "completed twice or never submitted");
             }
