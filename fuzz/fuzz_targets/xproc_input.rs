@@ -41,7 +41,8 @@ fn world() -> &'static World {
         let dpu = device("dpu");
         let mut mmap = Mmap::new();
         // Shared memory: mutated descriptors also reach the code that maps it.
-        mmap.set_memory(doca_core::SharedMemory::new(4096).unwrap()).unwrap();
+        mmap.set_memory(doca_core::SharedMemory::new(4096).unwrap())
+            .unwrap();
         mmap.set_permissions(AccessFlags::DPU_READ_WRITE | AccessFlags::RDMA_WRITE)
             .unwrap();
         mmap.dev_add(&host).unwrap();
@@ -125,7 +126,12 @@ fn stranger(data: &[u8]) {
         let len = std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t;
         if libc::connect(fd, (&raw const a).cast(), len) == 0 {
             for p in data.split(|&b| b == 0xff) {
-                libc::send(fd, p.as_ptr().cast(), p.len(), libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT);
+                libc::send(
+                    fd,
+                    p.as_ptr().cast(),
+                    p.len(),
+                    libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT,
+                );
             }
         }
         let mut buf = [0u8; 64];
