@@ -93,8 +93,10 @@ pub unsafe extern "C" fn doca_graph_create(
     graph: *mut *mut doca_graph3,
 ) -> doca_error_t {
     ffi(|| {
-        // SAFETY: NULL or a live engine (it outlives its graphs: the program's contract).
-        unsafe { handle(pe, "pe") }?;
+        // SAFETY: NULL or a live engine (it cannot be destroyed while graphs exist).
+        let p = unsafe { handle(pe, "pe") }?;
+        out_ptr(graph, "graph")?;
+        p.graphs.set(p.graphs.get() + 1);
         new_handle(graph, "graph", || {
             Ok(doca_graph3 {
                 graph: Graph::new(),
@@ -127,8 +129,9 @@ pub unsafe extern "C" fn doca_graph_destroy(graph: *mut doca_graph3) -> doca_err
                 ),
             ));
         }
+        let pe = g.pe;
         // SAFETY: a live boxed handle, destroyed in place or kept.
-        unsafe {
+        let r = unsafe {
             destroy_in_place(graph, "graph", |g: doca_graph3| {
                 let doca_graph3 {
                     graph,
@@ -158,7 +161,13 @@ pub unsafe extern "C" fn doca_graph_destroy(graph: *mut doca_graph3) -> doca_err
                     )
                 })
             })
+        };
+        if r.is_ok() {
+            // SAFETY: the engine outlives its graphs (its destroy is refused until then).
+            let p = unsafe { &*pe };
+            p.graphs.set(p.graphs.get() - 1);
         }
+        r
     })
 }
 

@@ -17,6 +17,8 @@ pub struct doca_pe {
     pub(crate) pe: Pe,
     /// The contexts connected here, for their state-changed callbacks.
     ctxs: RefCell<Vec<*const doca_ctx3>>,
+    /// Graphs created on this engine and not destroyed yet.
+    pub(crate) graphs: Cell<u32>,
 }
 
 impl std::fmt::Debug for doca_pe {
@@ -285,6 +287,7 @@ pub unsafe extern "C" fn doca_pe_create(pe: *mut *mut doca_pe) -> doca_error_t {
             Ok(doca_pe {
                 pe: Pe::new()?,
                 ctxs: RefCell::new(Vec::new()),
+                graphs: Cell::new(0),
             })
         })
     })
@@ -301,6 +304,15 @@ pub unsafe extern "C" fn doca_pe_destroy(pe: *mut doca_pe) -> doca_error_t {
             return Err(err(
                 ErrorCode::InUse,
                 format!("{n} context(s) are still connected; destroy them first"),
+            ));
+        }
+        if p.graphs.get() > 0 {
+            return Err(err(
+                ErrorCode::InUse,
+                format!(
+                    "{} graph(s) run on this engine; destroy them first",
+                    p.graphs.get()
+                ),
             ));
         }
         // SAFETY: a live boxed handle, freed once.

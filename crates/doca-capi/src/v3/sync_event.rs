@@ -59,12 +59,12 @@ pub unsafe extern "C" fn doca_sync_event_create_from_export(
 #[unsafe(export_name = "doca3__sync_event_destroy")]
 pub unsafe extern "C" fn doca_sync_event_destroy(event: *mut doca_sync_event3) -> doca_error_t {
     ffi(|| {
-        // SAFETY: NULL or a live boxed handle, destroyed in place or kept.
+        // The context leaves its engine where it lives (the engine knows it by address).
+        // SAFETY: NULL or a live handle.
+        unsafe { handle(event, "event") }?.ctx.release()?;
+        // SAFETY: a live boxed handle, destroyed in place or kept.
         unsafe {
             destroy_in_place(event, "event", |h: doca_sync_event3| {
-                if let Err(e) = h.ctx.release() {
-                    return Err((h, e));
-                }
                 let Lib3 { lib, ctx } = h;
                 lib.destroy().map_err(|(lib, e)| (Lib3 { lib, ctx }, e))
             })

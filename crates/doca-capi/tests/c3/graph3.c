@@ -163,7 +163,6 @@ int main(void)
 		CHECK(doca_buf_dec_refcount(in[i].c_buf, NULL));
 	}
 	CHECK(doca_graph_stop(graph));
-	CHECK(doca_graph_destroy(graph));
 	/* Inside a graph, a failed node fails its instance; its context keeps running. */
 	{
 		enum doca_ctx_states st;
@@ -175,6 +174,9 @@ int main(void)
 	}
 	CHECK(doca_dma_destroy(dma1));
 	CHECK(doca_dma_destroy(dma2));
+	/* The engine cannot go while a graph runs on it. */
+	EXPECT_ERR(doca_pe_destroy(pe), DOCA_ERROR_IN_USE);
+	CHECK(doca_graph_destroy(graph));
 	CHECK(doca_pe_destroy(pe));
 	mem_close(&m);
 	CHECK(doca_dev_close(dev));
