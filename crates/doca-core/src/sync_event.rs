@@ -879,7 +879,13 @@ impl SyncEventJob {
 
     /// The value a completed get job read, or the value before a completed add job.
     pub fn result_value(c: &crate::exec::Completion) -> u64 {
-        c.record.params[2]
+        SyncEventJob::record_value(&c.record)
+    }
+
+    /// [`result_value`](SyncEventJob::result_value) from the job's record (a graph
+    /// node's, say).
+    pub fn record_value(r: &JobRecord) -> u64 {
+        r.params[2]
     }
 }
 

@@ -615,12 +615,14 @@ pub(crate) fn deliver_instance(c: doca_core::Completion) {
     // SAFETY: the graph outlives its instances.
     let g = unsafe { &*h.graph };
     for (i, t) in h.tasks.iter().enumerate().filter(|(_, t)| !t.is_null()) {
+        let node = g.nodes[i].node;
         let status = inst
-            .node_result(g.nodes[i].node)
+            .node_result(node)
             .map(|r| r as doca_error_t)
             .unwrap_or(ErrorCode::Unexpected as doca_error_t);
+        let record = inst.node_record(node).ok().flatten();
         // SAFETY: tasks the program gave the instance.
-        unsafe { super::pe::task_set_done(*t, status) };
+        unsafe { super::pe::task_set_done(*t, status, record) };
     }
     h.inst = Some(inst);
     let cb = if failed { g.err.get() } else { g.ok.get() };

@@ -8,7 +8,7 @@ use crate::{
     invalid, new_handle, out_ptr, put,
 };
 use doca_core::exec::{CtxPhase, Pe, PeEvent, TaskPool};
-use doca_core::{Completion, Ctx, Data, ErrorCode, JobRecord};
+use doca_core::{Ctx, Data, ErrorCode, JobRecord};
 use std::cell::{Cell, RefCell};
 use std::ffi::c_int;
 
@@ -45,9 +45,10 @@ pub type doca_notification_handle_t = c_int;
 /// What a library does with its tasks: builds the job record a task describes.
 pub(crate) type RecordFn = unsafe fn(&doca_task, Data) -> Result<JobRecord>;
 
-/// What a library does when one of its tasks completed, before the callback runs:
-/// writes results the task promises (values read, state of a partial hash).
-pub(crate) type FinishFn = unsafe fn(&doca_task, &Completion);
+/// What a library does when one of its tasks completed (`failed` or not), before the
+/// callback runs: writes results the task promises (values read, state of a partial
+/// hash) from the job record it ran as.
+pub(crate) type FinishFn = unsafe fn(&doca_task, &JobRecord, bool);
 
 /// One task type of a context: its callbacks, its pool, and how to make its records.
 pub(crate) struct TaskConf {
@@ -354,7 +355,7 @@ fn deliver(p: &doca_pe, ev: PeEvent) {
             };
             if let Some(f) = finish {
                 // SAFETY: the library's own hook, on its task and completion.
-                unsafe { f(t, &c) };
+                unsafe { f(t, &c.record, c.error.is_some()) };
             }
             // The record's buffer references go before the program sees the task.
             drop(c);
@@ -566,13 +567,23 @@ pub(crate) unsafe fn task_set_submitted(task: *mut doca_task) {
         .set(ErrorCode::InProgress as doca_error_t);
 }
 
-/// A graph's task completed with `status`.
+/// A graph's task completed with `status`, as the job `record` (when it ran): the
+/// library's hook writes what the task promises.
 ///
 /// # Safety
 /// `task` is a live task.
-pub(crate) unsafe fn task_set_done(task: *mut doca_task, status: doca_error_t) {
+pub(crate) unsafe fn task_set_done(
+    task: *mut doca_task,
+    status: doca_error_t,
+    record: Option<&JobRecord>,
+) {
     // SAFETY: the caller's contract.
-    unsafe { &*task }.status.set(status);
+    let t = unsafe { &*task };
+    if let (Some(rec), Some((_, _, _, Some(f)))) = (record, t.conf.get()) {
+        // SAFETY: the library's own hook, on its task and the record it ran as.
+        unsafe { f(t, rec, status != DOCA_SUCCESS) };
+    }
+    t.status.set(status);
 }
 
 /// `doca_task_submit`.

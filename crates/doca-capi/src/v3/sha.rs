@@ -7,7 +7,7 @@ use crate::dev::{doca_dev, doca_devinfo};
 use crate::libs::{devinfo_query, devinfo_value};
 use crate::mem::doca_buf;
 use crate::{Result, doca_data, doca_error_t, err, ffi, ffi_value, handle, invalid, out_ptr, put};
-use doca_core::{BufDesc, Completion, Data, ErrorCode, JobRecord};
+use doca_core::{BufDesc, Data, ErrorCode, JobRecord};
 use doca_sha::{
     JOB_SHA1, JOB_SHA1_PARTIAL, MAX_LIST_ELEMENTS, MAX_SRC_BUFFER_SIZE, PartialSession, Sha,
     ShaAlgo, ShaJob, ShaPartialJob,
@@ -201,9 +201,9 @@ unsafe fn partial_record(t: &doca_task, ud: Data) -> Result<JobRecord> {
 
 /// A partial segment completed: after the final one the destination holds the digest
 /// and the task may start again.
-unsafe fn partial_finish(t: &doca_task, c: &Completion) {
+unsafe fn partial_finish(t: &doca_task, _record: &JobRecord, failed: bool) {
     let flags = t.params[1].get();
-    if c.error.is_some() {
+    if failed {
         if let Ok(s) = session(t) {
             s.reset();
         }

@@ -12,7 +12,7 @@ use crate::{
 };
 use doca_core::exec::Job;
 use doca_core::sync_event::{JOB_GET, JOB_UPDATE_ADD, JOB_UPDATE_SET, JOB_WAIT_EQ, JOB_WAIT_GT};
-use doca_core::{Completion, Data, ErrorCode, JobRecord, SyncEvent, SyncEventJob};
+use doca_core::{Data, ErrorCode, JobRecord, SyncEvent, SyncEventJob};
 
 /// `struct doca_sync_event`.
 pub type doca_sync_event3 = Lib3<SyncEvent>;
@@ -273,12 +273,12 @@ unsafe fn wait_eq_record(t: &doca_task, ud: Data) -> Result<JobRecord> {
 }
 
 /// Writes a get or notify_add task's value where the program asked.
-unsafe fn write_result(t: &doca_task, c: &Completion) {
+unsafe fn write_result(t: &doca_task, record: &JobRecord, failed: bool) {
     let p = t.params[2].get() as usize as *mut u64;
-    if c.error.is_none() && !p.is_null() {
+    if !failed && !p.is_null() {
         // SAFETY: the program's pointer, valid while the task is in flight (the C
         // contract of the task's ret_val_ptr / fetched_val_ptr).
-        unsafe { p.write(SyncEventJob::result_value(c)) };
+        unsafe { p.write(SyncEventJob::record_value(record)) };
     }
 }
 

@@ -1,5 +1,6 @@
 /* Sync event tasks on a progress engine (get, notify_set, notify_add, wait_gt, wait_eq),
  * a stop that flushes a wait that never ends, and the synchronous calls. */
+#include <doca_graph.h>
 #include <doca_sync_event.h>
 
 #include "common3.h"
@@ -45,6 +46,16 @@ CB(set, doca_sync_event_task_notify_set)
 CB(add, doca_sync_event_task_notify_add)
 CB(gt, doca_sync_event_task_wait_gt)
 CB(eq, doca_sync_event_task_wait_eq)
+
+static int graphs_done;
+
+static void graph_cb(struct doca_graph_instance *gi, union doca_data iud, union doca_data gud)
+{
+	(void)gi;
+	(void)iud;
+	(void)gud;
+	graphs_done++;
+}
 
 static void progress_until(struct doca_pe *pe, struct run *r, int target)
 {
@@ -124,6 +135,34 @@ int main(void)
 	CHECK(doca_task_submit(doca_sync_event_task_notify_set_as_doca_task(set)));
 	progress_until(pe, &r, 6);
 	ASSERT(r.failed == 0);
+
+	/* In a graph, a get task still writes the value where its pointer says. */
+	{
+		struct doca_graph *graph;
+		struct doca_graph_node *node;
+		struct doca_graph_instance *gi;
+		uint64_t in_graph = 0;
+		long spins = 0;
+
+		CHECK(doca_graph_create(pe, &graph));
+		CHECK(doca_graph_node_create_from_ctx(graph, r.ctx, &node));
+		CHECK(doca_graph_set_conf(graph, graph_cb, graph_cb, 1));
+		CHECK(doca_graph_start(graph));
+		CHECK(doca_graph_instance_create(graph, &gi));
+		CHECK(doca_sync_event_task_get_alloc_init(se, &in_graph, tud, &get));
+		CHECK(doca_graph_instance_set_ctx_node_data(gi, node, doca_sync_event_task_get_as_doca_task(get)));
+		CHECK(doca_graph_instance_submit(gi));
+		while (graphs_done == 0) {
+			(void)doca_pe_progress(pe);
+			ASSERT(++spins < 100000000L);
+		}
+		ASSERT(in_graph == 10);
+		ASSERT(doca_task_get_status(doca_sync_event_task_get_as_doca_task(get)) == DOCA_SUCCESS);
+		doca_task_free(doca_sync_event_task_get_as_doca_task(get));
+		CHECK(doca_graph_instance_destroy(gi));
+		CHECK(doca_graph_stop(graph));
+		CHECK(doca_graph_destroy(graph));
+	}
 
 	/* A wait that can never end is refused; one that does not end yet is flushed by a stop. */
 	CHECK(doca_sync_event_task_wait_eq_alloc_init(se, 0x100, 0xff, tud, &eq));
