@@ -62,7 +62,7 @@ doca_error_t doca_pe_get_notification_handle(const struct doca_pe *pe, doca_noti
 DOCA_STABLE
 doca_error_t doca_pe_request_notification(struct doca_pe *pe);
 
-/** Clears the handle after waking, before progressing. */
+/** Clears the engine's handle after waking, before progressing (the handle given is not checked). */
 DOCA_STABLE
 doca_error_t doca_pe_clear_notification(struct doca_pe *pe, doca_notification_handle_t handle);
 

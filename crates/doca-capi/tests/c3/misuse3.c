@@ -125,7 +125,8 @@ int main(void)
 	/* The notification handle. */
 	CASE(doca_pe_get_notification_handle(pe, NULL), DOCA_ERROR_INVALID_VALUE);
 	CHECK(doca_pe_get_notification_handle(pe, &h));
-	CASE(doca_pe_clear_notification(pe, h + 1), DOCA_ERROR_INVALID_VALUE);
+	CHECK(doca_pe_clear_notification(pe, h));
+	CASE(doca_pe_clear_notification(NULL, h), DOCA_ERROR_INVALID_VALUE);
 	CASE(doca_pe_set_event_mode(pe, (enum doca_pe_event_mode)9), DOCA_ERROR_INVALID_VALUE);
 	CHECK(doca_pe_set_event_mode(pe, DOCA_PE_EVENT_MODE_PROGRESS_ALL));
 

@@ -337,7 +337,8 @@ int main(void)
 				;
 			ASSERT(++rounds < 100000);
 		}
-		EXPECT_ERR(doca_pe_clear_notification(pe, h + 1000), DOCA_ERROR_INVALID_VALUE);
+		/* DOCA's event sample clears with 0: the engine's own handle is cleared. */
+		CHECK(doca_pe_clear_notification(pe, 0));
 		close(ep);
 	}
 	CHECK(doca_ctx_get_num_inflight_tasks(r2.ctx, &n));

@@ -378,9 +378,12 @@ impl Pe {
         self.inner().wq.event_handle_arm()
     }
 
-    /// `doca_pe_clear_notification`: `InvalidValue` for another handle.
-    pub fn clear_notification(&self, handle: RawFd) -> Result<()> {
-        self.inner().wq.event_handle_clear(handle)
+    /// `doca_pe_clear_notification`: clears the engine's own handle. The handle given
+    /// is not checked: DOCA's own event sample passes 0 there.
+    pub fn clear_notification(&self, _handle: RawFd) -> Result<()> {
+        let mut inner = self.inner();
+        let own = inner.wq.event_handle()?;
+        inner.wq.event_handle_clear(own)
     }
 
     /// `doca_pe_destroy`: refused with `InUse` (the engine comes back) while contexts
