@@ -209,12 +209,7 @@ fn headers_compile_as_cpp() {
     let p = prefix();
     let src = scratch().join("all.cpp");
     let mut text = String::new();
-    for h in headers("include") {
-        text.push_str(&format!(
-            "#include <{}>\n",
-            h.file_name().unwrap().to_str().unwrap()
-        ));
-    }
+    text.push_str(&include_all("include"));
     text.push_str(
         "DOCA_LOG_REGISTER(CPP);\nint main() { DOCA_LOG_INFO(\"x %d\", 1); return 0; }\n",
     );
@@ -295,23 +290,12 @@ fn headers_and_rust_declare_the_same_functions() {
 fn header_prototypes_match_rust_signatures() {
     let p = prefix();
     let mut text = String::from("#include <stdbool.h>\n#include <stdint.h>\n#include <stdio.h>\n");
-    for h in headers("include") {
-        text.push_str(&format!(
-            "#include <{}>\n",
-            h.file_name().unwrap().to_str().unwrap()
-        ));
-    }
+    text.push_str(&include_all("include"));
     for f in rust_functions(is_v22) {
         if f.name == "doca_capi_log_text" || f.name == "doca_capi_build_role_set" {
             continue;
         }
-        let params: Vec<String> = f.params.iter().map(|t| c_type(t)).collect();
-        let params = if params.is_empty() {
-            "void".to_owned()
-        } else {
-            params.join(", ")
-        };
-        text.push_str(&format!("{} {}({});\n", c_type(&f.ret), f.name, params));
+        text.push_str(&c_prototype(&f));
     }
     let src = scratch().join("shadow.c");
     std::fs::create_dir_all(src.parent().unwrap()).unwrap();
@@ -330,12 +314,7 @@ fn header_prototypes_match_rust_signatures() {
 #[test]
 fn every_declared_function_is_exported() {
     let mut text = String::from("#include <stddef.h>\n");
-    for h in headers("include") {
-        text.push_str(&format!(
-            "#include <{}>\n",
-            h.file_name().unwrap().to_str().unwrap()
-        ));
-    }
+    text.push_str(&include_all("include"));
     let names = header_functions("include");
     text.push_str("static void *const fns[] = {\n");
     for n in &names {

@@ -109,24 +109,13 @@ fn headers_and_rust_declare_the_same_functions_3x() {
 fn header_prototypes_match_rust_signatures_3x() {
     let p = prefix();
     let mut text = String::from("#include <stdbool.h>\n#include <stdint.h>\n#include <stdio.h>\n");
-    for h in headers("include3") {
-        text.push_str(&format!(
-            "#include <{}>\n",
-            h.file_name().unwrap().to_str().unwrap()
-        ));
-    }
+    text.push_str(&include_all("include3"));
     let mut n = 0;
     for f in rust_functions(is_v3) {
         if f.name == "doca_capi_log_text3" {
             continue;
         }
-        let params: Vec<String> = f.params.iter().map(|t| c_type(t)).collect();
-        let params = if params.is_empty() {
-            "void".to_owned()
-        } else {
-            params.join(", ")
-        };
-        text.push_str(&format!("{} {}({});\n", c_type(&f.ret), f.name, params));
+        text.push_str(&c_prototype(&f));
         n += 1;
     }
     assert!(n > 60, "only {n} functions");
@@ -148,12 +137,7 @@ fn header_prototypes_match_rust_signatures_3x() {
 #[test]
 fn every_declared_function_is_exported_3x() {
     let mut text = String::from("#include <stddef.h>\n");
-    for h in headers("include3") {
-        text.push_str(&format!(
-            "#include <{}>\n",
-            h.file_name().unwrap().to_str().unwrap()
-        ));
-    }
+    text.push_str(&include_all("include3"));
     let names = header_functions("include3");
     text.push_str("static void *const fns[] = {\n");
     for n in &names {
@@ -172,12 +156,7 @@ fn every_declared_function_is_exported_3x() {
         .args(["-Wno-pedantic", "-o"])
         .arg(&bin)
         .arg(&src)
-        .args(pkg_config(
-            &["--cflags", "--libs"]
-                .into_iter()
-                .chain(modules.split_whitespace())
-                .collect::<Vec<_>>(),
-        ))
+        .args(pkg_flags(modules))
         .output()
         .unwrap();
     check(&out, "linking every declared 3.x function");
@@ -210,12 +189,7 @@ fn headers_compile_as_cpp_3x() {
     let src = scratch().join("all3.cpp");
     std::fs::create_dir_all(src.parent().unwrap()).unwrap();
     let mut text = String::new();
-    for h in headers("include3") {
-        text.push_str(&format!(
-            "#include <{}>\n",
-            h.file_name().unwrap().to_str().unwrap()
-        ));
-    }
+    text.push_str(&include_all("include3"));
     text.push_str(
         "DOCA_LOG_REGISTER(CPP);\nint main() { DOCA_LOG_INFO(\"x %d\", 1); return 0; }\n",
     );

@@ -179,9 +179,12 @@ impl Clock {
                 format!("{nic:?} is not a NIC clock"),
             ));
         }
-        // Probe both first, so that a refusal comes before any reading.
-        self.timestamp(primary)?;
-        self.timestamp(nic)?;
+        // Refusals come before any reading.
+        for t in [primary, nic] {
+            if t.is_nic() {
+                nic_clock_supported(&self.info, t)?;
+            }
+        }
         let before = self.timestamp(primary)?;
         let n = self.timestamp(nic)?;
         let after = self.timestamp(primary)?;

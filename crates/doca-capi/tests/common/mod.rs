@@ -82,12 +82,7 @@ pub fn compile(src: &Path, name: &str, module: &str) -> PathBuf {
         .arg(src)
         .arg("-o")
         .arg(&bin)
-        .args(pkg_config(
-            &["--cflags", "--libs"]
-                .into_iter()
-                .chain(module.split_whitespace())
-                .collect::<Vec<_>>(),
-        ));
+        .args(pkg_flags(module));
     check(
         &c.output().unwrap(),
         &format!("compiling {}", src.display()),
@@ -309,6 +304,35 @@ pub fn headers(dir: &str) -> Vec<PathBuf> {
         .collect();
     v.sort();
     v
+}
+
+/// `#include` lines for every header of `dir`.
+pub fn include_all(dir: &str) -> String {
+    headers(dir)
+        .iter()
+        .map(|h| format!("#include <{}>\n", h.file_name().unwrap().to_str().unwrap()))
+        .collect()
+}
+
+/// The C prototype of a Rust `extern "C"` function.
+pub fn c_prototype(f: &RustFn) -> String {
+    let params: Vec<String> = f.params.iter().map(|t| c_type(t)).collect();
+    let params = if params.is_empty() {
+        "void".to_owned()
+    } else {
+        params.join(", ")
+    };
+    format!("{} {}({});\n", c_type(&f.ret), f.name, params)
+}
+
+/// `pkg-config --cflags --libs` of the space-separated `modules`.
+pub fn pkg_flags(modules: &str) -> Vec<String> {
+    pkg_config(
+        &["--cflags", "--libs"]
+            .into_iter()
+            .chain(modules.split_whitespace())
+            .collect::<Vec<_>>(),
+    )
 }
 
 /// The functions the headers of `dir` declare: the declarations after a marker line
