@@ -31,6 +31,8 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
 
+pub mod comch;
+
 /// Longest service name (`doca_comm_channel_get_max_service_name_len`), in bytes,
 /// without the terminating NUL.
 pub const MAX_SERVICE_NAME_LEN: u32 = 120;
@@ -47,6 +49,7 @@ const DEFAULT_MSG_SIZE: u16 = 4080;
 const DEFAULT_QUEUE_SIZE: u16 = 16;
 const HELLO_MAGIC: &[u8; 8] = b"DOCASWCC";
 const HELLO_VERSION: u16 = 1;
+const COMCH_VERSION: u16 = 2;
 const HELLO_MAX: usize = 8 + 2 + 2 + 4 + 2 + MAX_SERVICE_NAME_LEN as usize;
 
 fn invalid(msg: impl Into<std::borrow::Cow<'static, str>>) -> Error {
@@ -371,6 +374,12 @@ pub struct Endpoint {
     hot: Option<u64>,
     /// Receives in a row that found nothing at the hot peer.
     misses: u32,
+    /// The protocol spoken: [`HELLO_VERSION`] for the comm channel, [`COMCH_VERSION`]
+    /// for comch (its services are others, even with the same name).
+    proto: u16,
+    /// Peers whose connection came up and that nobody was told about yet (comch reports
+    /// them as connection events).
+    joined: Vec<u64>,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -485,7 +494,7 @@ fn runtime_dir() -> Result<PathBuf> {
     Ok(dir)
 }
 
-fn check_name(name: &str) -> Result<()> {
+pub(crate) fn check_name(name: &str) -> Result<()> {
     if name.is_empty() || name.len() > MAX_SERVICE_NAME_LEN as usize {
         return Err(invalid(format!(
             "a service name is 1 to {MAX_SERVICE_NAME_LEN} bytes; '{name}' is {}",
@@ -500,18 +509,21 @@ fn check_name(name: &str) -> Result<()> {
 
 /// The socket of service `name` listened for with the representor of host function
 /// `pci`: the name is hashed, so that any name fits a socket path.
-fn service_path(pci: &str, name: &str) -> Result<PathBuf> {
+fn service_path(pci: &str, name: &str, proto: u16) -> Result<PathBuf> {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    if proto != HELLO_VERSION {
+        h = (h ^ u64::from(proto)).wrapping_mul(0x0100_0000_01b3);
+    }
     for &b in name.as_bytes() {
         h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
     }
     Ok(runtime_dir()?.join(format!("{pci}-{h:016x}")))
 }
 
-fn hello(name: &str, max_msg: u16) -> ([u8; HELLO_MAX], usize) {
+fn hello(name: &str, max_msg: u16, proto: u16) -> ([u8; HELLO_MAX], usize) {
     let mut b = [0u8; HELLO_MAX];
     b[..8].copy_from_slice(HELLO_MAGIC);
-    b[8..10].copy_from_slice(&HELLO_VERSION.to_le_bytes());
+    b[8..10].copy_from_slice(&proto.to_le_bytes());
     b[10..12].copy_from_slice(&(name.len() as u16).to_le_bytes());
     b[12..16].copy_from_slice(&std::process::id().to_le_bytes());
     b[16..18].copy_from_slice(&max_msg.to_le_bytes());
@@ -520,15 +532,14 @@ fn hello(name: &str, max_msg: u16) -> ([u8; HELLO_MAX], usize) {
 }
 
 /// The peer's largest message, when `b` is a well-formed hello for service `name`.
-fn check_hello(b: &[u8], name: &str) -> Option<u16> {
+fn check_hello(b: &[u8], name: &str, proto: u16) -> Option<u16> {
     if b.len() < 18 || &b[..8] != HELLO_MAGIC {
         return None;
     }
     let version = u16::from_le_bytes([b[8], b[9]]);
     let n = u16::from_le_bytes([b[10], b[11]]) as usize;
     let max = u16::from_le_bytes([b[16], b[17]]);
-    (version == HELLO_VERSION && b.len() == 18 + n && &b[18..] == name.as_bytes() && max > 0)
-        .then_some(max)
+    (version == proto && b.len() == 18 + n && &b[18..] == name.as_bytes() && max > 0).then_some(max)
 }
 
 /// Sends `msg` on `sock`, with descriptor `fd` attached (SCM_RIGHTS) when given.
@@ -633,7 +644,27 @@ impl Endpoint {
             service_ep: epoll(),
             hot: None,
             misses: 0,
+            proto: HELLO_VERSION,
+            joined: Vec::new(),
         }
+    }
+
+    /// An endpoint of comch (the 3.x channel): its own services, messages of up to
+    /// `wire_max` bytes (the user's plus comch's own header).
+    pub(crate) fn new_comch(wire_max: u16) -> Endpoint {
+        let mut e = Endpoint::new();
+        e.proto = COMCH_VERSION;
+        e.max_msg = wire_max;
+        e.joined.reserve(MAX_CONNECTIONS as usize);
+        e
+    }
+
+    /// A peer whose connection came up since the last call.
+    pub(crate) fn take_joined(&mut self) -> Option<PeerId> {
+        if self.joined.is_empty() {
+            return None;
+        }
+        Some(PeerId(self.joined.remove(0)))
     }
 
     fn configurable(&self) -> Result<()> {
@@ -734,7 +765,7 @@ impl Endpoint {
                 "the representor does not belong to the endpoint's device",
             ));
         }
-        let path = service_path(&rep.as_devinfo().pci_addr_str(), name)?;
+        let path = service_path(&rep.as_devinfo().pci_addr_str(), name, self.proto)?;
         let (addr, len) = sockaddr(&path)?;
         let sock = seqpacket()?;
         // A socket file left by a process that is gone is replaced; a live one is not.
@@ -785,7 +816,7 @@ impl Endpoint {
                 "the host side connects; a DPU endpoint listens",
             ));
         }
-        let path = service_path(&dev.as_devinfo().pci_addr_str(), name)?;
+        let path = service_path(&dev.as_devinfo().pci_addr_str(), name, self.proto)?;
         sockaddr(&path)?;
         self.mode = Mode::Client {
             path,
@@ -864,7 +895,7 @@ impl Endpoint {
                 if unsafe { libc::connect(sock.as_raw_fd(), (&raw const addr).cast(), len) } != 0 {
                     return; // Not there yet (or its backlog is full): try again later.
                 }
-                let (h, n) = hello(name, self.max_msg);
+                let (h, n) = hello(name, self.max_msg, self.proto);
                 let page = Ctl::new_page();
                 let sent =
                     send_with_fd(&sock, &h[..n], page.as_ref().map(|(fd, _)| fd.as_raw_fd()));
@@ -882,6 +913,9 @@ impl Endpoint {
                 *p.fd.lock().unwrap_or_else(|e| e.into_inner()) = Some(sock);
                 p.state.store(CONNECTED, Ordering::Release);
                 self.hot = Some(id);
+                if self.proto == COMCH_VERSION {
+                    self.joined.push(id);
+                }
             }
         }
     }
@@ -912,14 +946,19 @@ impl Endpoint {
     /// `max_msg_size`. `AGAIN` while not connected yet or while the peer's queue is full;
     /// `NotConnected` once the peer is gone.
     pub fn sendto(&mut self, msg: &[u8], to: PeerId) -> Result<()> {
+        self.send_parts(&[], msg, to)
+    }
+
+    /// Sends `head` and `msg` as one message (comch puts its header first).
+    pub(crate) fn send_parts(&mut self, head: &[u8], msg: &[u8], to: PeerId) -> Result<()> {
         if msg.is_empty() {
             return Err(invalid("a message holds at least one byte"));
         }
-        if msg.len() > usize::from(self.max_msg) {
+        if head.len() + msg.len() > usize::from(self.max_msg) {
             return Err(invalid(format!(
                 "a {}-byte message is longer than the endpoint's largest ({} bytes)",
                 msg.len(),
-                self.max_msg
+                usize::from(self.max_msg) - head.len()
             )));
         }
         if matches!(self.mode, Mode::Idle) {
@@ -950,15 +989,24 @@ impl Endpoint {
             }
         }
         let fd = p.raw.load(Ordering::Acquire);
-        // SAFETY: the peer's socket (kept open by the peer entry we borrow); msg is valid.
-        let n = unsafe {
-            libc::send(
-                fd,
-                msg.as_ptr().cast(),
-                msg.len(),
-                libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
-            )
-        };
+        let mut iov = [
+            libc::iovec {
+                iov_base: head.as_ptr() as *mut libc::c_void,
+                iov_len: head.len(),
+            },
+            libc::iovec {
+                iov_base: msg.as_ptr() as *mut libc::c_void,
+                iov_len: msg.len(),
+            },
+        ];
+        let skip = usize::from(head.is_empty());
+        // SAFETY: all-zero msghdr is valid.
+        let mut m: libc::msghdr = unsafe { std::mem::zeroed() };
+        m.msg_iov = iov[skip..].as_mut_ptr();
+        m.msg_iovlen = 2 - skip;
+        // SAFETY: the peer's socket (kept open by the peer entry we borrow); the iovecs
+        // describe live buffers for the call.
+        let n = unsafe { libc::sendmsg(fd, &m, libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL) };
         if n < 0 {
             return match errno() {
                 libc::EAGAIN | libc::ENOBUFS | libc::EINTR => Err(Error::new(ErrorCode::Again)),
@@ -1070,7 +1118,7 @@ impl Endpoint {
                 return Ok(None);
             }
             match (n > 0)
-                .then(|| check_hello(&h[..n as usize], name))
+                .then(|| check_hello(&h[..n as usize], name, self.proto))
                 .flatten()
             {
                 Some(max) => {
@@ -1083,6 +1131,9 @@ impl Endpoint {
                         let _ = p.ctl.set(c);
                     }
                     p.state.store(CONNECTED, Ordering::Release);
+                    if self.proto == COMCH_VERSION {
+                        self.joined.push(id);
+                    }
                 }
                 None => {
                     // Not one of ours, or for another service: the connection ends, and

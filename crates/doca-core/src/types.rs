@@ -135,6 +135,8 @@ pub mod action {
     pub const EC_FIRST: u32 = 17 << ACTION_SDK_RANGE;
     /// Memory map advice (the task generation's cache invalidation).
     pub const MMAP_ADVISE_FIRST: u32 = 20 << ACTION_SDK_RANGE;
+    /// First comch task (3.x comm channel).
+    pub const COMCH_FIRST: u32 = 21 << ACTION_SDK_RANGE;
 }
 
 #[cfg(test)]

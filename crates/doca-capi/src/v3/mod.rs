@@ -10,6 +10,7 @@
 
 mod advise;
 mod clock;
+mod comch;
 mod core;
 mod dma;
 mod ec;
@@ -23,6 +24,7 @@ mod sync_event;
 pub use self::core::*;
 pub use advise::*;
 pub use clock::*;
+pub use comch::*;
 pub use dma::*;
 pub use ec::*;
 pub use graph::*;

@@ -50,6 +50,10 @@ pub(crate) type RecordFn = unsafe fn(&doca_task, Data) -> Result<JobRecord>;
 /// hash) from the job record it ran as.
 pub(crate) type FinishFn = unsafe fn(&doca_task, &JobRecord, bool);
 
+/// What a library whose context runs its own tasks (comch) does on submission: takes
+/// the task (`task` is its address, the completion's user data).
+pub(crate) type DirectFn = unsafe fn(&doca_task, *mut doca_task) -> Result<()>;
+
 /// One task type of a context: its callbacks, its pool, and how to make its records.
 pub(crate) struct TaskConf {
     pub(crate) task_type: u32,
@@ -58,6 +62,7 @@ pub(crate) struct TaskConf {
     pool: Option<TaskPool<doca_task>>,
     record: RecordFn,
     finish: Option<FinishFn>,
+    direct: Option<DirectFn>,
 }
 
 /// `struct doca_ctx` of the task generation: embedded in each library's handle.
@@ -78,7 +83,7 @@ impl std::fmt::Debug for doca_ctx3 {
 /// `struct doca_task` (and every library's typed task, which is this struct): a pool
 /// slot of its context.
 pub struct doca_task {
-    ctx: *const doca_ctx3,
+    pub(crate) ctx: *const doca_ctx3,
     pub(crate) task_type: u32,
     user_data: Cell<doca_data>,
     pub(crate) status: Cell<doca_error_t>,
@@ -90,6 +95,8 @@ pub struct doca_task {
     /// Its type's callbacks and hooks, as configured when it was taken from the pool
     /// (the configuration cannot change while a task of the type is taken).
     conf: Cell<Option<Conf>>,
+    /// Its type's direct submission, if its context takes tasks itself.
+    direct: Cell<Option<DirectFn>>,
 }
 
 /// A task type's callbacks and the library's hooks.
@@ -180,6 +187,7 @@ impl doca_ctx3 {
             params: [Cell::new(0), Cell::new(0), Cell::new(0)],
             aux: RefCell::new(None),
             conf: Cell::new(None),
+            direct: Cell::new(None),
         });
         confs.retain(|c| c.task_type != task_type);
         confs.push(TaskConf {
@@ -189,7 +197,36 @@ impl doca_ctx3 {
             pool: Some(pool),
             record,
             finish,
+            direct: None,
         });
+        Ok(())
+    }
+
+    /// [`set_conf`](doca_ctx3::set_conf) of a task type the library's context takes
+    /// itself (`direct`), outside the engine's work queue and graphs.
+    pub(crate) fn set_conf_direct(
+        &self,
+        task_type: u32,
+        ok: TaskCb,
+        err_cb: TaskCb,
+        num_tasks: u32,
+        direct: DirectFn,
+    ) -> Result<()> {
+        unsafe fn no_record(_: &doca_task, _: Data) -> Result<JobRecord> {
+            Err(err(
+                ErrorCode::NotSupported,
+                "this task runs on its own context only, not as a graph node",
+            ))
+        }
+        self.set_conf(task_type, ok, err_cb, num_tasks, no_record, None)?;
+        if let Some(c) = self
+            .confs
+            .borrow_mut()
+            .iter_mut()
+            .find(|c| c.task_type == task_type)
+        {
+            c.direct = Some(direct);
+        }
         Ok(())
     }
 
@@ -213,6 +250,7 @@ impl doca_ctx3 {
         // SAFETY: a pool slot just taken: this call has it to itself.
         let t = unsafe { p.as_ref() };
         t.conf.set(conf.map(|c| (c.ok, c.err, c.record, c.finish)));
+        t.direct.set(conf.and_then(|c| c.direct));
         t.user_data.set(user_data);
         t.status.set(DOCA_SUCCESS);
         for b in &t.bufs {
@@ -434,9 +472,18 @@ pub unsafe extern "C" fn doca_ctx_start(ctx: *mut doca_ctx3) -> doca_error_t {
     ffi(|| {
         // SAFETY: NULL or a live context.
         let c = unsafe { handle(ctx, "ctx") }?;
-        c.pe()?.pe.start_ctx(&c.ctx)?;
-        c.report_state(CtxPhase::Idle, CtxPhase::Running);
-        Ok(())
+        match c.pe()?.pe.start_ctx(&c.ctx) {
+            Ok(()) => {
+                c.report_state(CtxPhase::Idle, CtxPhase::Running);
+                Ok(())
+            }
+            Err(e) if e.code() == ErrorCode::InProgress => {
+                // It runs once it is connected: a later progress reports that.
+                c.report_state(CtxPhase::Idle, CtxPhase::Starting);
+                Err(e)
+            }
+            Err(e) => Err(e),
+        }
     })
 }
 
@@ -456,7 +503,7 @@ pub unsafe extern "C" fn doca_ctx_stop(ctx: *mut doca_ctx3) -> doca_error_t {
                 Ok(())
             }
             Err(e) if e.code() == ErrorCode::InProgress => {
-                if before == CtxPhase::Running {
+                if matches!(before, CtxPhase::Running | CtxPhase::Starting) {
                     c.report_state(before, CtxPhase::Stopping);
                 }
                 Err(e)
@@ -520,6 +567,15 @@ fn submit(task: *mut doca_task) -> Result<()> {
         .conf
         .get()
         .ok_or_else(|| invalid("task type is not configured on its context"))?;
+    if let Some(direct) = t.direct.get() {
+        t.status.set(ErrorCode::InProgress as doca_error_t);
+        // SAFETY: the library's own hook, on its task.
+        let r = unsafe { direct(t, task) };
+        if r.is_err() {
+            t.status.set(DOCA_SUCCESS);
+        }
+        return r;
+    }
     // SAFETY: the task's inputs are handles the program keeps alive while it is in
     // flight (the C contract).
     let rec = unsafe { record(t, Data::from_ptr(task)) }?;

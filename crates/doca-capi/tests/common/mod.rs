@@ -482,6 +482,7 @@ pub fn c_type(t: &str) -> String {
         "doca_pe_event_mode",
         "doca_sha_algorithm",
         "doca_ec_matrix_type",
+        "doca_comch_counter",
     ];
     const TYPEDEFS: &[&str] = &[
         "doca_error_t",
@@ -510,6 +511,10 @@ pub fn c_type(t: &str) -> String {
         "doca_ec_task_create_completion_cb_t",
         "doca_ec_task_update_completion_cb_t",
         "doca_ec_task_recover_completion_cb_t",
+        "doca_comch_task_send_completion_cb_t",
+        "doca_comch_event_msg_recv_cb_t",
+        "doca_comch_event_connection_status_changed_cb_t",
+        "doca_comch_event_consumer_cb_t",
     ];
     // The task generation's Rust names of C structs that share a name with the job
     // generation's.

@@ -36,6 +36,105 @@ pub trait CtxOps: Send + Sync + 'static {
     }
     /// Called by `Ctx::stop` once the context is stopped.
     fn on_stop(&self) {}
+    /// Whether the context runs its own tasks and events (a message channel) instead of
+    /// jobs on a work queue: a progress engine hands it the tasks submitted
+    /// ([`submit`](CtxOps::submit)) and polls it ([`poll`](CtxOps::poll)) on every
+    /// progress. Asked once, when the context is made.
+    fn polled(&self) -> bool {
+        false
+    }
+    /// For a polled context: whether a start completes later (the context stays
+    /// `Starting` until [`PollOut::started`] says it runs, as a channel's client does
+    /// until it reaches its server).
+    fn starts_later(&self) -> bool {
+        false
+    }
+    /// For a polled context: takes a task (the context is running). A refusal gives
+    /// the record back.
+    fn submit(&self, ctx: &Ctx, record: JobRecord) -> std::result::Result<(), (Error, JobRecord)> {
+        let _ = ctx;
+        Err((
+            Error::with_context(
+                ErrorCode::NotSupported,
+                "this context takes no tasks of its own",
+            ),
+            record,
+        ))
+    }
+    /// For a polled context: tasks taken and not completed yet.
+    fn inflight(&self) -> u32 {
+        0
+    }
+    /// For a polled context that is not idle: makes progress, handing completions and
+    /// state changes to `out`. Whether anything happened.
+    fn poll(&self, ctx: &Ctx, out: &mut PollOut<'_>) -> bool {
+        let _ = (ctx, out);
+        false
+    }
+}
+
+/// What a polled context ([`CtxOps::poll`]) reports to its progress engine.
+pub struct PollOut<'a> {
+    pub(crate) ctx: &'a Ctx,
+    pub(crate) on: &'a mut dyn FnMut(super::pe::PeEvent),
+}
+
+impl fmt::Debug for PollOut<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PollOut").field("ctx", self.ctx).finish()
+    }
+}
+
+impl PollOut<'_> {
+    /// A task completed (`error` is `None` on success).
+    pub fn complete(&mut self, record: JobRecord, error: Option<Error>) {
+        (self.on)(super::pe::PeEvent::Task(super::job::Completion {
+            error,
+            record,
+            graph_instance: None,
+        }));
+    }
+
+    /// A context that was starting runs now: the change is reported. False (and
+    /// nothing changes) when it was not starting.
+    pub fn started(&mut self) -> bool {
+        if self
+            .ctx
+            .shared
+            .phase
+            .compare_exchange(
+                CtxPhase::Starting as u8,
+                CtxPhase::Running as u8,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
+            .is_err()
+        {
+            return false;
+        }
+        (self.on)(super::pe::PeEvent::State {
+            ctx: self.ctx.clone(),
+            prev: CtxPhase::Starting,
+            next: CtxPhase::Running,
+        });
+        true
+    }
+
+    /// The context failed (its channel ended): a running or starting context is
+    /// stopping now, and the change is reported; the engine makes it idle once nothing
+    /// of it is in flight or taken.
+    pub fn failed(&mut self) {
+        let prev = self.ctx.phase();
+        if !matches!(prev, CtxPhase::Running | CtxPhase::Starting) {
+            return;
+        }
+        self.ctx.shared.set_phase(CtxPhase::Stopping);
+        (self.on)(super::pe::PeEvent::State {
+            ctx: self.ctx.clone(),
+            prev,
+            next: CtxPhase::Stopping,
+        });
+    }
 }
 
 pub(crate) struct CtxState {
@@ -60,7 +159,7 @@ pub(crate) struct CtxState {
 pub enum CtxPhase {
     /// Created, or stopped: configurable, takes no tasks.
     Idle = 0,
-    /// Starting asynchronously (never seen with the libraries here: they start at once).
+    /// Starting asynchronously (a channel's client until it reaches its server).
     Starting = 1,
     /// Takes tasks.
     Running = 2,
@@ -88,6 +187,8 @@ pub(crate) struct CtxShared {
     pub(crate) phase: AtomicU8,
     /// Tasks taken from this context's pools and not given back.
     pub(crate) tasks_out: AtomicUsize,
+    /// The library's [`CtxOps::polled`].
+    pub(crate) polled: bool,
 }
 
 impl CtxShared {
@@ -154,6 +255,7 @@ fn bad_state(msg: &'static str) -> Error {
 impl Ctx {
     /// A stopped context for a library.
     pub fn new(ops: impl CtxOps) -> Ctx {
+        let polled = ops.polled();
         Ctx {
             shared: Arc::new(CtxShared {
                 ops: Box::new(ops),
@@ -168,6 +270,7 @@ impl Ctx {
                 started: AtomicBool::new(false),
                 phase: AtomicU8::new(CtxPhase::Idle as u8),
                 tasks_out: AtomicUsize::new(0),
+                polled,
             }),
         }
     }
@@ -269,7 +372,12 @@ impl Ctx {
         self.shared.ops.on_start()?;
         st.engine = Engine::for_device(&dev);
         self.shared.started.store(true, Ordering::Release);
-        self.shared.set_phase(CtxPhase::Running);
+        let later = self.shared.polled && self.shared.ops.starts_later();
+        self.shared.set_phase(if later {
+            CtxPhase::Starting
+        } else {
+            CtxPhase::Running
+        });
         Ok(())
     }
 

@@ -14,7 +14,7 @@ mod pe;
 mod workq;
 
 pub(crate) use ctx::CtxShared;
-pub use ctx::{Ctx, CtxOps, CtxPhase};
+pub use ctx::{Ctx, CtxOps, CtxPhase, PollOut};
 pub use engine::ExecEnv;
 pub use job::{Completion, Event, Job, JobRecord, MAX_JOB_BUFS, RetrieveError};
 pub use pe::{Pe, PeEvent, TaskPool};

@@ -50,7 +50,7 @@
 //! # Ok::<(), doca_core::Error>(())
 //! ```
 
-use super::ctx::{Ctx, CtxPhase};
+use super::ctx::{Ctx, CtxPhase, PollOut};
 use super::job::{Completion, JobRecord, RetrieveError};
 use super::workq::{MAX_DEPTH, WorkQ};
 use crate::error::{Error, ErrorCode, Result};
@@ -218,6 +218,12 @@ impl Pe {
         inner
             .wq
             .attach(std::sync::Arc::clone(&ctx.shared), dev, engine, room);
+        if ctx.phase() == CtxPhase::Starting {
+            return Err(Error::with_context(
+                ErrorCode::InProgress,
+                "context is starting; progress the engine until it runs",
+            ));
+        }
         Ok(())
     }
 
@@ -231,6 +237,7 @@ impl Pe {
         match ctx.phase() {
             CtxPhase::Running | CtxPhase::Stopping => {}
             CtxPhase::Idle => return Ok(()),
+            CtxPhase::Starting if ctx.shared.polled => {}
             CtxPhase::Starting => {
                 return Err(Error::with_context(
                     ErrorCode::BadState,
@@ -263,6 +270,12 @@ impl Pe {
                 ),
                 record,
             ));
+        }
+        if ctx.shared.polled {
+            if let Err(e) = self.check_connected(ctx) {
+                return Err((e, record));
+            }
+            return ctx.shared.ops.submit(ctx, record);
         }
         self.inner().wq.submit(ctx, record)
     }
@@ -304,6 +317,30 @@ impl Pe {
                 });
             }
             on(PeEvent::Task(c));
+        }
+        // Contexts that run their own tasks and events (channels) are polled, with no
+        // borrow held: their callbacks may call back into the engine.
+        let mut i = 0;
+        loop {
+            let ctx = {
+                let inner = self.inner.borrow();
+                match inner.ctxs.get(i) {
+                    Some(c) => c.clone(),
+                    None => break,
+                }
+            };
+            i += 1;
+            if !ctx.shared.polled
+                || ctx.phase() == CtxPhase::Idle
+                || ctx.connected_pe() != Some(self.id)
+            {
+                continue;
+            }
+            let mut out = PollOut {
+                ctx: &ctx,
+                on: &mut on,
+            };
+            progressed |= ctx.shared.ops.poll(&ctx, &mut out);
         }
         loop {
             let ev = {
@@ -355,16 +392,19 @@ impl Pe {
 
     /// `doca_pe_get_num_inflight_tasks`.
     pub fn inflight(&self) -> u32 {
-        self.inner.borrow().wq.inflight()
+        let inner = self.inner.borrow();
+        let polled: u32 = inner
+            .ctxs
+            .iter()
+            .filter(|c| c.shared.polled && c.connected_pe() == Some(self.id))
+            .map(|c| c.shared.ops.inflight())
+            .sum();
+        inner.wq.inflight() + polled
     }
 
     /// `doca_ctx_get_num_inflight_tasks`: 0 for a context not started here.
     pub fn ctx_inflight(&self, ctx: &Ctx) -> u32 {
-        let inner = self.inner.borrow();
-        inner
-            .wq
-            .slot_of(&ctx.shared)
-            .map_or(0, |i| inner.wq.attached[i].inflight)
+        ctx_inflight(&self.inner.borrow(), ctx)
     }
 
     /// `doca_pe_get_notification_handle`: an eventfd, the same for the engine's life.
@@ -403,11 +443,22 @@ impl Pe {
     }
 }
 
-fn stopping(inner: &PeInner, ctx: &Ctx) -> Error {
-    let inflight = inner
+/// Tasks of `ctx` in flight on this engine (on its work queue, or held by a polled
+/// context).
+fn ctx_inflight(inner: &PeInner, ctx: &Ctx) -> u32 {
+    let own = if ctx.shared.polled {
+        ctx.shared.ops.inflight()
+    } else {
+        0
+    };
+    own + inner
         .wq
         .slot_of(&ctx.shared)
-        .map_or(0, |i| inner.wq.attached[i].inflight);
+        .map_or(0, |i| inner.wq.attached[i].inflight)
+}
+
+fn stopping(inner: &PeInner, ctx: &Ctx) -> Error {
+    let inflight = ctx_inflight(inner, ctx);
     Error::with_context(
         ErrorCode::InProgress,
         format!(
@@ -419,11 +470,7 @@ fn stopping(inner: &PeInner, ctx: &Ctx) -> Error {
 
 impl PeInner {
     fn can_finish(&self, ctx: &Ctx) -> bool {
-        let inflight = self
-            .wq
-            .slot_of(&ctx.shared)
-            .map_or(0, |i| self.wq.attached[i].inflight);
-        inflight == 0 && ctx.tasks_out() == 0
+        ctx_inflight(self, ctx) == 0 && ctx.tasks_out() == 0
     }
 
     /// Detaches a context with nothing in flight and stops it.

@@ -1,0 +1,893 @@
+//! DOCA Comch, the channel of DOCA 3.x: a server context on the DPU side and client
+//! contexts on the host side, each on a progress engine ([`Pe`](doca_core::exec::Pe)).
+//!
+//! - Messages go out as send tasks ([`Comch::send`]): a task taken is always accepted,
+//!   kept in order when the peer's queue is full, and completes (through the engine's
+//!   progress, job type [`JOB_SEND`]) once it is on its way.
+//! - Messages come in as events: the callback registered with
+//!   [`Comch::on_message`] runs from the engine's progress with the message and its
+//!   connection.
+//! - A server reports connections and disconnections ([`Comch::on_connection`]); a
+//!   client starts (`Starting`) and runs once it reached its server, which may come up
+//!   later.
+//! - Stopping closes the connections; messages sent before a close still reach the far
+//!   end, and come before the close is seen there.
+//!
+//! Underneath is the comm channel's transport (sockets of this user that keep message
+//! bounds), with a one-byte header of comch's own in front of every message.
+//!
+//! ```no_run
+//! use doca_comm_channel::comch::Comch;
+//! use doca_core::exec::{Pe, PeEvent};
+//! use doca_core::{devinfo_list, Data};
+//!
+//! // Host side: a client of the service "ping".
+//! let dev = devinfo_list()?[0].open()?;
+//! let client = Comch::client(&dev, "ping")?;
+//! client.on_message(|_conn, msg| println!("got {} bytes", msg.len()))?;
+//! let pe = Pe::new()?;
+//! pe.connect(client.ctx())?;
+//! let _ = pe.start_ctx(client.ctx()); // IN_PROGRESS: it runs once connected
+//! while client.ctx().phase() != doca_core::exec::CtxPhase::Running {
+//!     pe.progress(|_| {});
+//! }
+//! let conn = client.connection().expect("a running client has its connection");
+//! client.send(conn, b"hello", Data(1))?;
+//! # Ok::<(), doca_core::Error>(())
+//! ```
+
+use crate::{Endpoint, MAX_CONNECTIONS, MAX_MESSAGE_SIZE, MAX_QUEUE_SIZE, MAX_SERVICE_NAME_LEN};
+use crate::{PeerId, check_name};
+use doca_core::device::{Capability, Role};
+use doca_core::exec::{CtxPhase, ExecEnv, PollOut};
+use doca_core::types::action::COMCH_FIRST;
+use doca_core::{Ctx, CtxOps, Data, Dev, DevInfo, DevRep, Error, ErrorCode, JobRecord, Result};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// The job type of a send task's completion.
+pub const JOB_SEND: u32 = COMCH_FIRST + 1;
+/// Longest server name, with its terminating NUL (`doca_comch_cap_get_max_name_len`).
+pub const MAX_NAME_LEN: u32 = MAX_SERVICE_NAME_LEN + 1;
+/// Largest message (`doca_comch_cap_get_max_msg_size`).
+pub const MAX_MSG_SIZE: u32 = MAX_MESSAGE_SIZE;
+/// Largest receive queue (`doca_comch_cap_get_max_recv_queue_size`).
+pub const MAX_RECV_QUEUE_SIZE: u32 = MAX_QUEUE_SIZE;
+/// Most clients of one server (`doca_comch_cap_get_max_clients`).
+pub const MAX_CLIENTS: u32 = MAX_CONNECTIONS;
+/// Most send tasks of one context (`doca_comch_cap_get_max_send_tasks`).
+pub const MAX_SEND_TASKS: u32 = MAX_QUEUE_SIZE;
+/// The default largest message and receive queue.
+pub const DEFAULT_MSG_SIZE: u32 = MAX_MESSAGE_SIZE;
+/// The default receive queue size.
+pub const DEFAULT_RECV_QUEUE_SIZE: u32 = 16;
+
+/// Comch's header byte: a message of the user.
+const TAG_USER: u8 = 0;
+/// Messages received per progress, at most.
+const RECV_BUDGET: usize = 32;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn invalid(msg: impl Into<std::borrow::Cow<'static, str>>) -> Error {
+    Error::with_context(ErrorCode::InvalidValue, msg)
+}
+
+/// Whether `info` can run a comch server (a DPU-side device with the comm channel).
+pub fn server_supported(info: &DevInfo) -> Result<()> {
+    supported(info, Role::Dpu, "server")
+}
+
+/// Whether `info` can run a comch client (a host-side device with the comm channel).
+pub fn client_supported(info: &DevInfo) -> Result<()> {
+    supported(info, Role::Host, "client")
+}
+
+fn supported(info: &DevInfo, role: Role, what: &str) -> Result<()> {
+    if !info.has_capability(Capability::CommChannel) {
+        return Err(Error::with_context(
+            ErrorCode::NotSupported,
+            format!("device {} has no comm channel", info.pci_addr()),
+        ));
+    }
+    if info.role() != role {
+        return Err(Error::with_context(
+            ErrorCode::NotSupported,
+            format!(
+                "device {} cannot run a comch {what}: servers run on the DPU side, clients on the host side",
+                info.pci_addr()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// One connection (`struct doca_comch_connection`): its user data, and the context it
+/// belongs to. Valid until its disconnection was reported or its context stopped.
+#[derive(Debug)]
+pub struct Connection {
+    peer: PeerId,
+    user_data: AtomicU64,
+    owner: usize,
+    server: bool,
+    sent_msgs: AtomicU64,
+    sent_bytes: AtomicU64,
+    recv_msgs: AtomicU64,
+    recv_bytes: AtomicU64,
+}
+
+impl Connection {
+    /// The connection's peer in the transport.
+    pub fn peer(&self) -> PeerId {
+        self.peer
+    }
+
+    /// `doca_comch_connection_get_user_data`.
+    pub fn user_data(&self) -> Data {
+        Data(self.user_data.load(Ordering::Relaxed))
+    }
+
+    /// `doca_comch_connection_set_user_data`.
+    pub fn set_user_data(&self, d: Data) {
+        self.user_data.store(d.0, Ordering::Relaxed);
+    }
+
+    /// The word its context's owner set ([`Comch::set_owner`]) when the connection
+    /// came up.
+    pub fn owner(&self) -> usize {
+        self.owner
+    }
+
+    /// Whether the connection is a server's (else a client's).
+    pub fn is_server(&self) -> bool {
+        self.server
+    }
+
+    /// Statistics (`doca_comch_connection_get_counter`): messages and bytes sent and
+    /// received.
+    pub fn counters(&self) -> [u64; 4] {
+        [
+            self.sent_msgs.load(Ordering::Relaxed),
+            self.sent_bytes.load(Ordering::Relaxed),
+            self.recv_msgs.load(Ordering::Relaxed),
+            self.recv_bytes.load(Ordering::Relaxed),
+        ]
+    }
+}
+
+/// A message-received callback: the connection and the message (in the context's
+/// receive buffer, the callback's until it returns).
+pub type MsgFn = Box<dyn FnMut(&Connection, &mut [u8]) + Send>;
+/// A connection callback: the connection and whether the change succeeded.
+pub type ConnFn = Box<dyn FnMut(&Connection, bool) + Send>;
+
+#[derive(Default)]
+struct Callbacks {
+    msg: Option<MsgFn>,
+    connect: Option<ConnFn>,
+    disconnect: Option<ConnFn>,
+}
+
+/// A message waiting for room toward its peer.
+enum Payload {
+    /// The program's bytes, valid until the task completes (the C contract).
+    Raw(*const u8, usize),
+    /// A copy.
+    Owned(Box<[u8]>),
+}
+
+// SAFETY: a raw payload is bytes the submitter promised to leave alone until the task
+// completes; the context that holds it is used by one thread at a time.
+unsafe impl Send for Payload {}
+
+impl Payload {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            // SAFETY: the submitter's promise (see `send_raw`).
+            Payload::Raw(p, n) => unsafe { std::slice::from_raw_parts(*p, *n) },
+            Payload::Owned(b) => b,
+        }
+    }
+}
+
+struct Pending {
+    peer: PeerId,
+    msg: Payload,
+    user_data: Data,
+}
+
+struct Conf {
+    max_msg: u32,
+    recv_q: u32,
+    send_tasks: u32,
+}
+
+struct Shared {
+    server: bool,
+    dev: Dev,
+    rep: Option<DevRep>,
+    name: String,
+    conf: Mutex<Conf>,
+    owner: AtomicUsize,
+    ep: Mutex<Option<Endpoint>>,
+    // Boxed: the C face hands out their addresses.
+    #[allow(clippy::vec_box)]
+    conns: Mutex<Vec<Box<Connection>>>,
+    /// Sends waiting for room, in order.
+    pending: Mutex<VecDeque<Pending>>,
+    /// Sends done whose completion was not reported yet.
+    done: Mutex<VecDeque<(Data, Option<Error>)>>,
+    /// Sends taken and not reported.
+    inflight: AtomicU32,
+    cbs: Mutex<Callbacks>,
+    rbuf: Mutex<Vec<u8>>,
+}
+
+impl Shared {
+    fn conn(&self, peer: PeerId) -> Option<*const Connection> {
+        lock(&self.conns)
+            .iter()
+            .find(|c| c.peer == peer)
+            .map(|c| &**c as *const Connection)
+    }
+
+    /// Sends what waits, in order, as far as there is room.
+    fn flush(&self) -> bool {
+        let mut pending = lock(&self.pending);
+        if pending.is_empty() {
+            return false;
+        }
+        let mut ep = lock(&self.ep);
+        let Some(ep) = ep.as_mut() else {
+            return false;
+        };
+        let mut any = false;
+        while let Some(p) = pending.front() {
+            let r = ep.send_parts(&[TAG_USER], p.msg.bytes(), p.peer);
+            if matches!(&r, Err(e) if e.code() == ErrorCode::Again) {
+                break;
+            }
+            let p = pending.pop_front().expect("front was there");
+            if r.is_ok() {
+                self.count_sent(p.peer, p.msg.bytes().len());
+            }
+            lock(&self.done).push_back((p.user_data, r.err()));
+            any = true;
+        }
+        any
+    }
+
+    fn count_sent(&self, peer: PeerId, n: usize) {
+        if let Some(c) = lock(&self.conns).iter().find(|c| c.peer == peer) {
+            c.sent_msgs.fetch_add(1, Ordering::Relaxed);
+            c.sent_bytes.fetch_add(n as u64, Ordering::Relaxed);
+        }
+    }
+
+    /// Fails the waiting sends toward `peer` (or all of them).
+    fn fail_pending(&self, peer: Option<PeerId>, e: &Error) {
+        let mut pending = lock(&self.pending);
+        let mut done = lock(&self.done);
+        pending.retain(|p| {
+            if peer.is_none_or(|x| x == p.peer) {
+                done.push_back((p.user_data, Some(e.clone())));
+                false
+            } else {
+                true
+            }
+        });
+    }
+
+    fn add_conn(&self, peer: PeerId) -> *const Connection {
+        let c = Box::new(Connection {
+            peer,
+            user_data: AtomicU64::new(0),
+            owner: self.owner.load(Ordering::Relaxed),
+            server: self.server,
+            sent_msgs: AtomicU64::new(0),
+            sent_bytes: AtomicU64::new(0),
+            recv_msgs: AtomicU64::new(0),
+            recv_bytes: AtomicU64::new(0),
+        });
+        let p: *const Connection = &*c;
+        lock(&self.conns).push(c);
+        p
+    }
+
+    /// Runs the connection callback of `which` (connect or disconnect) with no lock
+    /// held (the callback may send, or stop the context).
+    fn conn_event(&self, conn: *const Connection, connect: bool) {
+        let cb = {
+            let mut cbs = lock(&self.cbs);
+            if connect {
+                cbs.connect.take()
+            } else {
+                cbs.disconnect.take()
+            }
+        };
+        if let Some(mut f) = cb {
+            // SAFETY: connections leave the table only after their disconnection was
+            // reported (below, by the caller) or when the context stops, which does
+            // not happen while its progress runs this.
+            f(unsafe { &*conn }, true);
+            let mut cbs = lock(&self.cbs);
+            let slot = if connect {
+                &mut cbs.connect
+            } else {
+                &mut cbs.disconnect
+            };
+            if slot.is_none() {
+                *slot = Some(f);
+            }
+        }
+    }
+
+    fn close(&self) {
+        *lock(&self.ep) = None;
+        lock(&self.conns).clear();
+        let e = Error::with_context(ErrorCode::IoFailed, "the context stopped");
+        self.fail_pending(None, &e);
+    }
+}
+
+struct Ops(Arc<Shared>);
+
+impl CtxOps for Ops {
+    fn name(&self) -> &'static str {
+        "comch"
+    }
+    fn capability(&self) -> Capability {
+        Capability::CommChannel
+    }
+    fn handles(&self, job_type: u32) -> bool {
+        job_type == JOB_SEND
+    }
+    fn validate(&self, _: &mut JobRecord, _: &Dev) -> Result<()> {
+        Err(Error::with_context(
+            ErrorCode::NotSupported,
+            "comch messages are sent with its send task, not as jobs on a work queue",
+        ))
+    }
+    fn execute(&self, _: &mut JobRecord, _: &ExecEnv<'_>) -> Result<()> {
+        Err(Error::new(ErrorCode::NotSupported))
+    }
+    fn polled(&self) -> bool {
+        true
+    }
+    fn starts_later(&self) -> bool {
+        !self.0.server
+    }
+    fn on_start(&self) -> Result<()> {
+        let s = &self.0;
+        let conf = lock(&s.conf);
+        let mut ep = Endpoint::new_comch((conf.max_msg + 1) as u16);
+        ep.set_recv_queue_size(conf.recv_q as u16)?;
+        ep.set_send_queue_size(conf.send_tasks.clamp(1, MAX_QUEUE_SIZE) as u16)?;
+        ep.set_device(&s.dev)?;
+        let mut rbuf = lock(&s.rbuf);
+        rbuf.clear();
+        rbuf.resize(MAX_MESSAGE_SIZE as usize + 1, 0);
+        lock(&s.conns).reserve(MAX_CONNECTIONS as usize);
+        lock(&s.pending).reserve(conf.send_tasks as usize);
+        lock(&s.done).reserve(conf.send_tasks as usize);
+        if s.server {
+            let rep = s.rep.as_ref().expect("a server has its representor");
+            ep.set_device_rep(rep)?;
+            ep.listen(&s.name)?;
+        } else {
+            ep.connect(&s.name)?;
+        }
+        *lock(&s.ep) = Some(ep);
+        Ok(())
+    }
+    fn on_stop(&self) {
+        self.0.close();
+    }
+    fn inflight(&self) -> u32 {
+        self.0.inflight.load(Ordering::Acquire)
+    }
+    fn poll(&self, ctx: &Ctx, out: &mut PollOut<'_>) -> bool {
+        let s = &*self.0;
+        let mut any = false;
+        if ctx.phase() == CtxPhase::Starting {
+            let up = {
+                let mut ep = lock(&s.ep);
+                let Some(ep) = ep.as_mut() else {
+                    return false;
+                };
+                let _ = ep.peers();
+                ep.take_joined()
+            };
+            let Some(peer) = up else {
+                return false;
+            };
+            s.add_conn(peer);
+            out.started();
+            any = true;
+        }
+        if ctx.phase() == CtxPhase::Stopping {
+            // What can still go out goes; the rest is flushed.
+            any |= s.flush();
+            let e = Error::with_context(ErrorCode::IoFailed, "the context is stopping");
+            s.fail_pending(None, &e);
+        } else {
+            any |= s.flush();
+            any |= self.receive(ctx, out);
+        }
+        any | self.report(out)
+    }
+}
+
+impl Ops {
+    /// New connections, messages and disconnections, in the order they happened.
+    fn receive(&self, ctx: &Ctx, out: &mut PollOut<'_>) -> bool {
+        let s = &*self.0;
+        let mut any = false;
+        for _ in 0..RECV_BUDGET {
+            if ctx.phase() != CtxPhase::Running {
+                break;
+            }
+            // A progress called from a callback of this one finds the buffer taken and
+            // leaves the receiving to its caller.
+            let Ok(mut rbuf) = s.rbuf.try_lock() else {
+                return any;
+            };
+            let (joined, r) = {
+                let mut ep = lock(&s.ep);
+                let Some(ep) = ep.as_mut() else {
+                    return any;
+                };
+                let r = ep.recvfrom(&mut rbuf);
+                (ep.take_joined(), r)
+            };
+            if let Some(peer) = joined {
+                any = true;
+                let c = s.add_conn(peer);
+                if s.server {
+                    s.conn_event(c, true);
+                }
+            }
+            match r {
+                Ok((n, peer)) => {
+                    any = true;
+                    let Some(c) = s.conn(peer) else { continue };
+                    if n == 0 || rbuf[0] != TAG_USER {
+                        continue; // Nothing of the user's (header only, or comch's own).
+                    }
+                    // SAFETY: as in `conn_event`.
+                    let conn = unsafe { &*c };
+                    conn.recv_msgs.fetch_add(1, Ordering::Relaxed);
+                    conn.recv_bytes.fetch_add((n - 1) as u64, Ordering::Relaxed);
+                    let cb = lock(&s.cbs).msg.take();
+                    if let Some(mut f) = cb {
+                        f(conn, &mut rbuf[1..n]);
+                        let mut cbs = lock(&s.cbs);
+                        if cbs.msg.is_none() {
+                            cbs.msg = Some(f);
+                        }
+                    }
+                }
+                Err((e, Some(peer)))
+                    if e.code() == ErrorCode::NotConnected || !self.peer_up(peer) =>
+                {
+                    any = true;
+                    drop(rbuf);
+                    self.peer_gone(peer, out);
+                }
+                Err(_) => {
+                    if joined.is_none() {
+                        break;
+                    }
+                }
+            }
+        }
+        any
+    }
+
+    fn peer_up(&self, peer: PeerId) -> bool {
+        lock(&self.0.ep)
+            .as_ref()
+            .and_then(|ep| ep.peer_addr(peer).ok())
+            .is_some_and(|p| p.is_connected())
+    }
+
+    fn peer_gone(&self, peer: PeerId, out: &mut PollOut<'_>) {
+        let s = &*self.0;
+        s.fail_pending(
+            Some(peer),
+            &Error::with_context(
+                ErrorCode::NotConnected,
+                "the peer disconnected before the message went out",
+            ),
+        );
+        if let Some(c) = s.conn(peer) {
+            if s.server {
+                s.conn_event(c, false);
+            }
+            lock(&s.conns).retain(|x| x.peer != peer);
+        }
+        if let Some(ep) = lock(&s.ep).as_mut() {
+            let _ = ep.disconnect(peer);
+        }
+        if !s.server {
+            // A client without its server cannot go on.
+            out.failed();
+        }
+    }
+
+    /// Completions of sends, one at a time with no lock held.
+    fn report(&self, out: &mut PollOut<'_>) -> bool {
+        let s = &*self.0;
+        let mut any = false;
+        loop {
+            let Some((ud, e)) = lock(&s.done).pop_front() else {
+                return any;
+            };
+            any = true;
+            s.inflight.fetch_sub(1, Ordering::AcqRel);
+            out.complete(JobRecord::new(JOB_SEND, ud), e);
+        }
+    }
+}
+
+/// A comch server or client: its context, configuration, callbacks and sends.
+pub struct Comch {
+    ctx: Ctx,
+    s: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Comch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Comch")
+            .field("server", &self.s.server)
+            .field("name", &self.s.name)
+            .field("phase", &self.ctx.phase())
+            .finish()
+    }
+}
+
+impl Comch {
+    /// `doca_comch_server_create`: serves `name` to the host function `rep` stands for.
+    pub fn server(dev: &Dev, rep: &DevRep, name: &str) -> Result<Comch> {
+        server_supported(dev.as_devinfo())?;
+        if rep.as_devinfo().parent() != dev {
+            return Err(invalid(
+                "the representor does not belong to the server's device",
+            ));
+        }
+        Comch::new(dev, Some(rep.clone()), name)
+    }
+
+    /// `doca_comch_client_create`: a client of server `name`.
+    pub fn client(dev: &Dev, name: &str) -> Result<Comch> {
+        client_supported(dev.as_devinfo())?;
+        Comch::new(dev, None, name)
+    }
+
+    fn new(dev: &Dev, rep: Option<DevRep>, name: &str) -> Result<Comch> {
+        check_name(name)?;
+        let s = Arc::new(Shared {
+            server: rep.is_some(),
+            dev: dev.clone(),
+            rep,
+            name: name.to_string(),
+            conf: Mutex::new(Conf {
+                max_msg: DEFAULT_MSG_SIZE,
+                recv_q: DEFAULT_RECV_QUEUE_SIZE,
+                send_tasks: 1,
+            }),
+            owner: AtomicUsize::new(0),
+            ep: Mutex::new(None),
+            conns: Mutex::new(Vec::new()),
+            pending: Mutex::new(VecDeque::new()),
+            done: Mutex::new(VecDeque::new()),
+            inflight: AtomicU32::new(0),
+            cbs: Mutex::new(Callbacks::default()),
+            rbuf: Mutex::new(Vec::new()),
+        });
+        let ctx = Ctx::new(Ops(Arc::clone(&s)));
+        ctx.dev_add(dev)?;
+        Ok(Comch { ctx, s })
+    }
+
+    /// Its context, to connect to a progress engine, start and stop.
+    pub fn ctx(&self) -> &Ctx {
+        &self.ctx
+    }
+
+    /// Whether this is a server.
+    pub fn is_server(&self) -> bool {
+        self.s.server
+    }
+
+    /// The device.
+    pub fn dev(&self) -> &Dev {
+        &self.s.dev
+    }
+
+    /// A server's representor.
+    pub fn rep(&self) -> Option<&DevRep> {
+        self.s.rep.as_ref()
+    }
+
+    fn idle(&self) -> Result<()> {
+        if self.ctx.phase() == CtxPhase::Idle {
+            Ok(())
+        } else {
+            Err(Error::with_context(
+                ErrorCode::BadState,
+                "the comch context is started; configure it while idle",
+            ))
+        }
+    }
+
+    /// A word for the face that owns this context, given to its connections.
+    pub fn set_owner(&self, word: usize) {
+        self.s.owner.store(word, Ordering::Relaxed);
+    }
+
+    /// `*_set_max_msg_size`: 1 to [`MAX_MSG_SIZE`], while idle.
+    pub fn set_max_msg_size(&self, n: u32) -> Result<()> {
+        self.idle()?;
+        if n == 0 || n > MAX_MSG_SIZE {
+            return Err(invalid(format!(
+                "the largest message is 1 to {MAX_MSG_SIZE} bytes, not {n}"
+            )));
+        }
+        lock(&self.s.conf).max_msg = n;
+        Ok(())
+    }
+
+    /// `*_get_max_msg_size`.
+    pub fn max_msg_size(&self) -> u32 {
+        lock(&self.s.conf).max_msg
+    }
+
+    /// `*_set_recv_queue_size`: 1 to [`MAX_RECV_QUEUE_SIZE`], while idle.
+    pub fn set_recv_queue_size(&self, n: u32) -> Result<()> {
+        self.idle()?;
+        if n == 0 || n > MAX_RECV_QUEUE_SIZE {
+            return Err(invalid(format!(
+                "the receive queue holds 1 to {MAX_RECV_QUEUE_SIZE} messages, not {n}"
+            )));
+        }
+        lock(&self.s.conf).recv_q = n;
+        Ok(())
+    }
+
+    /// `*_get_recv_queue_size`.
+    pub fn recv_queue_size(&self) -> u32 {
+        lock(&self.s.conf).recv_q
+    }
+
+    /// The number of send tasks (`*_task_send_set_conf`): 1 to [`MAX_SEND_TASKS`],
+    /// while idle. Sends in flight stay within it.
+    pub fn set_send_tasks(&self, n: u32) -> Result<()> {
+        self.idle()?;
+        if n == 0 || n > MAX_SEND_TASKS {
+            return Err(invalid(format!(
+                "the number of send tasks is 1 to {MAX_SEND_TASKS}, not {n}"
+            )));
+        }
+        lock(&self.s.conf).send_tasks = n;
+        Ok(())
+    }
+
+    /// `*_event_msg_recv_register`: while idle.
+    pub fn on_message(&self, f: impl FnMut(&Connection, &mut [u8]) + Send + 'static) -> Result<()> {
+        self.idle()?;
+        lock(&self.s.cbs).msg = Some(Box::new(f));
+        Ok(())
+    }
+
+    /// `doca_comch_server_event_connection_status_changed_register`: a server's
+    /// connection and disconnection callbacks, while idle.
+    pub fn on_connection(
+        &self,
+        connect: impl FnMut(&Connection, bool) + Send + 'static,
+        disconnect: impl FnMut(&Connection, bool) + Send + 'static,
+    ) -> Result<()> {
+        self.idle()?;
+        if !self.s.server {
+            return Err(invalid("only a server reports connections"));
+        }
+        let mut cbs = lock(&self.s.cbs);
+        cbs.connect = Some(Box::new(connect));
+        cbs.disconnect = Some(Box::new(disconnect));
+        Ok(())
+    }
+
+    /// `doca_comch_client_get_connection`: a running client's connection.
+    pub fn connection(&self) -> Result<&Connection> {
+        if self.s.server {
+            return Err(invalid("a server has one connection per client"));
+        }
+        if self.ctx.phase() != CtxPhase::Running {
+            return Err(Error::with_context(
+                ErrorCode::BadState,
+                "the client is not running yet; progress its engine until it is",
+            ));
+        }
+        let c = self.s.conns_first().ok_or_else(|| {
+            Error::with_context(ErrorCode::NotConnected, "the client lost its server")
+        })?;
+        // SAFETY: connections live until the context stops, which needs `&self`'s
+        // engine to progress; the borrow is tied to `self`.
+        Ok(unsafe { &*c })
+    }
+
+    /// The connection of `peer`, while it is up.
+    pub fn connection_of(&self, peer: PeerId) -> Option<*const Connection> {
+        self.s.conn(peer)
+    }
+
+    /// Whether `conn` is a live connection of this context.
+    fn check_conn(&self, conn: *const Connection) -> Result<PeerId> {
+        lock(&self.s.conns)
+            .iter()
+            .find(|c| std::ptr::eq(&***c, conn))
+            .map(|c| c.peer)
+            .ok_or_else(|| {
+                Error::with_context(
+                    ErrorCode::NotConnected,
+                    "the connection is not one of this context's live connections",
+                )
+            })
+    }
+
+    fn take(&self, len: usize) -> Result<()> {
+        if self.ctx.phase() != CtxPhase::Running {
+            return Err(Error::with_context(
+                ErrorCode::BadState,
+                "the comch context is not running; start it (and progress until it runs) first",
+            ));
+        }
+        if len == 0 {
+            return Err(invalid("a message holds at least one byte"));
+        }
+        let max = self.max_msg_size();
+        if len > max as usize {
+            return Err(invalid(format!(
+                "a {len}-byte message is longer than the context's largest ({max} bytes)"
+            )));
+        }
+        let limit = lock(&self.s.conf).send_tasks;
+        if self.s.inflight.load(Ordering::Acquire) >= limit {
+            return Err(Error::with_context(
+                ErrorCode::NoMemory,
+                format!("all {limit} send tasks are in flight; progress the engine"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Sends now when there is room (and nothing waits before it), else keeps `msg` in
+    /// order: `make` copies it when it must wait.
+    fn send_with(
+        &self,
+        peer: Result<PeerId>,
+        msg: &[u8],
+        user_data: Data,
+        make: impl FnOnce() -> Payload,
+    ) -> Result<()> {
+        self.take(msg.len())?;
+        let peer = peer?;
+        let s = &*self.s;
+        let mut pending = lock(&s.pending);
+        let r = if pending.is_empty() {
+            match lock(&s.ep).as_mut() {
+                Some(ep) => ep.send_parts(&[TAG_USER], msg, peer),
+                None => Err(Error::new(ErrorCode::NotConnected)),
+            }
+        } else {
+            Err(Error::new(ErrorCode::Again))
+        };
+        s.inflight.fetch_add(1, Ordering::AcqRel);
+        match r {
+            Err(e) if e.code() == ErrorCode::Again => pending.push_back(Pending {
+                peer,
+                msg: make(),
+                user_data,
+            }),
+            r => {
+                if r.is_ok() {
+                    s.count_sent(peer, msg.len());
+                }
+                lock(&s.done).push_back((user_data, r.err()));
+            }
+        }
+        Ok(())
+    }
+
+    /// A send task: `msg` to `conn`. Accepted whenever fewer than the configured send
+    /// tasks are in flight (`NoMemory` otherwise); its completion ([`JOB_SEND`], with
+    /// `user_data`) comes through the engine's progress.
+    pub fn send(&self, conn: &Connection, msg: &[u8], user_data: Data) -> Result<()> {
+        self.send_with(self.check_conn(conn), msg, user_data, || {
+            Payload::Owned(msg.into())
+        })
+    }
+
+    /// [`send`](Comch::send) to the connection of `peer` ([`Connection::peer`]).
+    pub fn send_to(&self, peer: PeerId, msg: &[u8], user_data: Data) -> Result<()> {
+        let p = self.s.conn(peer).map(|_| peer).ok_or_else(|| {
+            Error::with_context(
+                ErrorCode::NotConnected,
+                "the peer is not connected to this context",
+            )
+        });
+        self.send_with(p, msg, user_data, || Payload::Owned(msg.into()))
+    }
+
+    /// [`send`](Comch::send) without a copy when the message must wait.
+    ///
+    /// # Safety
+    /// `msg` must stay valid and unchanged until the send's completion is delivered.
+    pub unsafe fn send_raw(
+        &self,
+        conn: *const Connection,
+        msg: *const u8,
+        len: usize,
+        user_data: Data,
+    ) -> Result<()> {
+        if msg.is_null() {
+            return Err(invalid("the message is NULL"));
+        }
+        // SAFETY: the caller's contract.
+        let bytes = unsafe { std::slice::from_raw_parts(msg, len) };
+        self.send_with(self.check_conn(conn), bytes, user_data, || {
+            Payload::Raw(msg, len)
+        })
+    }
+
+    /// `doca_comch_server_disconnect`: ends one connection (its messages sent before
+    /// still arrive first); the disconnection is reported at the next progress.
+    pub fn disconnect(&self, conn: *const Connection) -> Result<()> {
+        if !self.s.server {
+            return Err(invalid("only a server disconnects a connection"));
+        }
+        let peer = self.check_conn(conn)?;
+        self.s.flush();
+        if let Some(ep) = lock(&self.s.ep).as_mut() {
+            let _ = ep.disconnect(peer);
+        }
+        let c = self.s.conn(peer);
+        self.s.fail_pending(
+            Some(peer),
+            &Error::with_context(ErrorCode::NotConnected, "the connection was ended"),
+        );
+        if let Some(c) = c {
+            self.s.conn_event(c, false);
+        }
+        lock(&self.s.conns).retain(|x| x.peer != peer);
+        Ok(())
+    }
+
+    /// Connections up now.
+    pub fn num_connections(&self) -> usize {
+        lock(&self.s.conns).len()
+    }
+
+    /// `*_destroy`: only while idle.
+    pub fn destroy(self) -> std::result::Result<(), (Comch, Error)> {
+        if let Err(e) = self.idle() {
+            return Err((self, e));
+        }
+        let _ = self.ctx.disconnect_pe();
+        let _ = self.ctx.dev_rm(&self.s.dev);
+        if let Err((ctx, e)) = self.ctx.clone().destroy() {
+            drop(ctx);
+            return Err((self, e));
+        }
+        Ok(())
+    }
+}
+
+impl Shared {
+    fn conns_first(&self) -> Option<*const Connection> {
+        lock(&self.conns).first().map(|c| &**c as *const Connection)
+    }
+}

@@ -1,0 +1,188 @@
+//! comch (the 3.x channel) between a server and clients on progress engines, both sides
+//! in this process (the host and DPU halves of the default machine); the two-process
+//! runs are NVIDIA's sample pairs in CI.
+
+use doca_comm_channel::comch::{self, Comch, Connection};
+use doca_core::device::{self, DEFAULT_MACHINE, Topology};
+use doca_core::exec::{CtxPhase, Pe, PeEvent};
+use doca_core::{Data, Dev, DevRep, ErrorCode, RepFilter};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+fn device(role: &str, pci: &str) -> Dev {
+    let t = Topology::from_toml(DEFAULT_MACHINE, Some(role)).unwrap();
+    device::devinfo_list_from(&t)
+        .into_iter()
+        .find(|d| d.pci_addr_str() == pci)
+        .unwrap()
+        .open()
+        .unwrap()
+}
+
+fn rep(dev: &Dev, pci: &str) -> DevRep {
+    dev.rep_list(RepFilter::All)
+        .unwrap()
+        .into_iter()
+        .find(|r| r.pci_addr_str() == pci)
+        .unwrap()
+        .open()
+        .unwrap()
+}
+
+fn host() -> Dev {
+    device("host", "0000:3b:00.0")
+}
+
+fn dpu() -> (Dev, DevRep) {
+    let d = device("dpu", "0000:03:00.0");
+    let r = rep(&d, "0000:3b:00.0");
+    (d, r)
+}
+
+fn name(what: &str) -> String {
+    format!(
+        "{what}-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    )
+}
+
+type Log = Arc<Mutex<Vec<(u64, Vec<u8>)>>>;
+
+/// Messages received, with the connection's user data.
+fn recorder(c: &Comch) -> Log {
+    let log: Log = Arc::default();
+    let l = Arc::clone(&log);
+    c.on_message(move |conn: &Connection, m: &mut [u8]| {
+        l.lock().unwrap().push((conn.user_data().0, m.to_vec()));
+    })
+    .unwrap();
+    log
+}
+
+/// Progresses the engines at least once and until `done` holds (at most 10 s), collecting send
+/// completions and state changes.
+fn run(
+    pes: &[&Pe],
+    events: &mut Vec<(u32, u64, Option<ErrorCode>)>,
+    mut done: impl FnMut(&[(u32, u64, Option<ErrorCode>)]) -> bool,
+) {
+    let t = Instant::now();
+    let mut first = true;
+    while first || !done(events) {
+        first = false;
+        assert!(t.elapsed() < Duration::from_secs(10), "stuck: {events:?}");
+        for pe in pes {
+            pe.progress(|ev| match ev {
+                PeEvent::Task(c) => events.push((
+                    c.record.job_type,
+                    c.record.user_data.0,
+                    c.error.map(|e| e.code()),
+                )),
+                PeEvent::State { next, .. } => events.push((0, next as u64, None)),
+            });
+        }
+    }
+}
+
+#[test]
+fn a_client_may_start_first_and_messages_go_both_ways_in_order() {
+    let n = name("pingpong");
+    let client = Comch::client(&host(), &n).unwrap();
+    client.set_send_tasks(4).unwrap();
+    client.set_recv_queue_size(4).unwrap();
+    let got_c = recorder(&client);
+    let cpe = Pe::new().unwrap();
+    cpe.connect(client.ctx()).unwrap();
+    let e = cpe.start_ctx(client.ctx()).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::InProgress);
+    assert_eq!(client.ctx().phase(), CtxPhase::Starting);
+    assert_eq!(client.connection().unwrap_err().code(), ErrorCode::BadState);
+    // No server yet: it keeps starting.
+    for _ in 0..20 {
+        cpe.progress(|_| {});
+    }
+    assert_eq!(client.ctx().phase(), CtxPhase::Starting);
+
+    let (d, r) = dpu();
+    let server = Comch::server(&d, &r, &n).unwrap();
+    server.set_send_tasks(64).unwrap();
+    server.set_recv_queue_size(2).unwrap();
+    let got_s: Log = Arc::default();
+    let peer_seen = Arc::new(Mutex::new(None));
+    let (l, ps) = (Arc::clone(&got_s), Arc::clone(&peer_seen));
+    server
+        .on_message(move |conn: &Connection, m: &mut [u8]| {
+            *ps.lock().unwrap() = Some(conn.peer());
+            l.lock().unwrap().push((conn.user_data().0, m.to_vec()));
+        })
+        .unwrap();
+    let conns = Arc::new(Mutex::new((0, 0)));
+    let (c1, c2) = (Arc::clone(&conns), Arc::clone(&conns));
+    server
+        .on_connection(
+            move |c, ok| {
+                assert!(ok && c.is_server());
+                c.set_user_data(Data(77));
+                c1.lock().unwrap().0 += 1
+            },
+            move |_, _| c2.lock().unwrap().1 += 1,
+        )
+        .unwrap();
+    let spe = Pe::new().unwrap();
+    spe.connect(server.ctx()).unwrap();
+    spe.start_ctx(server.ctx()).unwrap();
+    assert_eq!(server.ctx().phase(), CtxPhase::Running);
+
+    let mut ev = Vec::new();
+    run(&[&cpe, &spe], &mut ev, |_| {
+        client.ctx().phase() == CtxPhase::Running && conns.lock().unwrap().0 == 1
+    });
+    assert!(ev.contains(&(0, CtxPhase::Running as u64, None)));
+    let conn = client.connection().unwrap();
+    conn.set_user_data(Data(5));
+    // More messages than the server's receive queue and the client's send tasks: the
+    // sends wait for room, in order.
+    let mut sent = 0u64;
+    let mut want = Vec::new();
+    ev.clear();
+    while sent < 100 {
+        let msg = format!("msg {sent}");
+        match client.send(conn, msg.as_bytes(), Data(sent)) {
+            Ok(()) => {
+                want.push((77, msg.into_bytes()));
+                sent += 1;
+            }
+            Err(e) => {
+                assert_eq!(e.code(), ErrorCode::NoMemory);
+                run(&[&cpe, &spe], &mut ev, |_| true);
+            }
+        }
+    }
+    run(&[&cpe, &spe], &mut ev, |_| {
+        got_s.lock().unwrap().len() == 100
+    });
+    assert_eq!(*got_s.lock().unwrap(), want);
+    run(&[&cpe, &spe], &mut ev, |e| e.len() == 100);
+    let ids: Vec<u64> = ev.iter().map(|e| e.1).collect();
+    assert_eq!(ids, (0..100).collect::<Vec<_>>());
+    assert!(ev.iter().all(|e| e.0 == comch::JOB_SEND && e.2.is_none()));
+    assert_eq!(conn.counters()[0], 100);
+
+    // The server answers over the connection the message came on.
+    let peer = *peer_seen.lock().unwrap();
+    server.send_to(peer.unwrap(), b"pong", Data(1000)).unwrap();
+    run(&[&cpe, &spe], &mut ev, |_| {
+        !got_c.lock().unwrap().is_empty()
+    });
+    assert_eq!(got_c.lock().unwrap()[0], (5, b"pong".to_vec()));
+
+    // The client stops: the server sees the disconnection.
+    cpe.stop_ctx(client.ctx()).unwrap();
+    assert_eq!(client.ctx().phase(), CtxPhase::Idle);
+    run(&[&cpe, &spe], &mut ev, |_| conns.lock().unwrap().1 == 1);
+    assert_eq!(server.num_connections(), 0);
+    spe.stop_ctx(server.ctx()).unwrap();
+    server.destroy().unwrap();
+    client.destroy().unwrap();
+}
