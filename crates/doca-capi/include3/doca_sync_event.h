@@ -7,6 +7,7 @@
 #ifndef DOCA_SYNC_EVENT_H_
 #define DOCA_SYNC_EVENT_H_
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <doca_compat.h>
@@ -46,6 +47,37 @@ doca_error_t doca_sync_event_add_publisher_location_cpu(struct doca_sync_event *
 /** The DPU publishes. */
 DOCA_EXPERIMENTAL
 doca_error_t doca_sync_event_add_publisher_location_dpu(struct doca_sync_event *event);
+
+/** The process on the other side of the PCIe link (host or DPU) publishes. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_sync_event_add_publisher_location_remote_pci(struct doca_sync_event *event);
+
+/** The process on the other side of the PCIe link (host or DPU) subscribes. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_sync_event_add_subscriber_location_remote_pci(struct doca_sync_event *event);
+
+/** A descriptor of the event for the other side of the PCIe link (either side may
+ * export; the DPU side's importing device must represent an exporting host device). It
+ * stays valid until the event is destroyed. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_sync_event_export_to_remote_pci(struct doca_sync_event *event, struct doca_dev *dev,
+						  const uint8_t **data, size_t *sz);
+
+/** DOCA_SUCCESS when the device exports sync events over PCIe. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_sync_event_cap_is_export_to_remote_pci_supported(const struct doca_devinfo *devinfo);
+
+/** DOCA_SUCCESS when the device creates sync events from the other side's exports. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_sync_event_cap_is_create_from_export_supported(const struct doca_devinfo *devinfo);
+
+/** Waits, polling, until (value & mask) == value given. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_sync_event_wait_eq(struct doca_sync_event *event, uint64_t value, uint64_t mask);
+
+/** As doca_sync_event_wait_eq, yielding the processor between polls. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_sync_event_wait_eq_yield(struct doca_sync_event *event, uint64_t value, uint64_t mask);
 
 /** A remote network peer publishes (DOCA_ERROR_NOT_SUPPORTED here). */
 DOCA_EXPERIMENTAL

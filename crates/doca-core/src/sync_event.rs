@@ -304,6 +304,19 @@ fn satisfiable(value: u64, mask: u64, reach: u64) -> Result<()> {
     ))
 }
 
+/// A wait for `(event & mask) == value` ends only if `value` has no bit outside `mask`.
+fn eq_satisfiable(value: u64, mask: u64) -> Result<()> {
+    if value & !mask == 0 {
+        return Ok(());
+    }
+    Err(Error::with_context(
+        ErrorCode::InvalidValue,
+        format!(
+            "a wait for (event & {mask:#x}) == {value:#x} can never end: the value has bits outside the mask"
+        ),
+    ))
+}
+
 /// A sync event (`struct doca_sync_event`): configure its publisher and subscriber
 /// locations, then start it synchronously ([`start`](SyncEvent::start)) or as a
 /// context ([`as_ctx`](SyncEvent::as_ctx)) for jobs; the mode is fixed until stopped.
@@ -605,33 +618,46 @@ impl SyncEvent {
     /// can never end (`value >= mask`) is refused with `InvalidValue`.
     pub fn wait_gt(&self, value: u64, mask: u64) -> Result<()> {
         satisfiable(value, mask, mask)?;
-        let w = self.enter_wait()?;
-        let mut n = 0u32;
-        while !masked_gt(w.counter.load(Ordering::Acquire), value, mask) {
-            n = n.wrapping_add(1);
-            if n.is_multiple_of(65536) {
-                w.still_there()?;
-            } else {
-                w.still_started()?;
-            }
-            std::hint::spin_loop();
-        }
-        Ok(())
+        self.poll_until(|v| masked_gt(v, value, mask), false)
     }
 
     /// `doca_sync_event_wait_gt_yield`: polls, yielding the processor between polls.
     pub fn wait_gt_yield(&self, value: u64, mask: u64) -> Result<()> {
         satisfiable(value, mask, mask)?;
+        self.poll_until(|v| masked_gt(v, value, mask), true)
+    }
+
+    /// `doca_sync_event_wait_eq` (3.x): polls until `(event & mask) == value`.
+    pub fn wait_eq(&self, value: u64, mask: u64) -> Result<()> {
+        eq_satisfiable(value, mask)?;
+        self.poll_until(|v| v & mask == value, false)
+    }
+
+    /// `doca_sync_event_wait_eq_yield` (3.x): as [`wait_eq`](SyncEvent::wait_eq),
+    /// yielding the processor between polls.
+    pub fn wait_eq_yield(&self, value: u64, mask: u64) -> Result<()> {
+        eq_satisfiable(value, mask)?;
+        self.poll_until(|v| v & mask == value, true)
+    }
+
+    /// Polls the counter until `done` holds (spinning, or yielding between polls),
+    /// checking that the event stays started and its exporter alive.
+    fn poll_until(&self, done: impl Fn(u64) -> bool, yielding: bool) -> Result<()> {
         let w = self.enter_wait()?;
+        let every: u32 = if yielding { 1024 } else { 65536 };
         let mut n = 0u32;
-        while !masked_gt(w.counter.load(Ordering::Acquire), value, mask) {
+        while !done(w.counter.load(Ordering::Acquire)) {
             n = n.wrapping_add(1);
-            if n.is_multiple_of(1024) {
+            if n.is_multiple_of(every) {
                 w.still_there()?;
             } else {
                 w.still_started()?;
             }
-            std::thread::yield_now();
+            if yielding {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
         }
         Ok(())
     }
@@ -699,6 +725,66 @@ impl SyncEvent {
     /// share one counter. `dev` is a host device with the export capability. Called
     /// again, the same descriptor; it stays valid until the event is destroyed.
     pub fn export_to_dpu(&self, dev: &Dev) -> Result<Arc<[u8]>> {
+        let info = dev.as_devinfo();
+        if !SyncEvent::export_to_dpu_supported(info) {
+            return Err(Error::with_context(
+                ErrorCode::NotSupported,
+                format!(
+                    "device {} cannot export sync events to the DPU (a host device with the capability is needed)",
+                    info.pci_addr()
+                ),
+            ));
+        }
+        self.export_pci(dev)
+    }
+
+    /// `doca_sync_event_export_to_remote_pci` (3.x): a descriptor for the process on
+    /// the other side of the PCIe link, from either side: a host device's export is
+    /// for the DPU that represents it, a DPU device's for the host.
+    pub fn export_to_remote_pci(&self, dev: &Dev) -> Result<Arc<[u8]>> {
+        let info = dev.as_devinfo();
+        if !SyncEvent::export_to_remote_pci_supported(info) {
+            return Err(Error::with_context(
+                ErrorCode::NotSupported,
+                format!(
+                    "device {} cannot export sync events over PCIe (the capability is needed)",
+                    info.pci_addr()
+                ),
+            ));
+        }
+        self.export_pci(dev)
+    }
+
+    /// `doca_sync_event_cap_is_export_to_remote_pci_supported` and
+    /// `..._create_from_export_supported` (3.x): a device of either side with the
+    /// capability.
+    pub fn export_to_remote_pci_supported(devinfo: &DevInfo) -> bool {
+        devinfo.has_capability(Capability::SyncEventExportDpu)
+    }
+
+    /// `doca_sync_event_create_from_export` (3.x): the handle of an event the other
+    /// side exported. On the DPU side, `dev` must represent the exporting host device.
+    pub fn create_from_remote_pci_export(dev: &Dev, desc: &[u8]) -> Result<SyncEvent> {
+        let info = dev.as_devinfo();
+        if info.role() == Role::Dpu {
+            return SyncEvent::create_from_export(dev, desc);
+        }
+        let imp = Import::open(desc, &[Kind::SyncEvent])?;
+        if !SyncEvent::export_to_remote_pci_supported(info) {
+            return Err(Error::with_context(
+                ErrorCode::NotSupported,
+                format!(
+                    "device {} cannot create sync events from exports (the capability is needed)",
+                    info.pci_addr()
+                ),
+            ));
+        }
+        let se = SyncEvent::with_store(Store::Imported(Box::new(imp)));
+        se.ctx.dev_add_implied(dev)?;
+        Ok(se)
+    }
+
+    fn export_pci(&self, dev: &Dev) -> Result<Arc<[u8]>> {
         let mut ex = self.shared.export.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((_, blob)) = &*ex {
             return Ok(Arc::clone(blob));
@@ -719,15 +805,6 @@ impl SyncEvent {
                 ));
             }
         };
-        if !SyncEvent::export_to_dpu_supported(info) {
-            return Err(Error::with_context(
-                ErrorCode::NotSupported,
-                format!(
-                    "device {} cannot export sync events to the DPU (a host device with the capability is needed)",
-                    info.pci_addr()
-                ),
-            ));
-        }
         if !self.shared.external.load(Ordering::Acquire).is_null() {
             return Err(Error::with_context(
                 ErrorCode::NotSupported,

@@ -50,7 +50,7 @@ pub unsafe extern "C" fn doca_sync_event_create_from_export(
         out_ptr(event, "event")?;
         // SAFETY: the caller passes sz readable bytes.
         let blob = unsafe { std::slice::from_raw_parts(data, sz) };
-        let e = SyncEvent::create_from_export(&d.dev, blob)?;
+        let e = SyncEvent::create_from_remote_pci_export(&d.dev, blob)?;
         new_handle(event, "event", || Ok(wrap(e)))
     })
 }
@@ -104,6 +104,77 @@ pub unsafe extern "C" fn doca_sync_event_add_publisher_location_dpu(
     event: *mut doca_sync_event3,
 ) -> doca_error_t {
     ffi(|| se(event)?.publisher_add_location_dpu())
+}
+
+/// `doca_sync_event_add_publisher_location_remote_pci`: the other side of the PCIe
+/// link publishes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sync_event_add_publisher_location_remote_pci(
+    event: *mut doca_sync_event3,
+) -> doca_error_t {
+    ffi(|| se(event)?.publisher_add_location_dpu())
+}
+
+/// `doca_sync_event_add_subscriber_location_remote_pci`: the other side of the PCIe
+/// link subscribes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sync_event_add_subscriber_location_remote_pci(
+    event: *mut doca_sync_event3,
+) -> doca_error_t {
+    ffi(|| se(event)?.subscriber_add_location_dpu())
+}
+
+/// `doca_sync_event_export_to_remote_pci`: a descriptor for the process on the other
+/// side of the PCIe link; it stays valid, at the same address, until the event is
+/// destroyed.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sync_event_export_to_remote_pci(
+    event: *mut doca_sync_event3,
+    dev: *mut doca_dev,
+    data: *mut *const u8,
+    sz: *mut usize,
+) -> doca_error_t {
+    ffi(|| {
+        let e = se(event)?;
+        // SAFETY: NULL or a live device handle.
+        let d = unsafe { handle(dev, "dev") }?;
+        let data = out_ptr(data, "data")?;
+        let sz = out_ptr(sz, "sz")?;
+        let blob = e.export_to_remote_pci(&d.dev)?;
+        // SAFETY: both outputs are checked; the event keeps the blob.
+        unsafe {
+            put(data, blob.as_ptr());
+            put(sz, blob.len());
+        }
+        Ok(())
+    })
+}
+
+/// `doca_sync_event_cap_is_export_to_remote_pci_supported`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sync_event_cap_is_export_to_remote_pci_supported(
+    devinfo: *const crate::dev::doca_devinfo,
+) -> doca_error_t {
+    crate::libs::devinfo_query(devinfo, |d| remote_pci(d))
+}
+
+/// `doca_sync_event_cap_is_create_from_export_supported`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sync_event_cap_is_create_from_export_supported(
+    devinfo: *const crate::dev::doca_devinfo,
+) -> doca_error_t {
+    crate::libs::devinfo_query(devinfo, |d| remote_pci(d))
+}
+
+fn remote_pci(d: &doca_core::DevInfo) -> Result<()> {
+    if SyncEvent::export_to_remote_pci_supported(d) {
+        Ok(())
+    } else {
+        Err(err(
+            ErrorCode::NotSupported,
+            format!("device {} cannot share sync events over PCIe", d.pci_addr()),
+        ))
+    }
 }
 
 /// `doca_sync_event_add_publisher_location_remote_net`.
@@ -219,6 +290,26 @@ pub unsafe extern "C" fn doca_sync_event_wait_gt(
     mask: u64,
 ) -> doca_error_t {
     ffi(|| se(event)?.wait_gt(value, mask))
+}
+
+/// `doca_sync_event_wait_eq`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sync_event_wait_eq(
+    event: *mut doca_sync_event3,
+    value: u64,
+    mask: u64,
+) -> doca_error_t {
+    ffi(|| se(event)?.wait_eq(value, mask))
+}
+
+/// `doca_sync_event_wait_eq_yield`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sync_event_wait_eq_yield(
+    event: *mut doca_sync_event3,
+    value: u64,
+    mask: u64,
+) -> doca_error_t {
+    ffi(|| se(event)?.wait_eq_yield(value, mask))
 }
 
 /// `doca_sync_event_wait_gt_yield`.
