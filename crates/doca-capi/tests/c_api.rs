@@ -587,33 +587,6 @@ fn sample_dma_copy_host_and_dpu_as_two_processes() {
     }
 }
 
-/// Starts the first side of a pair in the background (no valgrind: the other side runs
-/// under it), in its own comm channel directory.
-fn start_side(bin: &Path, args: &[&str], engine: bool, rt: &Path) -> Running {
-    let mut c = Command::new(bin);
-    c.args(args)
-        .env_remove("DOCA_SW_TOPOLOGY")
-        .env_remove("DOCA_SW_ROLE")
-        .env("DOCA_SW_RUNTIME_DIR", rt);
-    if engine {
-        c.env("DOCA_SW_TOPOLOGY", engine_topology());
-    }
-    Running::spawn(
-        c,
-        &format!("{} {args:?} (engine threads: {engine})", bin.display()),
-    )
-}
-
-/// A private comm channel directory for one test (mode 0700, as the library wants).
-fn runtime_dir(name: &str) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
-    let d = scratch().join(format!("rt-{name}"));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).unwrap();
-    d
-}
-
 /// DOCA's comm channel pair as two processes, with their defaults: the DPU-side server
 /// (03:00.0 serving the host function 3b:00.0) and the host-side client (3b:00.0).
 #[test]

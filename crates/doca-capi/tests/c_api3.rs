@@ -294,3 +294,43 @@ fn static_library_links_3x() {
     let out = run(&bin, &[], false);
     assert!(out.contains("pe_flow: ok"), "{out}");
 }
+
+/// A comch server (DPU build) and client (host build) as two processes, in both start
+/// orders and with engine threads: every echo whole and in order, and the server's
+/// last message (sent just before it stops) reaches the client before the end of the
+/// connection.
+#[test]
+fn comch_pair_3x() {
+    const COMCH: &str = "doca-common doca-comch";
+    let src = crate_dir().join("tests/c3/comch_pair3.c");
+    let client = compile(&src, "comch_pair3-host", COMCH);
+    let server = compile_in(
+        &prefix().join("lib/pkgconfig/dpu"),
+        &src,
+        "comch_pair3-dpu",
+        COMCH,
+    );
+    let rt = runtime_dir("comch3");
+    let env = [("DOCA_SW_RUNTIME_DIR", rt.as_path())];
+    for (round, engine) in [(0, false), (1, false), (2, true)] {
+        let name = format!("pair-{round}");
+        if round == 1 {
+            // The client first: it keeps starting until the server is there.
+            let mut c = start_side(&client, &[&name, "300"], engine, &rt);
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            let out = run_beside(&server, &[&name, "300"], engine, &env, Some(&mut c));
+            assert!(out.contains("300 messages echoed"), "{out}");
+            let cout = check(&c.finish(), "comch client");
+            assert!(cout.contains("300 echoes in order"), "{cout}");
+        } else {
+            let mut s = start_side(&server, &[&name, "300"], engine, &rt);
+            let out = run_beside(&client, &[&name, "300"], engine, &env, Some(&mut s));
+            assert!(
+                out.contains("300 echoes in order, bye-ack before the end"),
+                "{out}"
+            );
+            let sout = check(&s.finish(), "comch server");
+            assert!(sout.contains("300 messages echoed"), "{sout}");
+        }
+    }
+}

@@ -32,7 +32,7 @@
 //!     pe.progress(|_| {});
 //! }
 //! let conn = client.connection().expect("a running client has its connection");
-//! client.send(conn, b"hello", Data(1))?;
+//! client.send(&conn, b"hello", Data(1))?;
 //! # Ok::<(), doca_core::Error>(())
 //! ```
 
@@ -106,7 +106,9 @@ fn supported(info: &DevInfo, role: Role, what: &str) -> Result<()> {
 }
 
 /// One connection (`struct doca_comch_connection`): its user data, and the context it
-/// belongs to. Valid until its disconnection was reported or its context stopped.
+/// belongs to. A server's is valid until its disconnection was reported; a client's,
+/// and those a server still had when it stopped, until the context starts again or is
+/// destroyed.
 #[derive(Debug)]
 pub struct Connection {
     peer: PeerId,
@@ -213,9 +215,9 @@ struct Shared {
     conf: Mutex<Conf>,
     owner: AtomicUsize,
     ep: Mutex<Option<Endpoint>>,
-    // Boxed: the C face hands out their addresses.
-    #[allow(clippy::vec_box)]
-    conns: Mutex<Vec<Box<Connection>>>,
+    // Shared: callbacks and the Rust face hold them while the table may change; the C
+    // face hands out their addresses.
+    conns: Mutex<Vec<Arc<Connection>>>,
     /// Sends waiting for room, in order.
     pending: Mutex<VecDeque<Pending>>,
     /// Sends done whose completion was not reported yet.
@@ -227,11 +229,8 @@ struct Shared {
 }
 
 impl Shared {
-    fn conn(&self, peer: PeerId) -> Option<*const Connection> {
-        lock(&self.conns)
-            .iter()
-            .find(|c| c.peer == peer)
-            .map(|c| &**c as *const Connection)
+    fn conn(&self, peer: PeerId) -> Option<Arc<Connection>> {
+        lock(&self.conns).iter().find(|c| c.peer == peer).cloned()
     }
 
     /// Sends what waits, in order, as far as there is room.
@@ -281,8 +280,8 @@ impl Shared {
         });
     }
 
-    fn add_conn(&self, peer: PeerId) -> *const Connection {
-        let c = Box::new(Connection {
+    fn add_conn(&self, peer: PeerId) -> Arc<Connection> {
+        let c = Arc::new(Connection {
             peer,
             user_data: AtomicU64::new(0),
             owner: self.owner.load(Ordering::Relaxed),
@@ -292,14 +291,13 @@ impl Shared {
             recv_msgs: AtomicU64::new(0),
             recv_bytes: AtomicU64::new(0),
         });
-        let p: *const Connection = &*c;
-        lock(&self.conns).push(c);
-        p
+        lock(&self.conns).push(Arc::clone(&c));
+        c
     }
 
     /// Runs the connection callback of `which` (connect or disconnect) with no lock
     /// held (the callback may send, or stop the context).
-    fn conn_event(&self, conn: *const Connection, connect: bool) {
+    fn conn_event(&self, conn: &Connection, connect: bool) {
         let cb = {
             let mut cbs = lock(&self.cbs);
             if connect {
@@ -309,10 +307,7 @@ impl Shared {
             }
         };
         if let Some(mut f) = cb {
-            // SAFETY: connections leave the table only after their disconnection was
-            // reported (below, by the caller) or when the context stops, which does
-            // not happen while its progress runs this.
-            f(unsafe { &*conn }, true);
+            f(conn, true);
             let mut cbs = lock(&self.cbs);
             let slot = if connect {
                 &mut cbs.connect
@@ -325,9 +320,10 @@ impl Shared {
         }
     }
 
+    /// Closes the channel. The connection objects stay until the context starts again
+    /// or is destroyed (a program may still ask them for counters and user data).
     fn close(&self) {
         *lock(&self.ep) = None;
-        lock(&self.conns).clear();
         let e = Error::with_context(ErrorCode::IoFailed, "the context stopped");
         self.fail_pending(None, &e);
     }
@@ -370,7 +366,11 @@ impl CtxOps for Ops {
         let mut rbuf = lock(&s.rbuf);
         rbuf.clear();
         rbuf.resize(MAX_MESSAGE_SIZE as usize + 1, 0);
-        lock(&s.conns).reserve(MAX_CONNECTIONS as usize);
+        {
+            let mut conns = lock(&s.conns);
+            conns.clear();
+            conns.reserve(MAX_CONNECTIONS as usize);
+        }
         lock(&s.pending).reserve(conf.send_tasks as usize);
         lock(&s.done).reserve(conf.send_tasks as usize);
         if s.server {
@@ -414,7 +414,10 @@ impl CtxOps for Ops {
             let e = Error::with_context(ErrorCode::IoFailed, "the context is stopping");
             s.fail_pending(None, &e);
         } else {
+            // Completions first: their callbacks free tasks that the message callbacks
+            // may need.
             any |= s.flush();
+            any |= self.report(out);
             any |= self.receive(ctx, out);
         }
         any | self.report(out)
@@ -447,23 +450,21 @@ impl Ops {
                 any = true;
                 let c = s.add_conn(peer);
                 if s.server {
-                    s.conn_event(c, true);
+                    s.conn_event(&c, true);
                 }
             }
             match r {
                 Ok((n, peer)) => {
                     any = true;
-                    let Some(c) = s.conn(peer) else { continue };
+                    let Some(conn) = s.conn(peer) else { continue };
                     if n == 0 || rbuf[0] != TAG_USER {
                         continue; // Nothing of the user's (header only, or comch's own).
                     }
-                    // SAFETY: as in `conn_event`.
-                    let conn = unsafe { &*c };
                     conn.recv_msgs.fetch_add(1, Ordering::Relaxed);
                     conn.recv_bytes.fetch_add((n - 1) as u64, Ordering::Relaxed);
                     let cb = lock(&s.cbs).msg.take();
                     if let Some(mut f) = cb {
-                        f(conn, &mut rbuf[1..n]);
+                        f(&conn, &mut rbuf[1..n]);
                         let mut cbs = lock(&s.cbs);
                         if cbs.msg.is_none() {
                             cbs.msg = Some(f);
@@ -503,18 +504,19 @@ impl Ops {
                 "the peer disconnected before the message went out",
             ),
         );
+        if !s.server {
+            // A client without its server cannot go on; its connection stays (sends
+            // to it fail) until the client stops.
+            out.failed();
+            return;
+        }
+        // A server's connection is gone once its disconnection was reported.
         if let Some(c) = s.conn(peer) {
-            if s.server {
-                s.conn_event(c, false);
-            }
+            s.conn_event(&c, false);
             lock(&s.conns).retain(|x| x.peer != peer);
         }
         if let Some(ep) = lock(&s.ep).as_mut() {
             let _ = ep.disconnect(peer);
-        }
-        if !s.server {
-            // A client without its server cannot go on.
-            out.failed();
         }
     }
 
@@ -701,7 +703,7 @@ impl Comch {
     }
 
     /// `doca_comch_client_get_connection`: a running client's connection.
-    pub fn connection(&self) -> Result<&Connection> {
+    pub fn connection(&self) -> Result<Arc<Connection>> {
         if self.s.server {
             return Err(invalid("a server has one connection per client"));
         }
@@ -711,16 +713,13 @@ impl Comch {
                 "the client is not running yet; progress its engine until it is",
             ));
         }
-        let c = self.s.conns_first().ok_or_else(|| {
+        lock(&self.s.conns).first().cloned().ok_or_else(|| {
             Error::with_context(ErrorCode::NotConnected, "the client lost its server")
-        })?;
-        // SAFETY: connections live until the context stops, which needs `&self`'s
-        // engine to progress; the borrow is tied to `self`.
-        Ok(unsafe { &*c })
+        })
     }
 
     /// The connection of `peer`, while it is up.
-    pub fn connection_of(&self, peer: PeerId) -> Option<*const Connection> {
+    pub fn connection_of(&self, peer: PeerId) -> Option<Arc<Connection>> {
         self.s.conn(peer)
     }
 
@@ -728,7 +727,7 @@ impl Comch {
     fn check_conn(&self, conn: *const Connection) -> Result<PeerId> {
         lock(&self.s.conns)
             .iter()
-            .find(|c| std::ptr::eq(&***c, conn))
+            .find(|c| std::ptr::eq(Arc::as_ptr(c), conn))
             .map(|c| c.peer)
             .ok_or_else(|| {
                 Error::with_context(
@@ -860,7 +859,7 @@ impl Comch {
             &Error::with_context(ErrorCode::NotConnected, "the connection was ended"),
         );
         if let Some(c) = c {
-            self.s.conn_event(c, false);
+            self.s.conn_event(&c, false);
         }
         lock(&self.s.conns).retain(|x| x.peer != peer);
         Ok(())
@@ -883,11 +882,5 @@ impl Comch {
             return Err((self, e));
         }
         Ok(())
-    }
-}
-
-impl Shared {
-    fn conns_first(&self) -> Option<*const Connection> {
-        lock(&self.conns).first().map(|c| &**c as *const Connection)
     }
 }

@@ -148,7 +148,7 @@ fn a_client_may_start_first_and_messages_go_both_ways_in_order() {
     ev.clear();
     while sent < 100 {
         let msg = format!("msg {sent}");
-        match client.send(conn, msg.as_bytes(), Data(sent)) {
+        match client.send(&conn, msg.as_bytes(), Data(sent)) {
             Ok(()) => {
                 want.push((77, msg.into_bytes()));
                 sent += 1;

@@ -15,6 +15,7 @@ use crate::{
 use doca_comm_channel::comch::{self, Comch, Connection, JOB_SEND};
 use doca_core::{Data, ErrorCode};
 use std::ffi::c_char;
+use std::sync::Arc;
 
 /// `struct doca_comch_server`.
 pub type doca_comch_server = Lib3<Comch>;
@@ -347,8 +348,9 @@ pub unsafe extern "C" fn doca_comch_client_get_connection(
         let h = unsafe { side(comch_client, false) }?;
         let o = out_ptr(connection, "connection")?;
         let c = h.lib.connection()?;
-        // SAFETY: output checked.
-        unsafe { put(o, c as *const Connection as *mut Connection) };
+        // SAFETY: output checked; the client keeps the connection until it starts
+        // again or is destroyed.
+        unsafe { put(o, Arc::as_ptr(&c).cast_mut()) };
         Ok(())
     })
 }

@@ -155,7 +155,7 @@ pub unsafe extern "C" fn doca_sync_event_export_to_remote_pci(
 pub unsafe extern "C" fn doca_sync_event_cap_is_export_to_remote_pci_supported(
     devinfo: *const crate::dev::doca_devinfo,
 ) -> doca_error_t {
-    crate::libs::devinfo_query(devinfo, |d| remote_pci(d))
+    crate::libs::devinfo_query(devinfo, remote_pci)
 }
 
 /// `doca_sync_event_cap_is_create_from_export_supported`.
@@ -163,7 +163,7 @@ pub unsafe extern "C" fn doca_sync_event_cap_is_export_to_remote_pci_supported(
 pub unsafe extern "C" fn doca_sync_event_cap_is_create_from_export_supported(
     devinfo: *const crate::dev::doca_devinfo,
 ) -> doca_error_t {
-    crate::libs::devinfo_query(devinfo, |d| remote_pci(d))
+    crate::libs::devinfo_query(devinfo, remote_pci)
 }
 
 fn remote_pci(d: &doca_core::DevInfo) -> Result<()> {

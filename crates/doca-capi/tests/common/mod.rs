@@ -41,9 +41,14 @@ pub fn prefix() -> &'static Path {
 }
 
 pub fn pkg_config(args: &[&str]) -> Vec<String> {
+    pkg_config_in(&prefix().join("lib/pkgconfig"), args)
+}
+
+/// [`pkg_config`] with the modules of `dir` (`lib/pkgconfig/dpu` for the DPU flavour).
+pub fn pkg_config_in(dir: &Path, args: &[&str]) -> Vec<String> {
     let out = Command::new("pkg-config")
         .args(args)
-        .env("PKG_CONFIG_PATH", prefix().join("lib/pkgconfig"))
+        .env("PKG_CONFIG_PATH", dir)
         .output()
         .unwrap();
     assert!(
@@ -74,6 +79,12 @@ pub use doca_testkit::install::STRICT_CFLAGS as STRICT;
 /// Compiles `src` into `bin/<name>` the way a DOCA program is built, with the
 /// pkg-config module `module` (`doca` for the host side, `doca-dpu` for the DPU side).
 pub fn compile(src: &Path, name: &str, module: &str) -> PathBuf {
+    compile_in(&prefix().join("lib/pkgconfig"), src, name, module)
+}
+
+/// [`compile`] with the pkg-config modules of `dir` (`lib/pkgconfig/dpu`: the DPU
+/// flavour).
+pub fn compile_in(dir: &Path, src: &Path, name: &str, module: &str) -> PathBuf {
     let bin = scratch().join("bin").join(name);
     std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
     let mut c = Command::new("cc");
@@ -82,7 +93,13 @@ pub fn compile(src: &Path, name: &str, module: &str) -> PathBuf {
         .arg(src)
         .arg("-o")
         .arg(&bin)
-        .args(pkg_flags(module));
+        .args(pkg_config_in(
+            dir,
+            &["--cflags", "--libs"]
+                .into_iter()
+                .chain(module.split_whitespace())
+                .collect::<Vec<_>>(),
+        ));
     check(
         &c.output().unwrap(),
         &format!("compiling {}", src.display()),
@@ -549,4 +566,31 @@ pub fn c_type(t: &str) -> String {
         _ if t.starts_with("doca_") || t.starts_with("ibv_") => format!("struct {t}"),
         _ => panic!("no C spelling for the Rust type `{t}`: extend c_type"),
     }
+}
+
+/// Starts the first side of a pair in the background (no valgrind: the other side runs
+/// under it), in its own comm channel directory.
+pub fn start_side(bin: &Path, args: &[&str], engine: bool, rt: &Path) -> Running {
+    let mut c = Command::new(bin);
+    c.args(args)
+        .env_remove("DOCA_SW_TOPOLOGY")
+        .env_remove("DOCA_SW_ROLE")
+        .env("DOCA_SW_RUNTIME_DIR", rt);
+    if engine {
+        c.env("DOCA_SW_TOPOLOGY", engine_topology());
+    }
+    Running::spawn(
+        c,
+        &format!("{} {args:?} (engine threads: {engine})", bin.display()),
+    )
+}
+
+/// A private comm channel directory for one test (mode 0700, as the library wants).
+pub fn runtime_dir(name: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let d = scratch().join(format!("rt-{name}"));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).unwrap();
+    d
 }
