@@ -10,7 +10,8 @@
  * way, and the message it points to must stay unchanged until then. Messages sent before
  * either side stops still arrive, and before the end of the connection is seen.
  *
- * The fast path (producers and consumers) is not offered: no consumer event comes.
+ * The fast path (doca_comch_consumer.h, doca_comch_producer.h) runs on established
+ * connections; a connection context reports the other side's consumers coming and going.
  */
 #ifndef DOCA_COMCH_H_
 #define DOCA_COMCH_H_

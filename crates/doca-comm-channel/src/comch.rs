@@ -44,7 +44,8 @@ use doca_core::types::action::COMCH_FIRST;
 use doca_core::{Ctx, CtxOps, Data, Dev, DevInfo, DevRep, Error, ErrorCode, JobRecord, Result};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::os::fd::{OwnedFd, RawFd};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 /// The job type of a send task's completion.
 pub const JOB_SEND: u32 = COMCH_FIRST + 1;
@@ -65,10 +66,19 @@ pub const DEFAULT_RECV_QUEUE_SIZE: u32 = 16;
 
 /// Comch's header byte: a message of the user.
 const TAG_USER: u8 = 0;
+/// A consumer came up: its id (u32, little-endian); its data socket is attached.
+pub(crate) const TAG_CONSUMER_NEW: u8 = 1;
+/// A consumer went away: its id.
+pub(crate) const TAG_CONSUMER_GONE: u8 = 2;
 /// Messages received per progress, at most.
 const RECV_BUDGET: usize = 32;
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+/// The id a consumer message carries.
+fn rest_id(rest: &[u8]) -> Option<u32> {
+    (rest.len() == 4).then(|| u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]))
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -119,9 +129,51 @@ pub struct Connection {
     sent_bytes: AtomicU64,
     recv_msgs: AtomicU64,
     recv_bytes: AtomicU64,
+    /// Consumers the far side announced on this connection: id and data socket.
+    remote_consumers: Mutex<Vec<(u32, Arc<OwnedFd>)>>,
+    /// Its context's channel (consumers announce themselves through it).
+    shared: Weak<Shared>,
 }
 
 impl Connection {
+    /// The data socket of the far side's consumer `id`, while it is announced.
+    pub(crate) fn remote_consumer(&self, id: u32) -> Option<Arc<OwnedFd>> {
+        lock(&self.remote_consumers)
+            .iter()
+            .find(|c| c.0 == id)
+            .map(|c| Arc::clone(&c.1))
+    }
+
+    /// Sends one of comch's own messages on this connection (`Again` when the queue
+    /// toward the peer is full).
+    pub(crate) fn send_ctl(&self, tag: u8, payload: &[u8], pass: Option<RawFd>) -> Result<()> {
+        let s = self.shared.upgrade().ok_or_else(|| {
+            Error::with_context(ErrorCode::NotConnected, "the connection's context is gone")
+        })?;
+        let mut ep = lock(&s.ep);
+        let ep = ep.as_mut().ok_or_else(|| {
+            Error::with_context(ErrorCode::NotConnected, "the connection's context is stopped")
+        })?;
+        ep.send_parts(&[tag], payload, self.peer, pass)
+    }
+
+    /// The device of the connection's context.
+    pub(crate) fn dev(&self) -> Result<Dev> {
+        self.shared
+            .upgrade()
+            .map(|s| s.dev.clone())
+            .ok_or_else(|| Error::with_context(ErrorCode::NotConnected, "the connection's context is gone"))
+    }
+
+    /// Whether the connection's context runs and the connection is up.
+    pub(crate) fn is_up(&self) -> bool {
+        self.shared.upgrade().is_some_and(|s| {
+            lock(&s.conns).iter().any(|c| std::ptr::eq(Arc::as_ptr(c), self))
+                && lock(&s.ep).as_ref().is_some_and(|ep| {
+                    ep.peer_addr(self.peer).is_ok_and(|p| p.is_connected())
+                })
+        })
+    }
     /// The connection's peer in the transport.
     pub fn peer(&self) -> PeerId {
         self.peer
@@ -165,12 +217,16 @@ impl Connection {
 pub type MsgFn = Box<dyn FnMut(&Connection, &mut [u8]) + Send>;
 /// A connection callback: the connection and whether the change succeeded.
 pub type ConnFn = Box<dyn FnMut(&Connection, bool) + Send>;
+/// A consumer callback: the connection and the far side's consumer id.
+pub type ConsumerFn = Box<dyn FnMut(&Connection, u32) + Send>;
 
 #[derive(Default)]
 struct Callbacks {
     msg: Option<MsgFn>,
     connect: Option<ConnFn>,
     disconnect: Option<ConnFn>,
+    consumer_new: Option<ConsumerFn>,
+    consumer_gone: Option<ConsumerFn>,
 }
 
 /// A message waiting for room toward its peer.
@@ -208,6 +264,7 @@ struct Conf {
 }
 
 struct Shared {
+    me: Weak<Shared>,
     server: bool,
     dev: Dev,
     rep: Option<DevRep>,
@@ -245,7 +302,7 @@ impl Shared {
         };
         let mut any = false;
         while let Some(p) = pending.front() {
-            let r = ep.send_parts(&[TAG_USER], p.msg.bytes(), p.peer);
+            let r = ep.send_parts(&[TAG_USER], p.msg.bytes(), p.peer, None);
             if matches!(&r, Err(e) if e.code() == ErrorCode::Again) {
                 break;
             }
@@ -257,6 +314,51 @@ impl Shared {
             any = true;
         }
         any
+    }
+
+    /// One of comch's own messages: a consumer of the far side came or went.
+    fn control(&self, conn: &Connection, tag: u8, id: Option<u32>, pass: Option<OwnedFd>) {
+        let Some(id) = id else {
+            return; // Malformed: ignored.
+        };
+        let new = match (tag, pass) {
+            (TAG_CONSUMER_NEW, Some(fd)) => {
+                let mut t = lock(&conn.remote_consumers);
+                t.retain(|c| c.0 != id);
+                t.push((id, Arc::new(fd)));
+                true
+            }
+            (TAG_CONSUMER_GONE, _) => {
+                let mut t = lock(&conn.remote_consumers);
+                let before = t.len();
+                t.retain(|c| c.0 != id);
+                if t.len() == before {
+                    return;
+                }
+                false
+            }
+            _ => return, // Unknown, or a consumer without its socket: ignored.
+        };
+        let cb = {
+            let mut cbs = lock(&self.cbs);
+            if new {
+                cbs.consumer_new.take()
+            } else {
+                cbs.consumer_gone.take()
+            }
+        };
+        if let Some(mut f) = cb {
+            f(conn, id);
+            let mut cbs = lock(&self.cbs);
+            let slot = if new {
+                &mut cbs.consumer_new
+            } else {
+                &mut cbs.consumer_gone
+            };
+            if slot.is_none() {
+                *slot = Some(f);
+            }
+        }
     }
 
     fn count_sent(&self, peer: PeerId, n: usize) {
@@ -290,6 +392,8 @@ impl Shared {
             sent_bytes: AtomicU64::new(0),
             recv_msgs: AtomicU64::new(0),
             recv_bytes: AtomicU64::new(0),
+            remote_consumers: Mutex::new(Vec::new()),
+            shared: Weak::clone(&self.me),
         });
         lock(&self.conns).push(Arc::clone(&c));
         c
@@ -456,9 +560,16 @@ impl Ops {
             match r {
                 Ok((n, peer)) => {
                     any = true;
+                    let pass = lock(&s.ep).as_mut().and_then(|ep| ep.take_fd());
                     let Some(conn) = s.conn(peer) else { continue };
-                    if n == 0 || rbuf[0] != TAG_USER {
-                        continue; // Nothing of the user's (header only, or comch's own).
+                    if n == 0 {
+                        continue;
+                    }
+                    if rbuf[0] != TAG_USER {
+                        let (tag, id) = (rbuf[0], rest_id(&rbuf[1..n]));
+                        drop(rbuf);
+                        s.control(&conn, tag, id, pass);
+                        continue;
                     }
                     conn.recv_msgs.fetch_add(1, Ordering::Relaxed);
                     conn.recv_bytes.fetch_add((n - 1) as u64, Ordering::Relaxed);
@@ -571,7 +682,8 @@ impl Comch {
 
     fn new(dev: &Dev, rep: Option<DevRep>, name: &str) -> Result<Comch> {
         check_name(name)?;
-        let s = Arc::new(Shared {
+        let s = Arc::new_cyclic(|me| Shared {
+            me: Weak::clone(me),
             server: rep.is_some(),
             dev: dev.clone(),
             rep,
@@ -702,6 +814,20 @@ impl Comch {
         Ok(())
     }
 
+    /// `*_event_consumer_register`: callbacks for the far side's consumers coming up and
+    /// going away on a connection, while idle.
+    pub fn on_consumer(
+        &self,
+        new: impl FnMut(&Connection, u32) + Send + 'static,
+        expired: impl FnMut(&Connection, u32) + Send + 'static,
+    ) -> Result<()> {
+        self.idle()?;
+        let mut cbs = lock(&self.s.cbs);
+        cbs.consumer_new = Some(Box::new(new));
+        cbs.consumer_gone = Some(Box::new(expired));
+        Ok(())
+    }
+
     /// `doca_comch_client_get_connection`: a running client's connection.
     pub fn connection(&self) -> Result<Arc<Connection>> {
         if self.s.server {
@@ -778,7 +904,7 @@ impl Comch {
         let mut pending = lock(&s.pending);
         let r = if pending.is_empty() {
             match lock(&s.ep).as_mut() {
-                Some(ep) => ep.send_parts(&[TAG_USER], msg, peer),
+                Some(ep) => ep.send_parts(&[TAG_USER], msg, peer, None),
                 None => Err(Error::new(ErrorCode::NotConnected)),
             }
         } else {

@@ -32,6 +32,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
 
 pub mod comch;
+pub mod fastpath;
 
 /// Longest service name (`doca_comm_channel_get_max_service_name_len`), in bytes,
 /// without the terminating NUL.
@@ -380,6 +381,8 @@ pub struct Endpoint {
     /// Peers whose connection came up and that nobody was told about yet (comch reports
     /// them as connection events).
     joined: Vec<u64>,
+    /// The descriptor the last message received carried (comch).
+    got_fd: Option<OwnedFd>,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -581,6 +584,11 @@ fn send_with_fd(sock: &OwnedFd, msg: &[u8], fd: Option<RawFd>) -> isize {
 
 /// Receives one message into `buf`, with the descriptor it carries (if any).
 fn recv_with_fd(sock: RawFd, buf: &mut [u8]) -> (isize, Option<OwnedFd>) {
+    recv_flags_fd(sock, buf, 0)
+}
+
+/// [`recv_with_fd`] with more `flags` (`MSG_TRUNC`).
+fn recv_flags_fd(sock: RawFd, buf: &mut [u8], flags: i32) -> (isize, Option<OwnedFd>) {
     let mut iov = libc::iovec {
         iov_base: buf.as_mut_ptr().cast(),
         iov_len: buf.len(),
@@ -593,7 +601,13 @@ fn recv_with_fd(sock: RawFd, buf: &mut [u8]) -> (isize, Option<OwnedFd>) {
     m.msg_control = cbuf.as_mut_ptr().cast();
     m.msg_controllen = std::mem::size_of_val(&cbuf);
     // SAFETY: m describes valid buffers; descriptors arrive close-on-exec.
-    let n = unsafe { libc::recvmsg(sock, &mut m, libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC) };
+    let n = unsafe {
+        libc::recvmsg(
+            sock,
+            &mut m,
+            libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC | flags,
+        )
+    };
     if n < 0 {
         return (n, None);
     }
@@ -646,6 +660,7 @@ impl Endpoint {
             misses: 0,
             proto: HELLO_VERSION,
             joined: Vec::new(),
+            got_fd: None,
         }
     }
 
@@ -657,6 +672,11 @@ impl Endpoint {
         e.max_msg = wire_max;
         e.joined.reserve(MAX_CONNECTIONS as usize);
         e
+    }
+
+    /// The descriptor the last message received carried, if any.
+    pub(crate) fn take_fd(&mut self) -> Option<OwnedFd> {
+        self.got_fd.take()
     }
 
     /// A peer whose connection came up since the last call.
@@ -946,11 +966,18 @@ impl Endpoint {
     /// `max_msg_size`. `AGAIN` while not connected yet or while the peer's queue is full;
     /// `NotConnected` once the peer is gone.
     pub fn sendto(&mut self, msg: &[u8], to: PeerId) -> Result<()> {
-        self.send_parts(&[], msg, to)
+        self.send_parts(&[], msg, to, None)
     }
 
-    /// Sends `head` and `msg` as one message (comch puts its header first).
-    pub(crate) fn send_parts(&mut self, head: &[u8], msg: &[u8], to: PeerId) -> Result<()> {
+    /// Sends `head` and `msg` as one message (comch puts its header first), with
+    /// descriptor `pass` attached when given.
+    pub(crate) fn send_parts(
+        &mut self,
+        head: &[u8],
+        msg: &[u8],
+        to: PeerId,
+        pass: Option<RawFd>,
+    ) -> Result<()> {
         if msg.is_empty() {
             return Err(invalid("a message holds at least one byte"));
         }
@@ -1004,6 +1031,23 @@ impl Endpoint {
         let mut m: libc::msghdr = unsafe { std::mem::zeroed() };
         m.msg_iov = iov[skip..].as_mut_ptr();
         m.msg_iovlen = 2 - skip;
+        // Room for one descriptor's control message, aligned for cmsghdr.
+        let mut cbuf = [0u64; 4];
+        if let Some(pass) = pass {
+            // SAFETY: CMSG_SPACE is a pure computation.
+            let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) } as usize;
+            m.msg_control = cbuf.as_mut_ptr().cast();
+            m.msg_controllen = space;
+            // SAFETY: the control buffer holds one cmsghdr with one descriptor (32 bytes
+            // >= CMSG_SPACE(4) = 24).
+            unsafe {
+                let c = libc::CMSG_FIRSTHDR(&m);
+                (*c).cmsg_level = libc::SOL_SOCKET;
+                (*c).cmsg_type = libc::SCM_RIGHTS;
+                (*c).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as usize;
+                std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<RawFd>(), pass);
+            }
+        }
         // SAFETY: the peer's socket (kept open by the peer entry we borrow); the iovecs
         // describe live buffers for the call.
         let n = unsafe { libc::sendmsg(fd, &m, libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL) };
@@ -1151,14 +1195,28 @@ impl Endpoint {
             } else {
                 libc::MSG_PEEK | libc::MSG_TRUNC
             };
-        // SAFETY: buf is valid for writes of its length.
-        let mut n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), flags) };
+        let comch = self.proto == COMCH_VERSION && fits;
+        let mut n = if comch {
+            // comch passes descriptors with some of its own messages.
+            let (n, got) = recv_flags_fd(fd, buf, libc::MSG_TRUNC);
+            self.got_fd = got;
+            n
+        } else {
+            // SAFETY: buf is valid for writes of its length.
+            unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), flags) }
+        };
         if n < 0 && errno() == libc::ECONNRESET {
             // The peer closed with messages of ours unread: the kernel reports that once,
             // ahead of the messages the peer sent before closing. Those are still queued
             // here and come first; the end of the connection is reported after them.
-            // SAFETY: as above.
-            n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), flags) };
+            n = if comch {
+                let (n, got) = recv_flags_fd(fd, buf, libc::MSG_TRUNC);
+                self.got_fd = got;
+                n
+            } else {
+                // SAFETY: as above.
+                unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), flags) }
+            };
         }
         if n < 0 {
             return match errno() {

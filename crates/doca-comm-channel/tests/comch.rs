@@ -186,3 +186,117 @@ fn a_client_may_start_first_and_messages_go_both_ways_in_order() {
     server.destroy().unwrap();
     client.destroy().unwrap();
 }
+
+#[test]
+fn a_producer_fills_the_buffers_a_consumer_posted_on_the_other_side() {
+    use doca_comm_channel::fastpath::{Consumer, JOB_CONSUMER_RECV, JOB_PRODUCER_SEND, Producer};
+    use doca_core::{AccessFlags, BufInventory, Mmap};
+    let n = name("fast");
+    let (d, r) = dpu();
+    let server = Comch::server(&d, &r, &n).unwrap();
+    let news = Arc::new(Mutex::new(Vec::new()));
+    let (n1, n2) = (Arc::clone(&news), Arc::clone(&news));
+    server
+        .on_consumer(
+            move |_, id| n1.lock().unwrap().push((true, id)),
+            move |_, id| n2.lock().unwrap().push((false, id)),
+        )
+        .unwrap();
+    let seen = Arc::new(Mutex::new(None));
+    let s2 = Arc::clone(&seen);
+    server
+        .on_message(move |c: &Connection, _: &mut [u8]| *s2.lock().unwrap() = Some(c.peer()))
+        .unwrap();
+    let spe = Pe::new().unwrap();
+    spe.connect(server.ctx()).unwrap();
+    spe.start_ctx(server.ctx()).unwrap();
+    let client = Comch::client(&host(), &n).unwrap();
+    let cpe = Pe::new().unwrap();
+    cpe.connect(client.ctx()).unwrap();
+    let _ = cpe.start_ctx(client.ctx());
+    let mut ev = Vec::new();
+    run(&[&cpe, &spe], &mut ev, |_| client.ctx().phase() == CtxPhase::Running);
+    let cconn = client.connection().unwrap();
+    client.send(&cconn, b"hi", Data(0)).unwrap();
+    run(&[&cpe, &spe], &mut ev, |_| seen.lock().unwrap().is_some());
+    let sconn = server.connection_of(seen.lock().unwrap().unwrap()).unwrap();
+
+    // The host side consumes, on an engine of its own.
+    let consumer = Consumer::new(&cconn).unwrap();
+    consumer.set_num_tasks(8).unwrap();
+    let kpe = Pe::new().unwrap();
+    kpe.connect(consumer.ctx()).unwrap();
+    assert_eq!(kpe.start_ctx(consumer.ctx()).unwrap_err().code(), ErrorCode::InProgress);
+    run(&[&kpe, &cpe, &spe], &mut ev, |_| {
+        consumer.ctx().phase() == CtxPhase::Running && !news.lock().unwrap().is_empty()
+    });
+    assert_eq!(news.lock().unwrap()[0], (true, consumer.id()));
+
+    let mem = Arc::new(Mutex::new(vec![0u8; 8 * 64]));
+    let mut mm = Mmap::new();
+    let base = mem.lock().unwrap().as_mut_ptr();
+    // SAFETY: the vector outlives the mmap's use in this test and does not move.
+    unsafe { mm.set_memrange(base, 8 * 64) }.unwrap();
+    mm.set_permissions(AccessFlags::LOCAL_READ_WRITE).unwrap();
+    mm.dev_add(&host()).unwrap();
+    mm.start().unwrap();
+    let mut inv = BufInventory::new(32).unwrap();
+    inv.start().unwrap();
+    for i in 0..8usize {
+        // SAFETY: inside the mmap.
+        let b = inv.buf_by_addr(&mm, unsafe { base.add(i * 64) }, 64).unwrap();
+        consumer.post_recv(b, Data(i as u64)).unwrap();
+    }
+    let producer = Producer::new(&sconn).unwrap();
+    producer.set_num_tasks(4).unwrap();
+    let ppe = Pe::new().unwrap();
+    ppe.connect(producer.ctx()).unwrap();
+    ppe.start_ctx(producer.ctx()).unwrap();
+    // A consumer id nobody announced is refused at once.
+    let mut sm = Mmap::new();
+    let mut src = vec![0u8; 64];
+    // SAFETY: `src` outlives the mmap's use here.
+    unsafe { sm.set_memrange(src.as_mut_ptr(), 64) }.unwrap();
+    sm.dev_add(&d).unwrap();
+    sm.start().unwrap();
+    let mut sinv = BufInventory::new(8).unwrap();
+    sinv.start().unwrap();
+    let mut b = sinv.buf_by_addr(&sm, src.as_mut_ptr(), 64).unwrap();
+    b.set_data(src.as_mut_ptr(), 5).unwrap();
+    let (e, b) = producer.send(b, b"", consumer.id() + 1000, Data(0)).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::NotFound);
+    src[..5].copy_from_slice(b"hello");
+    producer.send(b, b"imm!", consumer.id(), Data(7)).unwrap();
+    let mut got = Vec::new();
+    let mut sent = 0;
+    let t = Instant::now();
+    while got.is_empty() || sent == 0 {
+        assert!(t.elapsed() < Duration::from_secs(10));
+        kpe.progress(|e| {
+            if let PeEvent::Task(mut c) = e {
+                assert_eq!(c.record.job_type, JOB_CONSUMER_RECV);
+                assert!(c.error.is_none(), "{:?}", c.error);
+                let b = c.take_buf(doca_core::JobRecord::DST).unwrap();
+                got.push((c.record.user_data.0, b.data_to_vec(), c.record.params));
+            }
+        });
+        ppe.progress(|e| {
+            if let PeEvent::Task(c) = e {
+                assert_eq!(c.record.job_type, JOB_PRODUCER_SEND);
+                assert!(c.error.is_none());
+                sent += 1;
+            }
+        });
+    }
+    assert_eq!(got[0].0, 0);
+    assert_eq!(got[0].1, b"hello");
+    assert_eq!(got[0].2[0] as u32, producer.id());
+    assert_eq!(got[0].2[0] >> 32, 4);
+    assert_eq!(&got[0].2[1].to_le_bytes()[..4], b"imm!");
+    // The consumer stops: the far side hears it expired.
+    kpe.stop_ctx(consumer.ctx()).unwrap_err();
+    run(&[&kpe, &cpe, &spe], &mut ev, |_| {
+        consumer.ctx().phase() == CtxPhase::Idle && news.lock().unwrap().len() == 2
+    });
+    assert_eq!(news.lock().unwrap()[1], (false, consumer.id()));
+}

@@ -396,7 +396,7 @@ pub unsafe extern "C" fn doca_comch_client_task_send_set_conf(comch_client: *mut
             comch::MAX_SEND_TASKS
         )));
     }
-    h.ctx.set_conf_direct(JOB_SEND, task_completion_cb, task_error_cb, num_send_tasks, send_direct)?;
+    h.ctx.set_conf_direct(JOB_SEND, task_completion_cb, task_error_cb, num_send_tasks, send_direct, None)?;
     h.lib.set_send_tasks(num_send_tasks)
 });
 
@@ -512,15 +512,16 @@ both_sides!(
 pub unsafe extern "C" fn doca_comch_server_event_consumer_register(comch_server: *mut doca_comch_server, new_consumer_event_cb: doca_comch_event_consumer_cb_t, expired_consumer_event_cb: doca_comch_event_consumer_cb_t) -> doca_error_t =>
 pub unsafe extern "C" fn doca_comch_client_event_consumer_register(comch_client: *mut doca_comch_client, new_consumer_event_cb: doca_comch_event_consumer_cb_t, expired_consumer_event_cb: doca_comch_event_consumer_cb_t) -> doca_error_t =>
 |h| {
-    if new_consumer_event_cb.is_none() || expired_consumer_event_cb.is_none() {
+    let (Some(new), Some(expired)) = (new_consumer_event_cb, expired_consumer_event_cb) else {
         return Err(invalid("both consumer callbacks are needed"));
-    }
-    if h.lib.ctx().phase() != doca_core::exec::CtxPhase::Idle {
-        return Err(err(ErrorCode::BadState, "register callbacks while the context is idle"));
-    }
-    // Consumers and producers (the fast path) are not offered here, so no consumer
-    // event ever comes.
-    Ok(())
+    };
+    let call = |f: unsafe extern "C" fn(*mut doca_comch_event, *mut Connection, u32)| {
+        move |conn: &Connection, id: u32| {
+            // SAFETY: the program's callback, with the connection and the id.
+            unsafe { f(event(), conn as *const Connection as *mut Connection, id) }
+        }
+    };
+    h.lib.on_consumer(call(new), call(expired))
 });
 
 // ---- connections ----

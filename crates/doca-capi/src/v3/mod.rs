@@ -11,6 +11,7 @@
 mod advise;
 mod clock;
 mod comch;
+mod comch_fast;
 mod core;
 mod dma;
 mod ec;
@@ -25,6 +26,7 @@ pub use self::core::*;
 pub use advise::*;
 pub use clock::*;
 pub use comch::*;
+pub use comch_fast::*;
 pub use dma::*;
 pub use ec::*;
 pub use graph::*;

@@ -97,6 +97,9 @@ pub struct doca_task {
     conf: Cell<Option<Conf>>,
     /// Its type's direct submission, if its context takes tasks itself.
     direct: Cell<Option<DirectFn>>,
+    /// Freed by the program while in flight: it goes back to the pool, unreported,
+    /// once it completes.
+    orphan: Cell<bool>,
 }
 
 /// A task type's callbacks and the library's hooks.
@@ -188,6 +191,7 @@ impl doca_ctx3 {
             aux: RefCell::new(None),
             conf: Cell::new(None),
             direct: Cell::new(None),
+            orphan: Cell::new(false),
         });
         confs.retain(|c| c.task_type != task_type);
         confs.push(TaskConf {
@@ -211,6 +215,7 @@ impl doca_ctx3 {
         err_cb: TaskCb,
         num_tasks: u32,
         direct: DirectFn,
+        finish: Option<FinishFn>,
     ) -> Result<()> {
         unsafe fn no_record(_: &doca_task, _: Data) -> Result<JobRecord> {
             Err(err(
@@ -218,7 +223,7 @@ impl doca_ctx3 {
                 "this task runs on its own context only, not as a graph node",
             ))
         }
-        self.set_conf(task_type, ok, err_cb, num_tasks, no_record, None)?;
+        self.set_conf(task_type, ok, err_cb, num_tasks, no_record, finish)?;
         if let Some(c) = self
             .confs
             .borrow_mut()
@@ -251,6 +256,7 @@ impl doca_ctx3 {
         let t = unsafe { p.as_ref() };
         t.conf.set(conf.map(|c| (c.ok, c.err, c.record, c.finish)));
         t.direct.set(conf.and_then(|c| c.direct));
+        t.orphan.set(false);
         t.user_data.set(user_data);
         t.status.set(DOCA_SUCCESS);
         for b in &t.bufs {
@@ -391,6 +397,15 @@ fn deliver(p: &doca_pe, ev: PeEvent) {
             let Some((ok, err_cb, _, finish)) = t.conf.get() else {
                 return;
             };
+            if t.orphan.get() {
+                // The program gave it back while it was in flight: it is the pool's
+                // again now, and nobody is told.
+                drop(c);
+                t.status.set(status);
+                t.orphan.set(false);
+                let _ = give_back(t, task);
+                return;
+            }
             if let Some(f) = finish {
                 // SAFETY: the library's own hook, on its task and completion.
                 unsafe { f(t, &c.record, c.error.is_some()) };
@@ -640,6 +655,10 @@ pub(crate) unsafe fn task_set_done(
         unsafe { f(t, rec, status != DOCA_SUCCESS) };
     }
     t.status.set(status);
+    if t.orphan.replace(false) {
+        // Freed by the program while its graph ran.
+        let _ = give_back(t, task);
+    }
 }
 
 /// `doca_task_submit`.
@@ -675,22 +694,27 @@ pub unsafe extern "C" fn doca_task_free(task: *mut doca_task) {
         // SAFETY: NULL or a task the program holds.
         let t = unsafe { handle(task, "task") }?;
         if t.status.get() == ErrorCode::InProgress as doca_error_t {
-            return Err(err(
-                ErrorCode::BadState,
-                "task is submitted; free it once it has completed",
-            ));
+            // Freed in flight (DOCA's secure channel does this with receives still
+            // posted): it goes back to the pool once it completes, unreported.
+            t.orphan.set(true);
+            return Ok(());
         }
-        // SAFETY: a task's context outlives its pool.
-        let ctx = unsafe { &*t.ctx };
-        *t.aux.borrow_mut() = None;
-        let confs = ctx.confs.borrow();
-        let pool = confs
-            .iter()
-            .find(|c| c.task_type == t.task_type)
-            .and_then(|c| c.pool.as_ref())
-            .ok_or_else(|| invalid("task's pool is gone"))?;
-        pool.free(task)
+        give_back(t, task)
     })
+}
+
+/// Returns a task to its context's pool.
+fn give_back(t: &doca_task, task: *mut doca_task) -> Result<()> {
+    // SAFETY: a task's context outlives its pool.
+    let ctx = unsafe { &*t.ctx };
+    *t.aux.borrow_mut() = None;
+    let confs = ctx.confs.borrow();
+    let pool = confs
+        .iter()
+        .find(|c| c.task_type == t.task_type)
+        .and_then(|c| c.pool.as_ref())
+        .ok_or_else(|| invalid("task's pool is gone"))?;
+    pool.free(task)
 }
 
 /// `doca_task_get_status`.

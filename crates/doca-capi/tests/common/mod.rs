@@ -532,6 +532,8 @@ pub fn c_type(t: &str) -> String {
         "doca_comch_event_msg_recv_cb_t",
         "doca_comch_event_connection_status_changed_cb_t",
         "doca_comch_event_consumer_cb_t",
+        "doca_comch_consumer_task_post_recv_completion_cb_t",
+        "doca_comch_producer_task_send_completion_cb_t",
     ];
     // The task generation's Rust names of C structs that share a name with the job
     // generation's.
