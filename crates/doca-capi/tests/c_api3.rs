@@ -334,3 +334,29 @@ fn comch_pair_3x() {
         }
     }
 }
+
+/// comch's fast path as two processes: the host's consumer (on an engine of its own)
+/// receives every buffer the DPU side's producer sends, whole, in order, with its
+/// immediate data; with engine threads too.
+#[test]
+fn comch_fast_path_3x() {
+    const COMCH: &str = "doca-common doca-comch";
+    let src = crate_dir().join("tests/c3/comch_fast3.c");
+    let client = compile(&src, "comch_fast3-host", COMCH);
+    let server = compile_in(
+        &prefix().join("lib/pkgconfig/dpu"),
+        &src,
+        "comch_fast3-dpu",
+        COMCH,
+    );
+    let rt = runtime_dir("comch-fast3");
+    let env = [("DOCA_SW_RUNTIME_DIR", rt.as_path())];
+    for (round, engine) in [(0, false), (1, true)] {
+        let name = format!("fast-{round}");
+        let mut s = start_side(&server, &[&name, "2000"], engine, &rt);
+        let out = run_beside(&client, &[&name, "2000"], engine, &env, Some(&mut s));
+        assert!(out.contains("2000 buffers consumed in order"), "{out}");
+        let sout = check(&s.finish(), "comch fast path server");
+        assert!(sout.contains("2000 buffers produced"), "{sout}");
+    }
+}

@@ -43,8 +43,8 @@ use doca_core::exec::{CtxPhase, ExecEnv, PollOut};
 use doca_core::types::action::COMCH_FIRST;
 use doca_core::{Ctx, CtxOps, Data, Dev, DevInfo, DevRep, Error, ErrorCode, JobRecord, Result};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::os::fd::{OwnedFd, RawFd};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 /// The job type of a send task's completion.
@@ -152,26 +152,30 @@ impl Connection {
         })?;
         let mut ep = lock(&s.ep);
         let ep = ep.as_mut().ok_or_else(|| {
-            Error::with_context(ErrorCode::NotConnected, "the connection's context is stopped")
+            Error::with_context(
+                ErrorCode::NotConnected,
+                "the connection's context is stopped",
+            )
         })?;
         ep.send_parts(&[tag], payload, self.peer, pass)
     }
 
     /// The device of the connection's context.
     pub(crate) fn dev(&self) -> Result<Dev> {
-        self.shared
-            .upgrade()
-            .map(|s| s.dev.clone())
-            .ok_or_else(|| Error::with_context(ErrorCode::NotConnected, "the connection's context is gone"))
+        self.shared.upgrade().map(|s| s.dev.clone()).ok_or_else(|| {
+            Error::with_context(ErrorCode::NotConnected, "the connection's context is gone")
+        })
     }
 
     /// Whether the connection's context runs and the connection is up.
     pub(crate) fn is_up(&self) -> bool {
         self.shared.upgrade().is_some_and(|s| {
-            lock(&s.conns).iter().any(|c| std::ptr::eq(Arc::as_ptr(c), self))
-                && lock(&s.ep).as_ref().is_some_and(|ep| {
-                    ep.peer_addr(self.peer).is_ok_and(|p| p.is_connected())
-                })
+            lock(&s.conns)
+                .iter()
+                .any(|c| std::ptr::eq(Arc::as_ptr(c), self))
+                && lock(&s.ep)
+                    .as_ref()
+                    .is_some_and(|ep| ep.peer_addr(self.peer).is_ok_and(|p| p.is_connected()))
         })
     }
     /// The connection's peer in the transport.

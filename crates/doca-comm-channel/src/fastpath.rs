@@ -60,7 +60,10 @@ fn errno() -> i32 {
 }
 
 fn stopped() -> Error {
-    Error::with_context(ErrorCode::IoFailed, "the context stopped before the task ran")
+    Error::with_context(
+        ErrorCode::IoFailed,
+        "the context stopped before the task ran",
+    )
 }
 
 fn local_buf(b: &BufDesc) -> Result<()> {
@@ -199,7 +202,10 @@ impl CtxOps for ConsumerOps {
         if r != 0 {
             return Err(Error::with_context(
                 ErrorCode::OperatingSystem,
-                format!("cannot make the consumer's socket: {}", std::io::Error::last_os_error()),
+                format!(
+                    "cannot make the consumer's socket: {}",
+                    std::io::Error::last_os_error()
+                ),
             ));
         }
         // SAFETY: two new descriptors nothing else owns.
@@ -226,7 +232,9 @@ impl CtxOps for ConsumerOps {
         let s = &self.0;
         if s.announced.swap(false, Ordering::AcqRel) {
             // Best effort: the far side also sees the socket close.
-            let _ = s.conn.send_ctl(TAG_CONSUMER_GONE, &s.id.to_le_bytes(), None);
+            let _ = s
+                .conn
+                .send_ctl(TAG_CONSUMER_GONE, &s.id.to_le_bytes(), None);
         }
         *lock(&s.sock) = None;
         *lock(&s.far_end) = None;
@@ -240,7 +248,10 @@ impl CtxOps for ConsumerOps {
         if ctx.phase() == CtxPhase::Starting {
             let far = lock(&s.far_end).as_ref().map(|f| f.as_raw_fd());
             let Some(far) = far else { return false };
-            match s.conn.send_ctl(TAG_CONSUMER_NEW, &s.id.to_le_bytes(), Some(far)) {
+            match s
+                .conn
+                .send_ctl(TAG_CONSUMER_NEW, &s.id.to_le_bytes(), Some(far))
+            {
                 Ok(()) => {
                     *lock(&s.far_end) = None;
                     s.announced.store(true, Ordering::Release);
@@ -276,7 +287,9 @@ impl ConsumerShared {
         for _ in 0..RECV_BUDGET {
             let mut posted = lock(&self.posted);
             let Some(rec) = posted.front_mut() else { break };
-            let Some(dst) = rec.buf(JobRecord::DST) else { break };
+            let Some(dst) = rec.buf(JobRecord::DST) else {
+                break;
+            };
             let mut hdr = [0u8; HDR];
             let mut got: isize = -1;
             let mut err = None;
@@ -300,9 +313,7 @@ impl ConsumerShared {
                 m.msg_iovlen = 2;
                 // SAFETY: the iovecs are the header and the buffer's tailroom, which the
                 // io lock keeps ours for the call.
-                got = unsafe {
-                    libc::recvmsg(sock, &mut m, libc::MSG_DONTWAIT | libc::MSG_TRUNC)
-                };
+                got = unsafe { libc::recvmsg(sock, &mut m, libc::MSG_DONTWAIT | libc::MSG_TRUNC) };
                 if got < 0 {
                     err = Some(errno());
                 }
@@ -324,7 +335,10 @@ impl ConsumerShared {
             let mut rec = posted.pop_front().expect("front was there");
             drop(posted);
             if n < HDR {
-                self.tasks.finish(rec, Some(invalid("a malformed message reached the consumer")));
+                self.tasks.finish(
+                    rec,
+                    Some(invalid("a malformed message reached the consumer")),
+                );
                 continue;
             }
             let data = n - HDR;
@@ -338,7 +352,8 @@ impl ConsumerShared {
                 continue;
             }
             let producer = u32::from_le_bytes([hdr[0], hdr[1], hdr[2], hdr[3]]);
-            let imm_len = u32::from_le_bytes([hdr[4], hdr[5], hdr[6], hdr[7]]).min(MAX_IMM_DATA_LEN);
+            let imm_len =
+                u32::from_le_bytes([hdr[4], hdr[5], hdr[6], hdr[7]]).min(MAX_IMM_DATA_LEN);
             let r = rec
                 .buf(JobRecord::DST)
                 .map(|b| b.grow_data_len(data))
@@ -404,7 +419,10 @@ impl Consumer {
     /// `doca_comch_consumer_set_imm_data_len`: up to [`MAX_IMM_DATA_LEN`], while idle.
     pub fn set_imm_data_len(&self, n: u32) -> Result<()> {
         if self.ctx.phase() != CtxPhase::Idle {
-            return Err(Error::with_context(ErrorCode::BadState, "the consumer is started"));
+            return Err(Error::with_context(
+                ErrorCode::BadState,
+                "the consumer is started",
+            ));
         }
         if n > MAX_IMM_DATA_LEN {
             return Err(invalid(format!(
@@ -486,7 +504,10 @@ struct ProducerShared {
 
 /// Sends one message: `Ok(false)` when the consumer has no room now.
 fn send_one(p: &Send1) -> Result<bool> {
-    let src = p.rec.buf(JobRecord::SRC).ok_or_else(|| invalid("the send task has no buffer"))?;
+    let src = p
+        .rec
+        .buf(JobRecord::SRC)
+        .ok_or_else(|| invalid("the send task has no buffer"))?;
     let mut got: isize = -1;
     let mut err = 0;
     with_io_locked(&[src], &[], || {

@@ -215,7 +215,9 @@ fn a_producer_fills_the_buffers_a_consumer_posted_on_the_other_side() {
     cpe.connect(client.ctx()).unwrap();
     let _ = cpe.start_ctx(client.ctx());
     let mut ev = Vec::new();
-    run(&[&cpe, &spe], &mut ev, |_| client.ctx().phase() == CtxPhase::Running);
+    run(&[&cpe, &spe], &mut ev, |_| {
+        client.ctx().phase() == CtxPhase::Running
+    });
     let cconn = client.connection().unwrap();
     client.send(&cconn, b"hi", Data(0)).unwrap();
     run(&[&cpe, &spe], &mut ev, |_| seen.lock().unwrap().is_some());
@@ -226,7 +228,10 @@ fn a_producer_fills_the_buffers_a_consumer_posted_on_the_other_side() {
     consumer.set_num_tasks(8).unwrap();
     let kpe = Pe::new().unwrap();
     kpe.connect(consumer.ctx()).unwrap();
-    assert_eq!(kpe.start_ctx(consumer.ctx()).unwrap_err().code(), ErrorCode::InProgress);
+    assert_eq!(
+        kpe.start_ctx(consumer.ctx()).unwrap_err().code(),
+        ErrorCode::InProgress
+    );
     run(&[&kpe, &cpe, &spe], &mut ev, |_| {
         consumer.ctx().phase() == CtxPhase::Running && !news.lock().unwrap().is_empty()
     });
@@ -244,7 +249,9 @@ fn a_producer_fills_the_buffers_a_consumer_posted_on_the_other_side() {
     inv.start().unwrap();
     for i in 0..8usize {
         // SAFETY: inside the mmap.
-        let b = inv.buf_by_addr(&mm, unsafe { base.add(i * 64) }, 64).unwrap();
+        let b = inv
+            .buf_by_addr(&mm, unsafe { base.add(i * 64) }, 64)
+            .unwrap();
         consumer.post_recv(b, Data(i as u64)).unwrap();
     }
     let producer = Producer::new(&sconn).unwrap();
@@ -263,7 +270,9 @@ fn a_producer_fills_the_buffers_a_consumer_posted_on_the_other_side() {
     sinv.start().unwrap();
     let mut b = sinv.buf_by_addr(&sm, src.as_mut_ptr(), 64).unwrap();
     b.set_data(src.as_mut_ptr(), 5).unwrap();
-    let (e, b) = producer.send(b, b"", consumer.id() + 1000, Data(0)).unwrap_err();
+    let (e, b) = producer
+        .send(b, b"", consumer.id() + 1000, Data(0))
+        .unwrap_err();
     assert_eq!(e.code(), ErrorCode::NotFound);
     src[..5].copy_from_slice(b"hello");
     producer.send(b, b"imm!", consumer.id(), Data(7)).unwrap();

@@ -11,8 +11,8 @@ use crate::mem::{doca_buf, doca_mmap};
 use crate::{Result, doca_error_t, ffi, ffi_value, handle, invalid, new_handle, out_ptr, put};
 use doca_comm_channel::comch::Connection;
 use doca_comm_channel::fastpath::{
-    Consumer, JOB_CONSUMER_RECV, JOB_PRODUCER_SEND, MAX_BUF_SIZE, MAX_IMM_DATA_LEN,
-    MAX_NUM_TASKS, MAX_PER_CONNECTION, Producer,
+    Consumer, JOB_CONSUMER_RECV, JOB_PRODUCER_SEND, MAX_BUF_SIZE, MAX_IMM_DATA_LEN, MAX_NUM_TASKS,
+    MAX_PER_CONNECTION, Producer,
 };
 use doca_core::device::Capability;
 use doca_core::{BufDesc, Data, DevInfo, Error, ErrorCode, JobRecord};
@@ -90,21 +90,27 @@ pub unsafe extern "C" fn doca_comch_consumer_create(
 
 /// `doca_comch_consumer_destroy`: only while idle.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_comch_consumer_destroy(consumer: *mut doca_comch_consumer) -> doca_error_t {
+pub unsafe extern "C" fn doca_comch_consumer_destroy(
+    consumer: *mut doca_comch_consumer,
+) -> doca_error_t {
     // SAFETY: NULL or a live handle.
     unsafe { lib_destroy(consumer) }
 }
 
 /// `doca_comch_consumer_as_ctx`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_comch_consumer_as_ctx(consumer: *mut doca_comch_consumer) -> *mut doca_ctx3 {
+pub unsafe extern "C" fn doca_comch_consumer_as_ctx(
+    consumer: *mut doca_comch_consumer,
+) -> *mut doca_ctx3 {
     // SAFETY: NULL or a live handle.
     unsafe { lib_as_ctx(consumer) }
 }
 
 /// `doca_comch_consumer_cap_is_supported`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_comch_consumer_cap_is_supported(devinfo: *const doca_devinfo) -> doca_error_t {
+pub unsafe extern "C" fn doca_comch_consumer_cap_is_supported(
+    devinfo: *const doca_devinfo,
+) -> doca_error_t {
     devinfo_query(devinfo, supported)
 }
 
@@ -114,32 +120,55 @@ crate::handles::getter!(
 
 /// `doca_comch_consumer_cap_get_max_num_tasks`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_comch_consumer_cap_get_max_num_tasks(devinfo: *const doca_devinfo, max_num_tasks: *mut u32) -> doca_error_t {
-    devinfo_value(devinfo, max_num_tasks, |d| supported(d).map(|()| MAX_NUM_TASKS))
+pub unsafe extern "C" fn doca_comch_consumer_cap_get_max_num_tasks(
+    devinfo: *const doca_devinfo,
+    max_num_tasks: *mut u32,
+) -> doca_error_t {
+    devinfo_value(devinfo, max_num_tasks, |d| {
+        supported(d).map(|()| MAX_NUM_TASKS)
+    })
 }
 
 /// `doca_comch_consumer_cap_get_max_buf_size`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_comch_consumer_cap_get_max_buf_size(devinfo: *const doca_devinfo, max_buf_size: *mut u32) -> doca_error_t {
-    devinfo_value(devinfo, max_buf_size, |d| supported(d).map(|()| MAX_BUF_SIZE))
+pub unsafe extern "C" fn doca_comch_consumer_cap_get_max_buf_size(
+    devinfo: *const doca_devinfo,
+    max_buf_size: *mut u32,
+) -> doca_error_t {
+    devinfo_value(devinfo, max_buf_size, |d| {
+        supported(d).map(|()| MAX_BUF_SIZE)
+    })
 }
 
 /// `doca_comch_consumer_cap_get_max_buf_list_len`: one buffer per task.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_comch_consumer_cap_get_max_buf_list_len(devinfo: *const doca_devinfo, max_buf_list_len: *mut u32) -> doca_error_t {
+pub unsafe extern "C" fn doca_comch_consumer_cap_get_max_buf_list_len(
+    devinfo: *const doca_devinfo,
+    max_buf_list_len: *mut u32,
+) -> doca_error_t {
     devinfo_value(devinfo, max_buf_list_len, |d| supported(d).map(|()| 1))
 }
 
 /// `doca_comch_consumer_cap_get_max_consumers`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_comch_consumer_cap_get_max_consumers(devinfo: *const doca_devinfo, max_consumers: *mut u32) -> doca_error_t {
-    devinfo_value(devinfo, max_consumers, |d| supported(d).map(|()| MAX_PER_CONNECTION))
+pub unsafe extern "C" fn doca_comch_consumer_cap_get_max_consumers(
+    devinfo: *const doca_devinfo,
+    max_consumers: *mut u32,
+) -> doca_error_t {
+    devinfo_value(devinfo, max_consumers, |d| {
+        supported(d).map(|()| MAX_PER_CONNECTION)
+    })
 }
 
 /// `doca_comch_consumer_cap_get_max_imm_data_len`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_comch_consumer_cap_get_max_imm_data_len(devinfo: *const doca_devinfo, max_imm_data_len: *mut u32) -> doca_error_t {
-    devinfo_value(devinfo, max_imm_data_len, |d| supported(d).map(|()| MAX_IMM_DATA_LEN))
+pub unsafe extern "C" fn doca_comch_consumer_cap_get_max_imm_data_len(
+    devinfo: *const doca_devinfo,
+    max_imm_data_len: *mut u32,
+) -> doca_error_t {
+    devinfo_value(devinfo, max_imm_data_len, |d| {
+        supported(d).map(|()| MAX_IMM_DATA_LEN)
+    })
 }
 
 crate::handles::getter!(
@@ -214,13 +243,18 @@ pub unsafe extern "C" fn doca_comch_consumer_task_post_recv_alloc_init(
 
 /// `doca_comch_consumer_task_post_recv_get_buf`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_comch_consumer_task_post_recv_get_buf(task: *mut doca_comch_consumer_task_post_recv) -> *mut doca_buf {
+pub unsafe extern "C" fn doca_comch_consumer_task_post_recv_get_buf(
+    task: *mut doca_comch_consumer_task_post_recv,
+) -> *mut doca_buf {
     super::get_buf(task, 1) as *mut doca_buf
 }
 
 /// `doca_comch_consumer_task_post_recv_set_buf`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_comch_consumer_task_post_recv_set_buf(task: *mut doca_comch_consumer_task_post_recv, buf: *mut doca_buf) {
+pub unsafe extern "C" fn doca_comch_consumer_task_post_recv_set_buf(
+    task: *mut doca_comch_consumer_task_post_recv,
+    buf: *mut doca_buf,
+) {
     super::set_buf(task, 1, buf);
 }
 
@@ -243,13 +277,17 @@ fn imm_ptr(task: *mut doca_task) -> *mut u8 {
 
 /// `doca_comch_consumer_task_post_recv_get_producer_id`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_comch_consumer_task_post_recv_get_producer_id(task: *mut doca_comch_consumer_task_post_recv) -> u32 {
+pub unsafe extern "C" fn doca_comch_consumer_task_post_recv_get_producer_id(
+    task: *mut doca_comch_consumer_task_post_recv,
+) -> u32 {
     param(task, 0) as u32
 }
 
 /// `doca_comch_consumer_task_post_recv_get_imm_data`: NULL when none came.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_comch_consumer_task_post_recv_get_imm_data(task: *mut doca_comch_consumer_task_post_recv) -> *mut u8 {
+pub unsafe extern "C" fn doca_comch_consumer_task_post_recv_get_imm_data(
+    task: *mut doca_comch_consumer_task_post_recv,
+) -> *mut u8 {
     if param(task, 0) >> 32 == 0 {
         return std::ptr::null_mut();
     }
@@ -258,13 +296,17 @@ pub unsafe extern "C" fn doca_comch_consumer_task_post_recv_get_imm_data(task: *
 
 /// `doca_comch_consumer_task_post_recv_get_imm_data_len`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_comch_consumer_task_post_recv_get_imm_data_len(task: *mut doca_comch_consumer_task_post_recv) -> u32 {
+pub unsafe extern "C" fn doca_comch_consumer_task_post_recv_get_imm_data_len(
+    task: *mut doca_comch_consumer_task_post_recv,
+) -> u32 {
     (param(task, 0) >> 32) as u32
 }
 
 /// `doca_comch_consumer_task_post_recv_as_task`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_comch_consumer_task_post_recv_as_task(task: *mut doca_comch_consumer_task_post_recv) -> *mut doca_task {
+pub unsafe extern "C" fn doca_comch_consumer_task_post_recv_as_task(
+    task: *mut doca_comch_consumer_task_post_recv,
+) -> *mut doca_task {
     task
 }
 
@@ -289,21 +331,27 @@ pub unsafe extern "C" fn doca_comch_producer_create(
 
 /// `doca_comch_producer_destroy`: only while idle.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_comch_producer_destroy(producer: *mut doca_comch_producer) -> doca_error_t {
+pub unsafe extern "C" fn doca_comch_producer_destroy(
+    producer: *mut doca_comch_producer,
+) -> doca_error_t {
     // SAFETY: NULL or a live handle.
     unsafe { lib_destroy(producer) }
 }
 
 /// `doca_comch_producer_as_ctx`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_comch_producer_as_ctx(producer: *mut doca_comch_producer) -> *mut doca_ctx3 {
+pub unsafe extern "C" fn doca_comch_producer_as_ctx(
+    producer: *mut doca_comch_producer,
+) -> *mut doca_ctx3 {
     // SAFETY: NULL or a live handle.
     unsafe { lib_as_ctx(producer) }
 }
 
 /// `doca_comch_producer_cap_is_supported`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_comch_producer_cap_is_supported(devinfo: *const doca_devinfo) -> doca_error_t {
+pub unsafe extern "C" fn doca_comch_producer_cap_is_supported(
+    devinfo: *const doca_devinfo,
+) -> doca_error_t {
     devinfo_query(devinfo, supported)
 }
 
@@ -313,26 +361,44 @@ crate::handles::getter!(
 
 /// `doca_comch_producer_cap_get_max_num_tasks`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_comch_producer_cap_get_max_num_tasks(devinfo: *const doca_devinfo, max_num_tasks: *mut u32) -> doca_error_t {
-    devinfo_value(devinfo, max_num_tasks, |d| supported(d).map(|()| MAX_NUM_TASKS))
+pub unsafe extern "C" fn doca_comch_producer_cap_get_max_num_tasks(
+    devinfo: *const doca_devinfo,
+    max_num_tasks: *mut u32,
+) -> doca_error_t {
+    devinfo_value(devinfo, max_num_tasks, |d| {
+        supported(d).map(|()| MAX_NUM_TASKS)
+    })
 }
 
 /// `doca_comch_producer_cap_get_max_buf_size`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_comch_producer_cap_get_max_buf_size(devinfo: *const doca_devinfo, max_buf_size: *mut u32) -> doca_error_t {
-    devinfo_value(devinfo, max_buf_size, |d| supported(d).map(|()| MAX_BUF_SIZE))
+pub unsafe extern "C" fn doca_comch_producer_cap_get_max_buf_size(
+    devinfo: *const doca_devinfo,
+    max_buf_size: *mut u32,
+) -> doca_error_t {
+    devinfo_value(devinfo, max_buf_size, |d| {
+        supported(d).map(|()| MAX_BUF_SIZE)
+    })
 }
 
 /// `doca_comch_producer_cap_get_max_buf_list_len`: one buffer per task.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_comch_producer_cap_get_max_buf_list_len(devinfo: *const doca_devinfo, max_buf_list_len: *mut u32) -> doca_error_t {
+pub unsafe extern "C" fn doca_comch_producer_cap_get_max_buf_list_len(
+    devinfo: *const doca_devinfo,
+    max_buf_list_len: *mut u32,
+) -> doca_error_t {
     devinfo_value(devinfo, max_buf_list_len, |d| supported(d).map(|()| 1))
 }
 
 /// `doca_comch_producer_cap_get_max_producers`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_comch_producer_cap_get_max_producers(devinfo: *const doca_devinfo, max_producers: *mut u32) -> doca_error_t {
-    devinfo_value(devinfo, max_producers, |d| supported(d).map(|()| MAX_PER_CONNECTION))
+pub unsafe extern "C" fn doca_comch_producer_cap_get_max_producers(
+    devinfo: *const doca_devinfo,
+    max_producers: *mut u32,
+) -> doca_error_t {
+    devinfo_value(devinfo, max_producers, |d| {
+        supported(d).map(|()| MAX_PER_CONNECTION)
+    })
 }
 
 /// The immediate data of a send task, from its parameters.
@@ -354,7 +420,10 @@ unsafe fn send_direct(t: &doca_task, task: *mut doca_task) -> Result<()> {
     let consumer = t.params[0].get() as u32;
     // SAFETY: the buffer stays live and unchanged until the task completes (the C
     // contract).
-    unsafe { h.lib.send_raw(buf, &imm[..n], consumer, Data::from_ptr(task)) }
+    unsafe {
+        h.lib
+            .send_raw(buf, &imm[..n], consumer, Data::from_ptr(task))
+    }
 }
 
 /// `doca_comch_producer_task_send_set_conf`.
@@ -429,25 +498,35 @@ pub unsafe extern "C" fn doca_comch_producer_task_send_alloc_init(
 
 /// `doca_comch_producer_task_send_get_buf`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_comch_producer_task_send_get_buf(task: *mut doca_comch_producer_task_send) -> *const doca_buf {
+pub unsafe extern "C" fn doca_comch_producer_task_send_get_buf(
+    task: *mut doca_comch_producer_task_send,
+) -> *const doca_buf {
     super::get_buf(task, 0)
 }
 
 /// `doca_comch_producer_task_send_set_buf`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_comch_producer_task_send_set_buf(task: *mut doca_comch_producer_task_send, buf: *const doca_buf) {
+pub unsafe extern "C" fn doca_comch_producer_task_send_set_buf(
+    task: *mut doca_comch_producer_task_send,
+    buf: *const doca_buf,
+) {
     super::set_buf(task, 0, buf);
 }
 
 /// `doca_comch_producer_task_send_get_consumer_id`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_comch_producer_task_send_get_consumer_id(task: *mut doca_comch_producer_task_send) -> u32 {
+pub unsafe extern "C" fn doca_comch_producer_task_send_get_consumer_id(
+    task: *mut doca_comch_producer_task_send,
+) -> u32 {
     param(task, 0) as u32
 }
 
 /// `doca_comch_producer_task_send_set_consumer_id`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_comch_producer_task_send_set_consumer_id(task: *mut doca_comch_producer_task_send, consumer_id: u32) {
+pub unsafe extern "C" fn doca_comch_producer_task_send_set_consumer_id(
+    task: *mut doca_comch_producer_task_send,
+    consumer_id: u32,
+) {
     ffi_value((), || {
         // SAFETY: NULL or a task the program holds.
         let t = unsafe { handle(task, "task") }?;
@@ -459,7 +538,9 @@ pub unsafe extern "C" fn doca_comch_producer_task_send_set_consumer_id(task: *mu
 
 /// `doca_comch_producer_task_send_get_imm_data`: NULL when there is none.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_comch_producer_task_send_get_imm_data(task: *mut doca_comch_producer_task_send) -> *mut u8 {
+pub unsafe extern "C" fn doca_comch_producer_task_send_get_imm_data(
+    task: *mut doca_comch_producer_task_send,
+) -> *mut u8 {
     if param(task, 0) >> 32 == 0 {
         return std::ptr::null_mut();
     }
@@ -468,13 +549,19 @@ pub unsafe extern "C" fn doca_comch_producer_task_send_get_imm_data(task: *mut d
 
 /// `doca_comch_producer_task_send_get_imm_data_len`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_comch_producer_task_send_get_imm_data_len(task: *mut doca_comch_producer_task_send) -> u32 {
+pub unsafe extern "C" fn doca_comch_producer_task_send_get_imm_data_len(
+    task: *mut doca_comch_producer_task_send,
+) -> u32 {
     (param(task, 0) >> 32) as u32
 }
 
 /// `doca_comch_producer_task_send_set_imm_data`: copied into the task.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_comch_producer_task_send_set_imm_data(task: *mut doca_comch_producer_task_send, imm_data: *mut u8, imm_data_len: u32) {
+pub unsafe extern "C" fn doca_comch_producer_task_send_set_imm_data(
+    task: *mut doca_comch_producer_task_send,
+    imm_data: *mut u8,
+    imm_data_len: u32,
+) {
     ffi_value((), || {
         // SAFETY: NULL or a task the program holds.
         let t = unsafe { handle(task, "task") }?;
@@ -484,6 +571,8 @@ pub unsafe extern "C" fn doca_comch_producer_task_send_set_imm_data(task: *mut d
 
 /// `doca_comch_producer_task_send_as_task`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_comch_producer_task_send_as_task(task: *mut doca_comch_producer_task_send) -> *mut doca_task {
+pub unsafe extern "C" fn doca_comch_producer_task_send_as_task(
+    task: *mut doca_comch_producer_task_send,
+) -> *mut doca_task {
     task
 }
