@@ -5,6 +5,7 @@
 //! (built from source), reed-solomon-simd and reed-solomon-erasure (simd-accel), on one
 //! and two threads, and prints a markdown table.
 
+mod comchbench;
 mod ec;
 mod ecctx;
 mod exec;

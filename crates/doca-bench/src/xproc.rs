@@ -7,7 +7,9 @@
 //! - sync event ping-pong between the two processes (an exported event) against the
 //!   ping-pong between two threads of one process;
 //! - comm channel message round trip against a raw Unix `SOCK_SEQPACKET` round trip of
-//!   the same size, both polling without blocking.
+//!   the same size, both polling without blocking;
+//! - comch (3.x): its round trip against the raw one, and its fast path's throughput
+//!   against the 2.2 comm channel's (see `comchbench`).
 //!
 //! The DPU side is this binary run again (`doca-bench xproc-peer`), talking over its
 //! stdin/stdout.
@@ -41,7 +43,7 @@ pub struct PeerArgs {
     what: String,
 }
 
-fn device(role: &str) -> Dev {
+pub(crate) fn device(role: &str) -> Dev {
     let t = Topology::from_toml(DEFAULT_MACHINE, Some(role)).expect("topology");
     device::devinfo_list_from(&t)[0].open().expect("open")
 }
@@ -56,14 +58,14 @@ fn unhex(s: &str) -> Vec<u8> {
         .collect()
 }
 
-struct Peer {
-    child: Child,
+pub(crate) struct Peer {
+    pub(crate) child: Child,
     from: BufReader<std::process::ChildStdout>,
     to: std::process::ChildStdin,
 }
 
 impl Peer {
-    fn spawn(what: &str, env: &[(&str, &std::path::Path)]) -> Peer {
+    pub(crate) fn spawn(what: &str, env: &[(&str, &std::path::Path)]) -> Peer {
         let mut c = Command::new(std::env::current_exe().expect("exe"));
         c.args(["xproc-peer", what])
             .stdin(Stdio::piped())
@@ -80,7 +82,7 @@ impl Peer {
         writeln!(self.to, "{l}").expect("peer");
         self.to.flush().expect("peer");
     }
-    fn recv(&mut self) -> String {
+    pub(crate) fn recv(&mut self) -> String {
         let mut l = String::new();
         self.from.read_line(&mut l).expect("peer");
         assert!(!l.is_empty(), "the peer process ended");
@@ -185,28 +187,77 @@ fn peer_sync_event(lines: &mut impl Iterator<Item = String>) {
     }
 }
 
+/// The DPU side's representor of the first host function.
+pub(crate) fn rep_of(dpu: &Dev) -> doca_core::DevRep {
+    dpu.rep_list(RepFilter::All).expect("reps")[0]
+        .open()
+        .expect("rep")
+}
+
+/// A private directory for the benchmark's channels (mode 0700).
+pub(crate) fn runtime_dir() -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let rt = std::env::temp_dir().join(format!("doca-bench-{}", std::process::id()));
+    let _ = std::fs::create_dir(&rt);
+    std::fs::set_permissions(&rt, std::fs::Permissions::from_mode(0o700)).expect("dir");
+    rt
+}
+
+/// How an idle peer waits: it spins while traffic flows and naps once nothing came
+/// for a while, so that idle peers leave the processors (CI machines have two) to the
+/// measurement in progress.
+#[derive(Default)]
+pub(crate) struct Backoff(u32);
+
+impl Backoff {
+    pub(crate) fn idle(&mut self) {
+        self.0 = self.0.saturating_add(1);
+        if self.0 > 20_000 {
+            std::thread::sleep(std::time::Duration::from_micros(50));
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+
+    pub(crate) fn busy(&mut self) {
+        self.0 = 0;
+    }
+}
+
+/// The 2.2 service: echoes every message; between a 0xfe and a 0xfd message it only
+/// takes them (a stream), then answers 0xfd.
 fn peer_comm_channel() {
     let dpu = device("dpu");
-    let rep = dpu.rep_list(RepFilter::All).expect("reps")[0]
-        .open()
-        .expect("rep");
+    let rep = rep_of(&dpu);
     let mut ep = Endpoint::new();
     ep.set_device(&dpu).expect("device");
     ep.set_device_rep(&rep).expect("rep");
     ep.listen("doca-bench").expect("listen");
     println!("listening");
     let mut buf = [0u8; 4096];
+    let mut sink = false;
+    let mut wait = Backoff::default();
     loop {
         match ep.recvfrom(&mut buf) {
             Ok((n, from)) => {
+                wait.busy();
                 if n == 1 && buf[0] == 0xff {
                     return;
+                }
+                if n == 1 && buf[0] == 0xfe {
+                    sink = true;
+                    continue;
+                }
+                if n == 1 && buf[0] == 0xfd {
+                    sink = false;
+                } else if sink {
+                    continue;
                 }
                 while let Err(e) = ep.sendto(&buf[..n], from) {
                     assert_eq!(e.code(), ErrorCode::Again);
                 }
             }
-            Err((e, _)) if e.code() == ErrorCode::Again => std::hint::spin_loop(),
+            Err((e, _)) if e.code() == ErrorCode::Again => wait.idle(),
             Err((e, _)) => panic!("{e}"),
         }
     }
@@ -217,6 +268,7 @@ fn peer_raw_socket() {
     // SAFETY: the parent passes the socket as descriptor 3; nothing else owns it.
     let fd = unsafe { OwnedFd::from_raw_fd(3) };
     let mut buf = [0u8; 4096];
+    let mut wait = Backoff::default();
     loop {
         // SAFETY: buf is valid for its length.
         let n = unsafe {
@@ -228,9 +280,10 @@ fn peer_raw_socket() {
             )
         };
         if n < 0 {
-            std::hint::spin_loop();
+            wait.idle();
             continue;
         }
+        wait.busy();
         if n == 0 || (n == 1 && buf[0] == 0xff) {
             return;
         }
@@ -253,6 +306,7 @@ pub fn peer(a: &PeerArgs) {
         "dma" => peer_dma(&mut lines),
         "sync-event" => peer_sync_event(&mut lines),
         "comm-channel" => peer_comm_channel(),
+        "comch" => crate::comchbench::peer(),
         "raw-socket" => peer_raw_socket(),
         w => panic!("unknown peer work {w}"),
     }
@@ -317,11 +371,82 @@ fn bench_sync_event(reps: usize, rounds: u64) -> (f64, f64) {
     (median(x), median(l))
 }
 
+/// The raw baseline: an echoing process on a socket pair (its end inherited as
+/// descriptor 3).
+pub(crate) struct RawPeer {
+    fd: OwnedFd,
+    child: Child,
+}
+
+impl RawPeer {
+    pub(crate) fn spawn() -> RawPeer {
+        let mut sv = [0i32; 2];
+        // SAFETY: sv has room for two descriptors.
+        let r =
+            unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_SEQPACKET, 0, sv.as_mut_ptr()) };
+        assert_eq!(r, 0, "socketpair");
+        // SAFETY: two new descriptors nothing else owns.
+        let (mine, theirs) = unsafe { (OwnedFd::from_raw_fd(sv[0]), OwnedFd::from_raw_fd(sv[1])) };
+        let mut c = Command::new(std::env::current_exe().expect("exe"));
+        c.args(["xproc-peer", "raw-socket"]);
+        let t = theirs.as_raw_fd();
+        // SAFETY: dup2 in the child between fork and exec is async-signal-safe.
+        unsafe {
+            use std::os::unix::process::CommandExt;
+            c.pre_exec(move || {
+                if libc::dup2(t, 3) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = c.spawn().expect("raw peer");
+        drop(theirs);
+        RawPeer { fd: mine, child }
+    }
+
+    /// One round trip of `msg`, polling without blocking.
+    pub(crate) fn round(&self, msg: &[u8], buf: &mut [u8]) {
+        // SAFETY: msg and buf are valid for their lengths.
+        unsafe {
+            libc::send(
+                self.fd.as_raw_fd(),
+                msg.as_ptr().cast(),
+                msg.len(),
+                libc::MSG_NOSIGNAL,
+            );
+            loop {
+                let n = libc::recv(
+                    self.fd.as_raw_fd(),
+                    buf.as_mut_ptr().cast(),
+                    buf.len(),
+                    libc::MSG_DONTWAIT,
+                );
+                if n >= 0 {
+                    assert_eq!(n as usize, msg.len());
+                    return;
+                }
+                std::hint::spin_loop();
+            }
+        }
+    }
+
+    pub(crate) fn quit(mut self) {
+        // SAFETY: one byte.
+        unsafe {
+            libc::send(
+                self.fd.as_raw_fd(),
+                [0xffu8].as_ptr().cast(),
+                1,
+                libc::MSG_NOSIGNAL,
+            )
+        };
+        let _ = self.child.wait();
+    }
+}
+
 fn bench_messages(reps: usize, rounds: usize, size: usize) -> (f64, f64) {
-    use std::os::unix::fs::PermissionsExt;
-    let rt = std::env::temp_dir().join(format!("doca-bench-{}", std::process::id()));
-    let _ = std::fs::create_dir(&rt);
-    std::fs::set_permissions(&rt, std::fs::Permissions::from_mode(0o700)).expect("dir");
+    let rt = runtime_dir();
     let mut server = Peer::spawn("comm-channel", &[("DOCA_SW_RUNTIME_DIR", &rt)]);
     assert_eq!(server.recv(), "listening");
     // SAFETY: setting the variable before this process's endpoint reads it; no other
@@ -330,28 +455,7 @@ fn bench_messages(reps: usize, rounds: usize, size: usize) -> (f64, f64) {
     let mut ep = Endpoint::new();
     ep.set_device(&device("host")).expect("device");
     let to = ep.connect("doca-bench").expect("connect");
-    // The raw peer: a socketpair, its end inherited as descriptor 3.
-    let mut sv = [0i32; 2];
-    // SAFETY: sv has room for two descriptors.
-    let r = unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_SEQPACKET, 0, sv.as_mut_ptr()) };
-    assert_eq!(r, 0, "socketpair");
-    // SAFETY: two new descriptors nothing else owns.
-    let (mine, theirs) = unsafe { (OwnedFd::from_raw_fd(sv[0]), OwnedFd::from_raw_fd(sv[1])) };
-    let mut c = Command::new(std::env::current_exe().expect("exe"));
-    c.args(["xproc-peer", "raw-socket"]);
-    let t = theirs.as_raw_fd();
-    // SAFETY: dup2 in the child between fork and exec is async-signal-safe.
-    unsafe {
-        use std::os::unix::process::CommandExt;
-        c.pre_exec(move || {
-            if libc::dup2(t, 3) < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    let mut raw_child = c.spawn().expect("raw peer");
-    drop(theirs);
+    let raw = RawPeer::spawn();
     let msg = vec![0x5au8; size];
     let mut buf = vec![0u8; 4096];
     let cc_round = |ep: &mut Endpoint, buf: &mut [u8]| {
@@ -369,33 +473,9 @@ fn bench_messages(reps: usize, rounds: usize, size: usize) -> (f64, f64) {
             }
         }
     };
-    let raw_round = |buf: &mut [u8]| {
-        // SAFETY: msg and buf are valid for their lengths.
-        unsafe {
-            libc::send(
-                mine.as_raw_fd(),
-                msg.as_ptr().cast(),
-                size,
-                libc::MSG_NOSIGNAL,
-            );
-            loop {
-                let n = libc::recv(
-                    mine.as_raw_fd(),
-                    buf.as_mut_ptr().cast(),
-                    buf.len(),
-                    libc::MSG_DONTWAIT,
-                );
-                if n >= 0 {
-                    assert_eq!(n as usize, size);
-                    return;
-                }
-                std::hint::spin_loop();
-            }
-        }
-    };
     for _ in 0..rounds / 10 {
         cc_round(&mut ep, &mut buf);
-        raw_round(&mut buf);
+        raw.round(&msg, &mut buf);
     }
     let (mut c_t, mut r_t) = (Vec::new(), Vec::new());
     for _ in 0..reps {
@@ -406,22 +486,13 @@ fn bench_messages(reps: usize, rounds: usize, size: usize) -> (f64, f64) {
         c_t.push(t.elapsed().as_nanos() as f64 / rounds as f64);
         let t = Instant::now();
         for _ in 0..rounds {
-            raw_round(&mut buf);
+            raw.round(&msg, &mut buf);
         }
         r_t.push(t.elapsed().as_nanos() as f64 / rounds as f64);
     }
     let _ = ep.sendto(&[0xff], to);
-    // SAFETY: one byte.
-    unsafe {
-        libc::send(
-            mine.as_raw_fd(),
-            [0xffu8].as_ptr().cast(),
-            1,
-            libc::MSG_NOSIGNAL,
-        )
-    };
+    raw.quit();
     let _ = server.child.wait();
-    let _ = raw_child.wait();
     let _ = std::fs::remove_dir_all(&rt);
     (median(c_t), median(r_t))
 }
@@ -459,4 +530,21 @@ pub fn run(a: &XprocArgs) {
             c / r
         );
     }
+    let f = crate::comchbench::run(reps, msgs, if a.quick { 2_000 } else { 50_000 });
+    for (size, c, r) in f.rounds {
+        println!(
+            "| comch round trip, {size} B (ns, send task, echo from the message callback), vs raw SOCK_SEQPACKET | {c:.0} | {r:.0} | {:.2}x |",
+            c / r
+        );
+    }
+    println!(
+        "| comch fast path, 4080 B buffers, vs the 2.2 comm channel streaming 4080 B messages (MB/s; ratio: the 2.2 channel's over the fast path's) | {:.0} | {:.0} | {:.2}x |",
+        f.fast.0,
+        f.fast.1,
+        f.fast.1 / f.fast.0
+    );
+    println!(
+        "| comch fast path, 64 KiB buffers (MB/s) | {:.0} | | |",
+        f.fast_64k
+    );
 }
