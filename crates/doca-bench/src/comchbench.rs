@@ -220,10 +220,10 @@ impl Client {
         ppe.start_ctx(producer.ctx()).expect("start");
         let base = mem.as_ptr() as *mut u8;
         let mut free: Vec<doca_core::Buf> = (0..POSTED)
-            // SAFETY: inside the mmap.
             .map(|i| {
-                inv.buf_by_data(&mm, unsafe { base.add(i * size) }, size)
-                    .expect("buf")
+                // SAFETY: inside the mmap.
+                let p = unsafe { base.add(i * size) };
+                inv.buf_by_data(&mm, p, size).expect("buf")
             })
             .collect();
         let t = Instant::now();
