@@ -329,6 +329,9 @@ impl Shared {
             (TAG_CONSUMER_NEW, Some(fd)) => {
                 let mut t = lock(&conn.remote_consumers);
                 t.retain(|c| c.0 != id);
+                if t.len() >= crate::fastpath::MAX_PER_CONNECTION as usize {
+                    return; // More than a far side may announce: ignored.
+                }
                 t.push((id, Arc::new(fd)));
                 true
             }
@@ -995,6 +998,11 @@ impl Comch {
         Ok(())
     }
 
+    /// The connections up now.
+    pub fn connections(&self) -> Vec<Arc<Connection>> {
+        lock(&self.s.conns).clone()
+    }
+
     /// Connections up now.
     pub fn num_connections(&self) -> usize {
         lock(&self.s.conns).len()
@@ -1012,5 +1020,41 @@ impl Comch {
             return Err((self, e));
         }
         Ok(())
+    }
+}
+
+/// Hooks for the fuzz targets: what a misbehaving far side could put on the wire.
+#[doc(hidden)]
+pub mod fuzzing {
+    use super::{Comch, Connection, Result};
+    use std::os::fd::{AsRawFd, RawFd};
+
+    /// Sends `bytes` as one message on `conn` of `c`, with no comch header of its own
+    /// (the first byte is the header the far side reads), with `pass` attached.
+    pub fn send_raw(c: &Comch, conn: &Connection, bytes: &[u8], pass: Option<RawFd>) -> Result<()> {
+        let _ = c;
+        let (tag, rest) = bytes.split_first().unwrap_or((&0, &[]));
+        if rest.is_empty() {
+            return conn.send_ctl(*tag, &[0], pass);
+        }
+        conn.send_ctl(*tag, rest, pass)
+    }
+
+    /// Writes `bytes` as one message into the data socket of the far side's consumer
+    /// `id` announced on `conn`. False when there is no such consumer or no room.
+    pub fn to_consumer(conn: &Connection, id: u32, bytes: &[u8]) -> bool {
+        let Some(sock) = conn.remote_consumer(id) else {
+            return false;
+        };
+        // SAFETY: the socket is kept open by the Arc; bytes is valid for its length.
+        let n = unsafe {
+            libc::send(
+                sock.as_raw_fd(),
+                bytes.as_ptr().cast(),
+                bytes.len(),
+                libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+            )
+        };
+        n >= 0
     }
 }
