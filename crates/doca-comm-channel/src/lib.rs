@@ -383,6 +383,9 @@ pub struct Endpoint {
     joined: Vec<u64>,
     /// The descriptor the last message received carried (comch).
     got_fd: Option<OwnedFd>,
+    /// Peers whose connection a send found ended: the next receive reports them, as
+    /// it reports the ends it finds itself.
+    lost: Vec<u64>,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -661,6 +664,7 @@ impl Endpoint {
             proto: HELLO_VERSION,
             joined: Vec::new(),
             got_fd: None,
+            lost: Vec::new(),
         }
     }
 
@@ -1056,6 +1060,9 @@ impl Endpoint {
                 libc::EAGAIN | libc::ENOBUFS | libc::EINTR => Err(Error::new(ErrorCode::Again)),
                 _ => {
                     self.drop_peer_fd(to);
+                    if !self.lost.contains(&to.0) {
+                        self.lost.push(to.0);
+                    }
                     Err(not_connected())
                 }
             };
@@ -1086,6 +1093,12 @@ impl Endpoint {
     ) -> std::result::Result<(usize, PeerId), (Error, Option<PeerId>)> {
         if matches!(self.mode, Mode::Idle) {
             return Err((bad_state("the endpoint neither listens nor connects"), None));
+        }
+        if let Some(id) = self.lost.pop() {
+            if self.hot == Some(id) {
+                self.hot = None;
+            }
+            return Err((not_connected(), Some(PeerId(id))));
         }
         // The peer that spoke last is asked first (one system call); the others, and new
         // connections, through epoll, at least every 16th call.
@@ -1265,6 +1278,7 @@ impl Endpoint {
     /// `doca_comm_channel_ep_disconnect`: ends the connection; the peer address is gone.
     pub fn disconnect(&mut self, id: PeerId) -> Result<()> {
         self.peer(id)?;
+        self.lost.retain(|&x| x != id.0);
         if self.hot == Some(id.0) {
             self.hot = None;
         }

@@ -1,0 +1,210 @@
+//! comch between two processes when one of them dies: the other side sees the end of
+//! the connection (the client stops, the server reports the disconnection, a producer's
+//! sends fail) and never hangs. The other process is this test binary run again.
+
+use doca_comm_channel::comch::{Comch, Connection};
+use doca_comm_channel::fastpath::{Consumer, Producer};
+use doca_core::device::{self, DEFAULT_MACHINE, Topology};
+use doca_core::exec::{CtxPhase, Pe, PeEvent};
+use doca_core::{BufInventory, Data, Dev, ErrorCode, JobRecord, Mmap, RepFilter};
+use doca_testkit::peer::{self, Peer};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+fn device(role: &str, pci: &str) -> Dev {
+    let t = Topology::from_toml(DEFAULT_MACHINE, Some(role)).unwrap();
+    device::devinfo_list_from(&t)
+        .into_iter()
+        .find(|d| d.pci_addr_str() == pci)
+        .unwrap()
+        .open()
+        .unwrap()
+}
+
+fn server(name: &str) -> Comch {
+    let dpu = device("dpu", "0000:03:00.0");
+    let rep = dpu
+        .rep_list(RepFilter::All)
+        .unwrap()
+        .into_iter()
+        .find(|r| r.pci_addr_str() == "0000:3b:00.0")
+        .unwrap()
+        .open()
+        .unwrap();
+    Comch::server(&dpu, &rep, name).unwrap()
+}
+
+fn name(what: &str) -> String {
+    format!("{what}-{}", std::process::id())
+}
+
+/// Progresses `pes` until `done` (10 s at most).
+fn until(pes: &[&Pe], mut done: impl FnMut() -> bool) {
+    let t = Instant::now();
+    while !done() {
+        assert!(t.elapsed() < Duration::from_secs(10), "no progress");
+        for pe in pes {
+            pe.progress(|_| {});
+        }
+        std::thread::sleep(Duration::from_micros(100));
+    }
+}
+
+/// The other process: a server ("server NAME"), or a client with a consumer
+/// ("consumer NAME"); it says "ready" and then waits to be killed.
+#[test]
+fn other_side() {
+    let Some(role) = peer::role() else {
+        return;
+    };
+    let w: Vec<&str> = role.split_whitespace().collect();
+    let pe = Pe::new().unwrap();
+    match w[0] {
+        "server" => {
+            let s = server(w[1]);
+            pe.connect(s.ctx()).unwrap();
+            pe.start_ctx(s.ctx()).unwrap();
+            peer::say("ready");
+            loop {
+                pe.progress(|_| {});
+                std::thread::sleep(Duration::from_micros(100));
+            }
+        }
+        _ => {
+            let c = Comch::client(&device("host", "0000:3b:00.0"), w[1]).unwrap();
+            pe.connect(c.ctx()).unwrap();
+            let _ = pe.start_ctx(c.ctx());
+            until(&[&pe], || c.ctx().phase() == CtxPhase::Running);
+            let k = Consumer::new(&c.connection().unwrap()).unwrap();
+            k.set_num_tasks(1).unwrap();
+            let kpe = Pe::new().unwrap();
+            kpe.connect(k.ctx()).unwrap();
+            let _ = kpe.start_ctx(k.ctx());
+            until(&[&pe, &kpe], || k.ctx().phase() == CtxPhase::Running);
+            peer::say(&format!("ready {}", k.id()));
+            // No buffer is ever posted: the producer's sends pile up, then the
+            // process dies.
+            loop {
+                pe.progress(|_| {});
+                kpe.progress(|_| {});
+                std::thread::sleep(Duration::from_micros(100));
+            }
+        }
+    }
+}
+
+#[test]
+fn a_client_whose_server_dies_stops_and_its_sends_fail() {
+    let n = name("server-dies");
+    let mut s = Peer::spawn("other_side", &format!("server {n}"));
+    assert_eq!(s.recv(), "ready");
+    let c = Comch::client(&device("host", "0000:3b:00.0"), &n).unwrap();
+    c.set_send_tasks(4).unwrap();
+    let pe = Pe::new().unwrap();
+    pe.connect(c.ctx()).unwrap();
+    let _ = pe.start_ctx(c.ctx());
+    until(&[&pe], || c.ctx().phase() == CtxPhase::Running);
+    let conn = c.connection().unwrap();
+    s.kill();
+    // Sends taken after the death complete with an error or are refused; the client
+    // leaves Running by itself and becomes idle once nothing is in flight.
+    let mut failed = 0;
+    let t = Instant::now();
+    while c.ctx().phase() == CtxPhase::Running {
+        assert!(t.elapsed() < Duration::from_secs(10), "still running");
+        let _ = c.send(&conn, b"anyone?", Data(1));
+        pe.progress(|ev| {
+            if let PeEvent::Task(t) = ev
+                && t.error.is_some()
+            {
+                failed += 1;
+            }
+        });
+        std::thread::sleep(Duration::from_micros(100));
+    }
+    until(&[&pe], || c.ctx().phase() == CtxPhase::Idle);
+    assert_eq!(
+        c.send(&conn, b"x", Data(0)).unwrap_err().code(),
+        ErrorCode::BadState
+    );
+    let _ = failed;
+    c.destroy().unwrap();
+}
+
+#[test]
+fn a_server_reports_a_killed_client_and_takes_the_next() {
+    let n = name("client-dies");
+    let s = server(&n);
+    let gone = Arc::new(Mutex::new(0));
+    let g = Arc::clone(&gone);
+    s.on_connection(|_, _| {}, move |_, _| *g.lock().unwrap() += 1)
+        .unwrap();
+    let pe = Pe::new().unwrap();
+    pe.connect(s.ctx()).unwrap();
+    pe.start_ctx(s.ctx()).unwrap();
+    for round in 1..=2 {
+        let mut k = Peer::spawn("other_side", &format!("consumer {n}"));
+        let ready = k.recv();
+        assert!(ready.starts_with("ready"), "{ready}");
+        until(&[&pe], || s.num_connections() == 1);
+        k.kill();
+        until(&[&pe], || *gone.lock().unwrap() == round);
+        assert_eq!(s.num_connections(), 0);
+    }
+    pe.stop_ctx(s.ctx()).unwrap();
+}
+
+#[test]
+fn a_producer_whose_consumer_dies_fails_its_sends_and_stops() {
+    let n = name("consumer-dies");
+    let s = server(&n);
+    let ids = Arc::new(Mutex::new(Vec::new()));
+    let i2 = Arc::clone(&ids);
+    s.on_consumer(move |_, id| i2.lock().unwrap().push(id), |_, _| {})
+        .unwrap();
+    let pe = Pe::new().unwrap();
+    pe.connect(s.ctx()).unwrap();
+    pe.start_ctx(s.ctx()).unwrap();
+    let mut k = Peer::spawn("other_side", &format!("consumer {n}"));
+    let ready = k.recv();
+    let id: u32 = ready.split_whitespace().nth(1).unwrap().parse().unwrap();
+    until(&[&pe], || ids.lock().unwrap().contains(&id));
+    let conn: Arc<Connection> = s.connections().into_iter().next().unwrap();
+    let p = Producer::new(&conn).unwrap();
+    p.set_num_tasks(64).unwrap();
+    let ppe = Pe::new().unwrap();
+    ppe.connect(p.ctx()).unwrap();
+    ppe.start_ctx(p.ctx()).unwrap();
+    let mut mm = Mmap::new();
+    mm.set_memory(vec![0u8; 1 << 16]).unwrap();
+    mm.dev_add(&device("dpu", "0000:03:00.0")).unwrap();
+    mm.start().unwrap();
+    let mut inv = BufInventory::new(64).unwrap();
+    inv.start().unwrap();
+    // The consumer posts nothing: these wait (the socket holds a few, then none fit).
+    for i in 0..64 {
+        let b = inv.buf_with_data_at(&mm, 0, 60_000).unwrap();
+        p.send(b, b"", id, Data(i)).unwrap();
+    }
+    k.kill();
+    let mut done = 0;
+    let mut failed = 0;
+    let t = Instant::now();
+    while done < 64 {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "{done} of 64 sends completed"
+        );
+        ppe.progress(|ev| {
+            if let PeEvent::Task(mut c) = ev {
+                done += 1;
+                failed += usize::from(c.error.is_some());
+                c.take_buf(JobRecord::SRC).unwrap();
+            }
+        });
+        pe.progress(|_| {});
+    }
+    assert!(failed > 0, "sends to a dead consumer must fail");
+    ppe.stop_ctx(p.ctx()).unwrap();
+    pe.stop_ctx(s.ctx()).unwrap();
+}
