@@ -314,13 +314,14 @@ int main(int argc, char **argv)
 		   DOCA_ERROR_INVALID_VALUE);
 	for (long i = 0; i < count; i++) {
 		char *slot = st.msgs[st.next_slot];
-		int n = snprintf(slot, sizeof(st.msgs[0]), "msg %ld", i);
 		doca_error_t r;
+		int n;
 
 		/* At most NUM_SEND_TASKS messages without their echo: the server never runs
 		 * out of send tasks, and a slot is reused only once its message went out. */
 		while (i - st.echoes >= NUM_SEND_TASKS)
 			(void)doca_pe_progress(st.pe);
+		n = snprintf(slot, sizeof(st.msgs[0]), "msg %ld", i);
 		while ((r = send_msg(conn, slot, (uint32_t)n, 0)) == DOCA_ERROR_NO_MEMORY)
 			(void)doca_pe_progress(st.pe);
 		CHECK(r);
