@@ -517,7 +517,9 @@ impl CtxOps for Ops {
             };
             s.add_conn(peer);
             out.started();
-            any = true;
+            // Messages wait for the next progress: the program sees the client running
+            // (and sets up its connection) before any of them is handed over.
+            return true;
         }
         if ctx.phase() == CtxPhase::Stopping {
             // What can still go out goes; the rest is flushed.

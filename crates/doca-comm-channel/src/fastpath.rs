@@ -256,7 +256,7 @@ impl CtxOps for ConsumerOps {
                     *lock(&s.far_end) = None;
                     s.announced.store(true, Ordering::Release);
                     out.started();
-                    any = true;
+                    return true;
                 }
                 Err(e) if e.code() == ErrorCode::Again => return false,
                 Err(_) => {
