@@ -360,3 +360,30 @@ fn comch_fast_path_3x() {
         assert!(sout.contains("2000 buffers produced"), "{sout}");
     }
 }
+
+/// Memory and events across the PCIe link in 3.x, as two processes: the host exports an
+/// mmap and a sync event over comch, the DPU side DMAs into the host's memory and
+/// signals the event, the host waits for it and checks its bytes; with engine threads
+/// too.
+#[test]
+fn memory_and_events_across_the_link_3x() {
+    const MODS: &str = "doca-common doca-comch doca-dma";
+    let src = crate_dir().join("tests/c3/xside3.c");
+    let host = compile(&src, "xside3-host", MODS);
+    let dpu = compile_in(
+        &prefix().join("lib/pkgconfig/dpu"),
+        &src,
+        "xside3-dpu",
+        MODS,
+    );
+    let rt = runtime_dir("xside3");
+    let env = [("DOCA_SW_RUNTIME_DIR", rt.as_path())];
+    for (round, engine) in [(0, false), (1, true)] {
+        let name = format!("xside-{round}");
+        let mut d = start_side(&dpu, &[&name], engine, &rt);
+        let out = run_beside(&host, &[&name], engine, &env, Some(&mut d));
+        assert!(out.contains("the DPU side's bytes arrived"), "{out}");
+        let dout = check(&d.finish(), "xside3 dpu");
+        assert!(dout.contains("signalled its event"), "{dout}");
+    }
+}
