@@ -630,6 +630,29 @@ fn sample_comm_channel_server_and_client_as_two_processes() {
     // Dropping both kills them.
 }
 
+/// The comm channel pair the way DOCA's sample runs it, many times on both engines: the
+/// server sends its reply and destroys its endpoint at once; the client must get the
+/// reply every time (it comes before the end of the connection).
+#[test]
+fn comm_channel_reply_before_the_close_every_time() {
+    let server = build_sample("comm_channel_server", "doca-dpu");
+    let client = build_sample("comm_channel_client", "doca");
+    let rt = runtime_dir("cc-many");
+    for engine in [false, true] {
+        for round in 0..20 {
+            let mut s = start_side(&server, &[], engine, &rt);
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            let c = start_side(&client, &[], engine, &rt);
+            let out = check(&c.finish_beside(Some(&mut s)), "comm_channel_client");
+            assert!(
+                out.contains("Received message: Message from the server"),
+                "round {round} (engine threads: {engine}): {out}"
+            );
+            check(&s.finish(), "comm_channel_server");
+        }
+    }
+}
+
 /// A comm channel service with two clients (three processes): the service's peer list,
 /// pending connections, user data, statistics and disconnect, from C.
 #[test]
