@@ -9,7 +9,9 @@
 # Pairs: comch_ctrl_path_server/client, comch_data_path_high_speed_server/client,
 # sync_event_local_pci/remote_pci (sync, async and atomic modes, both directions),
 # dma_copy_dpu/host; applications: dma_copy and file_integrity (both directions),
-# secure_channel. Prints one line per run and fails on the first failure.
+# secure_channel. Prints one line per run and fails on the first failure. Before the
+# runs, the samples are also built the way a DOCA user builds one, with its own
+# meson.build.public (needs meson and ninja; the checkout's VERSION file must be there).
 set -euo pipefail
 samples="" prefix="" rounds=3
 while [ $# -gt 0 ]; do
@@ -87,6 +89,28 @@ for app in dma_copy file_integrity secure_channel; do
     done
 done
 echo "built every pair with ${strict[*]}"
+
+if command -v meson >/dev/null && command -v ninja >/dev/null && [ -f "$samples/VERSION" ]; then
+    # A copy of the checkout: the public build files go where DOCA's own are.
+    mkdir -p "$out/meson-tree"
+    cp -r "$samples/VERSION" "$samples/samples" "$samples/applications" "$out/meson-tree/"
+    for d in doca_comch/comch_ctrl_path_server:dpu doca_comch/comch_ctrl_path_client:host \
+        doca_comch/comch_data_path_high_speed_server:dpu doca_comch/comch_data_path_high_speed_client:host \
+        doca_common/sync_event_local_pci:host doca_common/sync_event_remote_pci:dpu \
+        doca_common/pe_polling:host doca_dma/dma_copy_host:host doca_dma/dma_copy_dpu:dpu; do
+        pc="$prefix/lib/pkgconfig"
+        [ "${d##*:}" = dpu ] && pc="$pc/dpu"
+        work="$out/meson-tree/samples/${d%%:*}"
+        cp "$work/meson.build.public" "$work/meson.build"
+        if ! (cd "$work" && PKG_CONFIG_PATH="$pc" meson setup build >"$out/meson.log" 2>&1 &&
+            ninja -C build >>"$out/meson.log" 2>&1); then
+            echo "FAIL meson build of ${d%%:*}"
+            tail -n 20 "$out/meson.log"
+            exit 1
+        fi
+        echo "ok   meson build of ${d%%:*} (${d##*:} side)"
+    done
+fi
 
 head -c 300000 /dev/urandom >"$out/src.bin"
 for r in $(seq 1 "$rounds"); do
