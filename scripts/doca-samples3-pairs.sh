@@ -102,6 +102,7 @@ if command -v meson >/dev/null && command -v ninja >/dev/null && [ -f "$samples/
         [ "${d##*:}" = dpu ] && pc="$pc/dpu"
         work="$out/meson-tree/samples/${d%%:*}"
         cp "$work/meson.build.public" "$work/meson.build"
+        rm -rf "$work/build"
         if ! (cd "$work" && PKG_CONFIG_PATH="$pc" meson setup build >"$out/meson.log" 2>&1 &&
             ninja -C build >>"$out/meson.log" 2>&1); then
             echo "FAIL meson build of ${d%%:*}"
