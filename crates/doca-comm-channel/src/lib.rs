@@ -550,16 +550,29 @@ fn check_hello(b: &[u8], name: &str, proto: u16) -> Option<u16> {
 
 /// Sends `msg` on `sock`, with descriptor `fd` attached (SCM_RIGHTS) when given.
 fn send_with_fd(sock: &OwnedFd, msg: &[u8], fd: Option<RawFd>) -> isize {
-    let mut iov = libc::iovec {
-        iov_base: msg.as_ptr() as *mut libc::c_void,
-        iov_len: msg.len(),
-    };
+    send_parts_fd(sock.as_raw_fd(), &[], msg, fd)
+}
+
+/// Sends `head` then `msg` as one message on `sock` (without blocking, never raising
+/// SIGPIPE), with descriptor `fd` attached (SCM_RIGHTS) when given.
+fn send_parts_fd(sock: RawFd, head: &[u8], msg: &[u8], fd: Option<RawFd>) -> isize {
+    let mut iov = [
+        libc::iovec {
+            iov_base: head.as_ptr() as *mut libc::c_void,
+            iov_len: head.len(),
+        },
+        libc::iovec {
+            iov_base: msg.as_ptr() as *mut libc::c_void,
+            iov_len: msg.len(),
+        },
+    ];
+    let skip = usize::from(head.is_empty());
     // Room for one descriptor's control message, aligned for cmsghdr.
     let mut cbuf = [0u64; 4];
     // SAFETY: all-zero msghdr is valid.
     let mut m: libc::msghdr = unsafe { std::mem::zeroed() };
-    m.msg_iov = &mut iov;
-    m.msg_iovlen = 1;
+    m.msg_iov = iov[skip..].as_mut_ptr();
+    m.msg_iovlen = 2 - skip;
     if let Some(fd) = fd {
         // SAFETY: CMSG_SPACE is a pure computation.
         let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) } as usize;
@@ -575,14 +588,9 @@ fn send_with_fd(sock: &OwnedFd, msg: &[u8], fd: Option<RawFd>) -> isize {
             std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<RawFd>(), fd);
         }
     }
-    // SAFETY: m describes valid buffers for the call.
-    unsafe {
-        libc::sendmsg(
-            sock.as_raw_fd(),
-            &m,
-            libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
-        )
-    }
+    // SAFETY: m describes live buffers for the call; a closed or foreign descriptor
+    // number is refused by the kernel.
+    unsafe { libc::sendmsg(sock, &m, libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL) }
 }
 
 /// Receives one message into `buf`, with the descriptor it carries (if any).
@@ -1020,41 +1028,8 @@ impl Endpoint {
             }
         }
         let fd = p.raw.load(Ordering::Acquire);
-        let mut iov = [
-            libc::iovec {
-                iov_base: head.as_ptr() as *mut libc::c_void,
-                iov_len: head.len(),
-            },
-            libc::iovec {
-                iov_base: msg.as_ptr() as *mut libc::c_void,
-                iov_len: msg.len(),
-            },
-        ];
-        let skip = usize::from(head.is_empty());
-        // SAFETY: all-zero msghdr is valid.
-        let mut m: libc::msghdr = unsafe { std::mem::zeroed() };
-        m.msg_iov = iov[skip..].as_mut_ptr();
-        m.msg_iovlen = 2 - skip;
-        // Room for one descriptor's control message, aligned for cmsghdr.
-        let mut cbuf = [0u64; 4];
-        if let Some(pass) = pass {
-            // SAFETY: CMSG_SPACE is a pure computation.
-            let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) } as usize;
-            m.msg_control = cbuf.as_mut_ptr().cast();
-            m.msg_controllen = space;
-            // SAFETY: the control buffer holds one cmsghdr with one descriptor (32 bytes
-            // >= CMSG_SPACE(4) = 24).
-            unsafe {
-                let c = libc::CMSG_FIRSTHDR(&m);
-                (*c).cmsg_level = libc::SOL_SOCKET;
-                (*c).cmsg_type = libc::SCM_RIGHTS;
-                (*c).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as usize;
-                std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<RawFd>(), pass);
-            }
-        }
-        // SAFETY: the peer's socket (kept open by the peer entry we borrow); the iovecs
-        // describe live buffers for the call.
-        let n = unsafe { libc::sendmsg(fd, &m, libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL) };
+        // The peer's socket stays open while the peer entry we borrow lives.
+        let n = send_parts_fd(fd, head, msg, pass);
         if n < 0 {
             return match errno() {
                 libc::EAGAIN | libc::ENOBUFS | libc::EINTR => Err(Error::new(ErrorCode::Again)),

@@ -27,23 +27,8 @@
 #include <doca_mmap.h>
 #include <doca_pe.h>
 
-#define CHECK(expr) \
-	do { \
-		doca_error_t r_ = (expr); \
-		if (r_ != DOCA_SUCCESS) { \
-			fprintf(stderr, "%s:%d: %s failed: %s (%s)\n", __FILE__, __LINE__, #expr, \
-				doca_error_get_name(r_), doca_error_get_descr(r_)); \
-			exit(1); \
-		} \
-	} while (0)
+#include "common3.h"
 
-#define ASSERT(cond) \
-	do { \
-		if (!(cond)) { \
-			fprintf(stderr, "%s:%d: assertion failed: %s\n", __FILE__, __LINE__, #cond); \
-			exit(1); \
-		} \
-	} while (0)
 
 #define NUM_BUFS 8
 #define BUF_SIZE 4096
@@ -124,24 +109,6 @@ static void expired_consumer(struct doca_comch_event_consumer *event, struct doc
 	(void)id;
 }
 #endif
-
-static struct doca_dev *open_dev(const char *pci)
-{
-	struct doca_devinfo **list;
-	struct doca_dev *dev = NULL;
-	uint32_t n = 0, i;
-	uint8_t is_addr;
-
-	CHECK(doca_devinfo_create_list(&list, &n));
-	for (i = 0; i < n && dev == NULL; i++) {
-		CHECK(doca_devinfo_is_equal_pci_addr(list[i], pci, &is_addr));
-		if (is_addr)
-			CHECK(doca_dev_open(list[i], &dev));
-	}
-	CHECK(doca_devinfo_destroy_list(list));
-	ASSERT(dev != NULL);
-	return dev;
-}
 
 static void progress_all(void)
 {
@@ -242,7 +209,7 @@ int main(int argc, char **argv)
 	uint32_t nreps = 0, i, max_buf = 0;
 	uint8_t is_addr;
 
-	dev = open_dev("03:00.0");
+	dev = open_dev_at("03:00.0");
 	CHECK(doca_comch_producer_cap_is_supported(doca_dev_as_devinfo(dev)));
 	CHECK(doca_comch_producer_cap_get_max_buf_size(doca_dev_as_devinfo(dev), &max_buf));
 	ASSERT(max_buf >= BUF_SIZE);
@@ -314,7 +281,7 @@ int main(int argc, char **argv)
 	struct doca_comch_task_send *msg;
 	uint32_t id = 0;
 
-	dev = open_dev("3b:00.0");
+	dev = open_dev_at("3b:00.0");
 	CHECK(doca_comch_client_create(dev, argv[1], &client));
 	st.ctx = doca_comch_client_as_ctx(client);
 	CHECK(doca_comch_client_task_send_set_conf(client, send_done, send_failed, 8));

@@ -23,33 +23,8 @@
 #include <doca_error.h>
 #include <doca_pe.h>
 
-#define CHECK(expr) \
-	do { \
-		doca_error_t r_ = (expr); \
-		if (r_ != DOCA_SUCCESS) { \
-			fprintf(stderr, "%s:%d: %s failed: %s (%s)\n", __FILE__, __LINE__, #expr, \
-				doca_error_get_name(r_), doca_error_get_descr(r_)); \
-			exit(1); \
-		} \
-	} while (0)
+#include "common3.h"
 
-#define EXPECT_ERR(expr, code) \
-	do { \
-		doca_error_t r_ = (expr); \
-		if (r_ != (code)) { \
-			fprintf(stderr, "%s:%d: %s returned %s, expected %s\n", __FILE__, __LINE__, #expr, \
-				doca_error_get_name(r_), doca_error_get_name(code)); \
-			exit(1); \
-		} \
-	} while (0)
-
-#define ASSERT(cond) \
-	do { \
-		if (!(cond)) { \
-			fprintf(stderr, "%s:%d: assertion failed: %s\n", __FILE__, __LINE__, #cond); \
-			exit(1); \
-		} \
-	} while (0)
 
 #define NUM_SEND_TASKS 16
 /* The server's tasks: an echo's completion may come after the client already answered
@@ -201,25 +176,6 @@ static void state_changed(const union doca_data user_data, struct doca_ctx *ctx,
 		s->finish = true;
 }
 
-/* Opens the device at `pci` (as DOCA's samples look for theirs). */
-static struct doca_dev *open_dev(const char *pci)
-{
-	struct doca_devinfo **list;
-	struct doca_dev *dev = NULL;
-	uint32_t n = 0, i;
-	uint8_t is_addr;
-
-	CHECK(doca_devinfo_create_list(&list, &n));
-	for (i = 0; i < n && dev == NULL; i++) {
-		CHECK(doca_devinfo_is_equal_pci_addr(list[i], pci, &is_addr));
-		if (is_addr)
-			CHECK(doca_dev_open(list[i], &dev));
-	}
-	CHECK(doca_devinfo_destroy_list(list));
-	ASSERT(dev != NULL);
-	return dev;
-}
-
 int main(int argc, char **argv)
 {
 	struct doca_dev *dev;
@@ -240,7 +196,7 @@ int main(int argc, char **argv)
 	uint8_t is_addr;
 
 	st.server = true;
-	dev = open_dev("03:00.0");
+	dev = open_dev_at("03:00.0");
 	CHECK(doca_comch_cap_server_is_supported(doca_dev_as_devinfo(dev)));
 	EXPECT_ERR(doca_comch_cap_client_is_supported(doca_dev_as_devinfo(dev)), DOCA_ERROR_NOT_SUPPORTED);
 	CHECK(doca_devinfo_rep_create_list(dev, DOCA_DEVINFO_REP_FILTER_NET, &reps, &nreps));
@@ -266,7 +222,7 @@ int main(int argc, char **argv)
 	uint32_t size = 0;
 	uint64_t counter = 0;
 
-	dev = open_dev("3b:00.0");
+	dev = open_dev_at("3b:00.0");
 	CHECK(doca_comch_cap_client_is_supported(doca_dev_as_devinfo(dev)));
 	CHECK(doca_comch_client_create(dev, argv[1], &client));
 	st.ctx = doca_comch_client_as_ctx(client);

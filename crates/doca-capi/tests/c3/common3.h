@@ -59,6 +59,25 @@ static inline struct doca_dev *open_dma_device(void)
 	return dev;
 }
 
+/* Opens the device at `pci` ("bus:dev.fn"), as DOCA's samples open theirs. */
+static inline struct doca_dev *open_dev_at(const char *pci)
+{
+	struct doca_devinfo **list;
+	struct doca_dev *dev = NULL;
+	uint32_t n = 0, i;
+	uint8_t is_addr;
+
+	CHECK(doca_devinfo_create_list(&list, &n));
+	for (i = 0; i < n && dev == NULL; i++) {
+		CHECK(doca_devinfo_is_equal_pci_addr(list[i], pci, &is_addr));
+		if (is_addr)
+			CHECK(doca_dev_open(list[i], &dev));
+	}
+	CHECK(doca_devinfo_destroy_list(list));
+	ASSERT(dev != NULL);
+	return dev;
+}
+
 /* Memory, a map of it on a device, and an inventory. */
 struct mem {
 	uint8_t *bytes;

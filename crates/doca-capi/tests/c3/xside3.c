@@ -23,25 +23,10 @@
 #include <doca_error.h>
 #include <doca_mmap.h>
 #include <doca_pe.h>
+
+#include "common3.h"
 #include <doca_sync_event.h>
 
-#define CHECK(expr) \
-	do { \
-		doca_error_t r_ = (expr); \
-		if (r_ != DOCA_SUCCESS) { \
-			fprintf(stderr, "%s:%d: %s failed: %s (%s)\n", __FILE__, __LINE__, #expr, \
-				doca_error_get_name(r_), doca_error_get_descr(r_)); \
-			exit(1); \
-		} \
-	} while (0)
-
-#define ASSERT(cond) \
-	do { \
-		if (!(cond)) { \
-			fprintf(stderr, "%s:%d: assertion failed: %s\n", __FILE__, __LINE__, #cond); \
-			exit(1); \
-		} \
-	} while (0)
 
 #define LEN 8192
 
@@ -96,24 +81,6 @@ static void msg_recv(struct doca_comch_event_msg_recv *event, uint8_t *buf, uint
 	ASSERT(st.blobs_got < 2 && len <= sizeof(st.blobs[0]));
 	memcpy(st.blobs[st.blobs_got], buf, len);
 	st.blob_len[st.blobs_got++] = len;
-}
-
-static struct doca_dev *open_dev(const char *pci)
-{
-	struct doca_devinfo **list;
-	struct doca_dev *dev = NULL;
-	uint32_t n = 0, i;
-	uint8_t is_addr;
-
-	CHECK(doca_devinfo_create_list(&list, &n));
-	for (i = 0; i < n && dev == NULL; i++) {
-		CHECK(doca_devinfo_is_equal_pci_addr(list[i], pci, &is_addr));
-		if (is_addr)
-			CHECK(doca_dev_open(list[i], &dev));
-	}
-	CHECK(doca_devinfo_destroy_list(list));
-	ASSERT(dev != NULL);
-	return dev;
 }
 
 #ifndef DOCA_ARCH_DPU
@@ -186,7 +153,7 @@ int main(int argc, char **argv)
 	uint32_t nreps = 0, i;
 	uint8_t is_addr;
 
-	dev = open_dev("03:00.0");
+	dev = open_dev_at("03:00.0");
 	CHECK(doca_devinfo_rep_create_list(dev, DOCA_DEVINFO_REP_FILTER_NET, &reps, &nreps));
 	for (i = 0; i < nreps && rep == NULL; i++) {
 		CHECK(doca_devinfo_rep_is_equal_pci_addr(reps[i], "3b:00.0", &is_addr));
@@ -268,7 +235,7 @@ int main(int argc, char **argv)
 	size_t mmap_len, se_len;
 	uint64_t value = 0;
 
-	dev = open_dev("3b:00.0");
+	dev = open_dev_at("3b:00.0");
 	CHECK(doca_comch_client_create(dev, argv[1], &client));
 	st.ctx = doca_comch_client_as_ctx(client);
 	CHECK(doca_comch_client_task_send_set_conf(client, sent, not_sent, 4));
