@@ -166,11 +166,11 @@ doca_error_t doca_comch_server_set_recv_queue_size(struct doca_comch_server *com
 DOCA_EXPERIMENTAL
 doca_error_t doca_comch_server_get_recv_queue_size(const struct doca_comch_server *comch_server, uint32_t *size);
 
-/** Not kept here: DOCA_ERROR_NOT_SUPPORTED (keep the device given at creation). */
+/** The device given at creation. */
 DOCA_EXPERIMENTAL
 doca_error_t doca_comch_server_get_device(const struct doca_comch_server *comch_server, struct doca_dev **dev);
 
-/** Not kept here: DOCA_ERROR_NOT_SUPPORTED (keep the representor given at creation). */
+/** The representor given at creation. */
 DOCA_EXPERIMENTAL
 doca_error_t doca_comch_server_get_device_repr(const struct doca_comch_server *comch_server,
 					       struct doca_dev_rep **repr);
@@ -210,7 +210,7 @@ doca_error_t doca_comch_client_set_recv_queue_size(struct doca_comch_client *com
 DOCA_EXPERIMENTAL
 doca_error_t doca_comch_client_get_recv_queue_size(const struct doca_comch_client *comch_client, uint32_t *size);
 
-/** Not kept here: DOCA_ERROR_NOT_SUPPORTED (keep the device given at creation). */
+/** The device given at creation. */
 DOCA_EXPERIMENTAL
 doca_error_t doca_comch_client_get_device(const struct doca_comch_client *comch_client, struct doca_dev **dev);
 

@@ -9,18 +9,34 @@ use crate::dev::{doca_dev, doca_dev_rep, doca_devinfo};
 use crate::handles::{Handle, kind};
 use crate::libs::{devinfo_query, devinfo_value};
 use crate::{
-    Result, cstr, doca_data, doca_error_t, err, ffi, ffi_value, handle, invalid, new_handle,
-    out_ptr, put,
+    Result, cstr, doca_data, doca_error_t, ffi, ffi_value, handle, invalid, new_handle, out_ptr,
+    put,
 };
 use doca_comm_channel::comch::{self, Comch, Connection, JOB_SEND};
-use doca_core::{Data, ErrorCode};
+use doca_core::Data;
 use std::ffi::c_char;
 use std::sync::Arc;
 
+/// A server or client as C holds it: the channel, and the device (and representor)
+/// handles it was created with, which its getters give back.
+#[derive(Debug)]
+pub struct ComchC {
+    comch: Comch,
+    dev: *mut doca_dev,
+    rep: *mut doca_dev_rep,
+}
+
+impl std::ops::Deref for ComchC {
+    type Target = Comch;
+    fn deref(&self) -> &Comch {
+        &self.comch
+    }
+}
+
 /// `struct doca_comch_server`.
-pub type doca_comch_server = Lib3<Comch>;
+pub type doca_comch_server = Lib3<ComchC>;
 /// `struct doca_comch_client`.
-pub type doca_comch_client = Lib3<Comch>;
+pub type doca_comch_client = Lib3<ComchC>;
 /// `struct doca_comch_connection`.
 pub type doca_comch_connection = Connection;
 /// `struct doca_comch_task_send`: the generic task.
@@ -140,11 +156,19 @@ fn any_side(d: &doca_core::DevInfo) -> Result<()> {
 // ---- server and client ----
 
 /// Makes the handle, and tells the channel its address (its connections name it).
-fn create(out: *mut *mut Lib3<Comch>, make: impl FnOnce() -> Result<Comch>) -> Result<()> {
+fn create(
+    out: *mut *mut Lib3<ComchC>,
+    dev: *mut doca_dev,
+    rep: *mut doca_dev_rep,
+    make: impl FnOnce() -> Result<Comch>,
+) -> Result<()> {
     new_handle(out, "output", || {
-        let c = make()?;
-        let ctx = doca_ctx3::new(c.ctx().clone());
-        Ok(Lib3 { lib: c, ctx })
+        let comch = make()?;
+        let ctx = doca_ctx3::new(comch.ctx().clone());
+        Ok(Lib3 {
+            lib: ComchC { comch, dev, rep },
+            ctx,
+        })
     })?;
     // SAFETY: `out` was checked and written by new_handle.
     let h = unsafe { *out };
@@ -170,7 +194,7 @@ pub unsafe extern "C" fn doca_comch_server_create(
                 cstr(name, "name")?,
             )
         };
-        create(comch_server, || Comch::server(&d.dev, &r.rep, n))
+        create(comch_server, dev, repr, || Comch::server(&d.dev, &r.rep, n))
     })
 }
 
@@ -184,7 +208,9 @@ pub unsafe extern "C" fn doca_comch_client_create(
     ffi(|| {
         // SAFETY: NULL or a live handle and a C string.
         let (d, n) = unsafe { (handle(dev, "dev")?, cstr(name, "name")?) };
-        create(comch_client, || Comch::client(&d.dev, n))
+        create(comch_client, dev, std::ptr::null_mut(), || {
+            Comch::client(&d.dev, n)
+        })
     })
 }
 
@@ -192,7 +218,7 @@ pub unsafe extern "C" fn doca_comch_client_create(
 ///
 /// # Safety
 /// `p` is NULL or a live handle.
-unsafe fn side<'a>(p: *const Lib3<Comch>, server: bool) -> Result<&'a Lib3<Comch>> {
+unsafe fn side<'a>(p: *const Lib3<ComchC>, server: bool) -> Result<&'a Lib3<ComchC>> {
     // SAFETY: the caller's contract.
     let h = unsafe {
         handle(
@@ -292,17 +318,16 @@ both_sides!(
     Ok(())
 });
 both_sides!(
-    pub unsafe extern "C" fn doca_comch_server_get_device(comch_server: *const doca_comch_server, dev: *mut *mut doca_dev) -> doca_error_t =>
-    pub unsafe extern "C" fn doca_comch_client_get_device(comch_client: *const doca_comch_client, dev: *mut *mut doca_dev) -> doca_error_t =>
-    |h| {
-    let _ = (h, dev);
-    Err(err(
-        ErrorCode::NotSupported,
-        "the device handle is the program's own: keep the one given at creation",
-    ))
+pub unsafe extern "C" fn doca_comch_server_get_device(comch_server: *const doca_comch_server, dev: *mut *mut doca_dev) -> doca_error_t =>
+pub unsafe extern "C" fn doca_comch_client_get_device(comch_client: *const doca_comch_client, dev: *mut *mut doca_dev) -> doca_error_t =>
+|h| {
+    let o = out_ptr(dev, "dev")?;
+    // SAFETY: output checked.
+    unsafe { put(o, h.lib.dev) };
+    Ok(())
 });
 
-/// `doca_comch_server_get_device_repr`: not kept (the program has its handle).
+/// `doca_comch_server_get_device_repr`: the representor given at creation.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_comch_server_get_device_repr(
     comch_server: *const doca_comch_server,
@@ -310,12 +335,11 @@ pub unsafe extern "C" fn doca_comch_server_get_device_repr(
 ) -> doca_error_t {
     ffi(|| {
         // SAFETY: NULL or a live handle.
-        unsafe { side(comch_server, true) }?;
-        let _ = repr;
-        Err(err(
-            ErrorCode::NotSupported,
-            "the representor handle is the program's own: keep the one given at creation",
-        ))
+        let h = unsafe { side(comch_server, true) }?;
+        let o = out_ptr(repr, "repr")?;
+        // SAFETY: output checked.
+        unsafe { put(o, h.lib.rep) };
+        Ok(())
     })
 }
 
@@ -375,10 +399,10 @@ pub unsafe extern "C" fn doca_comch_server_disconnect(
 
 /// Sends a task's message: its context's channel takes it.
 unsafe fn send_direct(t: &doca_task, task: *mut doca_task) -> Result<()> {
-    let off = std::mem::offset_of!(Lib3<Comch>, ctx);
+    let off = std::mem::offset_of!(Lib3<ComchC>, ctx);
     // SAFETY: a send task's context is the one embedded in a comch handle (only comch
     // configures this hook), which outlives its tasks.
-    let h = unsafe { &*t.ctx.cast::<u8>().sub(off).cast::<Lib3<Comch>>() };
+    let h = unsafe { &*t.ctx.cast::<u8>().sub(off).cast::<Lib3<ComchC>>() };
     let conn = t.params[0].get() as *const Connection;
     let msg = t.params[1].get() as *const u8;
     let len = t.params[2].get() as usize;
@@ -550,12 +574,12 @@ pub unsafe extern "C" fn doca_comch_connection_get_user_data(
     })
 }
 
-fn owner(connection: *const Connection, server: bool) -> *mut Lib3<Comch> {
+fn owner(connection: *const Connection, server: bool) -> *mut Lib3<ComchC> {
     ffi_value(std::ptr::null_mut(), || {
         // SAFETY: NULL or a live connection.
         let c = unsafe { handle(connection, "connection") }?;
         Ok(if c.is_server() == server {
-            c.owner() as *mut Lib3<Comch>
+            c.owner() as *mut Lib3<ComchC>
         } else {
             std::ptr::null_mut()
         })

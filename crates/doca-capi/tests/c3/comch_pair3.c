@@ -208,6 +208,14 @@ int main(int argc, char **argv)
 	CHECK(doca_devinfo_rep_destroy_list(reps));
 	ASSERT(rep != NULL);
 	CHECK(doca_comch_server_create(dev, rep, argv[1], &server));
+	{
+		struct doca_dev *got_dev = NULL;
+		struct doca_dev_rep *got_rep = NULL;
+
+		CHECK(doca_comch_server_get_device(server, &got_dev));
+		CHECK(doca_comch_server_get_device_repr(server, &got_rep));
+		ASSERT(got_dev == dev && got_rep == rep);
+	}
 	st.ctx = doca_comch_server_as_ctx(server);
 	CHECK(doca_comch_server_task_send_set_conf(server, send_done, send_failed, SERVER_SEND_TASKS));
 	CHECK(doca_comch_server_event_msg_recv_register(server, msg_recv));
@@ -225,6 +233,12 @@ int main(int argc, char **argv)
 	dev = open_dev_at("3b:00.0");
 	CHECK(doca_comch_cap_client_is_supported(doca_dev_as_devinfo(dev)));
 	CHECK(doca_comch_client_create(dev, argv[1], &client));
+	{
+		struct doca_dev *got_dev = NULL;
+
+		CHECK(doca_comch_client_get_device(client, &got_dev));
+		ASSERT(got_dev == dev);
+	}
 	st.ctx = doca_comch_client_as_ctx(client);
 	CHECK(doca_comch_client_task_send_set_conf(client, send_done, send_failed, NUM_SEND_TASKS));
 	CHECK(doca_comch_client_event_msg_recv_register(client, msg_recv));
