@@ -167,6 +167,11 @@ impl Connection {
         })
     }
 
+    fn count_sent(&self, n: usize) {
+        self.sent_msgs.fetch_add(1, Ordering::Relaxed);
+        self.sent_bytes.fetch_add(n as u64, Ordering::Relaxed);
+    }
+
     /// Whether the connection's context runs and the connection is up.
     pub(crate) fn is_up(&self) -> bool {
         self.shared.upgrade().is_some_and(|s| {
@@ -256,7 +261,7 @@ impl Payload {
 }
 
 struct Pending {
-    peer: PeerId,
+    conn: Arc<Connection>,
     msg: Payload,
     user_data: Data,
 }
@@ -306,13 +311,13 @@ impl Shared {
         };
         let mut any = false;
         while let Some(p) = pending.front() {
-            let r = ep.send_parts(&[TAG_USER], p.msg.bytes(), p.peer, None);
+            let r = ep.send_parts(&[TAG_USER], p.msg.bytes(), p.conn.peer, None);
             if matches!(&r, Err(e) if e.code() == ErrorCode::Again) {
                 break;
             }
             let p = pending.pop_front().expect("front was there");
             if r.is_ok() {
-                self.count_sent(p.peer, p.msg.bytes().len());
+                p.conn.count_sent(p.msg.bytes().len());
             }
             lock(&self.done).push_back((p.user_data, r.err()));
             any = true;
@@ -368,19 +373,12 @@ impl Shared {
         }
     }
 
-    fn count_sent(&self, peer: PeerId, n: usize) {
-        if let Some(c) = lock(&self.conns).iter().find(|c| c.peer == peer) {
-            c.sent_msgs.fetch_add(1, Ordering::Relaxed);
-            c.sent_bytes.fetch_add(n as u64, Ordering::Relaxed);
-        }
-    }
-
     /// Fails the waiting sends toward `peer` (or all of them).
     fn fail_pending(&self, peer: Option<PeerId>, e: &Error) {
         let mut pending = lock(&self.pending);
         let mut done = lock(&self.done);
         pending.retain(|p| {
-            if peer.is_none_or(|x| x == p.peer) {
+            if peer.is_none_or(|x| x == p.conn.peer) {
                 done.push_back((p.user_data, Some(e.clone())));
                 false
             } else {
@@ -551,13 +549,14 @@ impl Ops {
             let Ok(mut rbuf) = s.rbuf.try_lock() else {
                 return any;
             };
-            let (joined, r) = {
+            let (joined, r, pass) = {
                 let mut ep = lock(&s.ep);
                 let Some(ep) = ep.as_mut() else {
                     return any;
                 };
                 let r = ep.recvfrom(&mut rbuf);
-                (ep.take_joined(), r)
+                let pass = if r.is_ok() { ep.take_fd() } else { None };
+                (ep.take_joined(), r, pass)
             };
             if let Some(peer) = joined {
                 any = true;
@@ -569,7 +568,6 @@ impl Ops {
             match r {
                 Ok((n, peer)) => {
                     any = true;
-                    let pass = lock(&s.ep).as_mut().and_then(|ep| ep.take_fd());
                     let Some(conn) = s.conn(peer) else { continue };
                     if n == 0 {
                         continue;
@@ -859,11 +857,11 @@ impl Comch {
     }
 
     /// Whether `conn` is a live connection of this context.
-    fn check_conn(&self, conn: *const Connection) -> Result<PeerId> {
+    fn check_conn(&self, conn: *const Connection) -> Result<Arc<Connection>> {
         lock(&self.s.conns)
             .iter()
             .find(|c| std::ptr::eq(Arc::as_ptr(c), conn))
-            .map(|c| c.peer)
+            .cloned()
             .ok_or_else(|| {
                 Error::with_context(
                     ErrorCode::NotConnected,
@@ -902,18 +900,18 @@ impl Comch {
     /// order: `make` copies it when it must wait.
     fn send_with(
         &self,
-        peer: Result<PeerId>,
+        conn: Result<Arc<Connection>>,
         msg: &[u8],
         user_data: Data,
         make: impl FnOnce() -> Payload,
     ) -> Result<()> {
         self.take(msg.len())?;
-        let peer = peer?;
+        let conn = conn?;
         let s = &*self.s;
         let mut pending = lock(&s.pending);
         let r = if pending.is_empty() {
             match lock(&s.ep).as_mut() {
-                Some(ep) => ep.send_parts(&[TAG_USER], msg, peer, None),
+                Some(ep) => ep.send_parts(&[TAG_USER], msg, conn.peer, None),
                 None => Err(Error::new(ErrorCode::NotConnected)),
             }
         } else {
@@ -922,13 +920,13 @@ impl Comch {
         s.inflight.fetch_add(1, Ordering::AcqRel);
         match r {
             Err(e) if e.code() == ErrorCode::Again => pending.push_back(Pending {
-                peer,
+                conn,
                 msg: make(),
                 user_data,
             }),
             r => {
                 if r.is_ok() {
-                    s.count_sent(peer, msg.len());
+                    conn.count_sent(msg.len());
                 }
                 lock(&s.done).push_back((user_data, r.err()));
             }
@@ -947,7 +945,7 @@ impl Comch {
 
     /// [`send`](Comch::send) to the connection of `peer` ([`Connection::peer`]).
     pub fn send_to(&self, peer: PeerId, msg: &[u8], user_data: Data) -> Result<()> {
-        let p = self.s.conn(peer).map(|_| peer).ok_or_else(|| {
+        let p = self.s.conn(peer).ok_or_else(|| {
             Error::with_context(
                 ErrorCode::NotConnected,
                 "the peer is not connected to this context",
@@ -978,24 +976,22 @@ impl Comch {
     }
 
     /// `doca_comch_server_disconnect`: ends one connection (its messages sent before
-    /// still arrive first); the disconnection is reported at the next progress.
+    /// still arrive first); the disconnect callback runs before this returns.
     pub fn disconnect(&self, conn: *const Connection) -> Result<()> {
         if !self.s.server {
             return Err(invalid("only a server disconnects a connection"));
         }
-        let peer = self.check_conn(conn)?;
+        let c = self.check_conn(conn)?;
+        let peer = c.peer;
         self.s.flush();
         if let Some(ep) = lock(&self.s.ep).as_mut() {
             let _ = ep.disconnect(peer);
         }
-        let c = self.s.conn(peer);
         self.s.fail_pending(
             Some(peer),
             &Error::with_context(ErrorCode::NotConnected, "the connection was ended"),
         );
-        if let Some(c) = c {
-            self.s.conn_event(&c, false);
-        }
+        self.s.conn_event(&c, false);
         lock(&self.s.conns).retain(|x| x.peer != peer);
         Ok(())
     }
