@@ -13,7 +13,7 @@ use doca_capi::{dev, exec, libs, mem, v3};
 use doca_core::exec::{Pe, PeEvent};
 use doca_core::{Buf, Data, JobRecord, WorkQ};
 use doca_dma::{Dma, JOB_MEMCPY, MemcpyJob};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::cell::Cell;
 use std::time::Duration;
 
 #[derive(Args, Debug)]
@@ -27,6 +27,10 @@ pub struct PeArgs {
     /// A short run to check that everything works.
     #[arg(long)]
     quick: bool,
+    /// Runs one path only (0: C 2.2, 1: C 3.x, 2: Rust WorkQ, 3: Rust Pe) for
+    /// `reps` samples, to profile it.
+    #[arg(long)]
+    only: Option<usize>,
 }
 
 const BATCH: usize = 32;
@@ -140,8 +144,9 @@ impl Drop for CSetup {
 
 unsafe extern "C" fn count_cb(_task: *mut doca_task, _t: doca_core::Data, ctx: doca_core::Data) {
     // SAFETY: the context's user data is the benchmark's counter, alive while the
-    // context is.
-    unsafe { &*ctx.ptr::<AtomicUsize>() }.fetch_add(1, Ordering::Relaxed);
+    // context is; callbacks run on the thread that progresses the engine, which owns it.
+    let n = unsafe { &*ctx.ptr::<Cell<usize>>() };
+    n.set(n.get() + 1);
 }
 
 pub fn run(a: &PeArgs) {
@@ -182,7 +187,7 @@ pub fn run(a: &PeArgs) {
     // The 3.x face: a DMA context on a progress engine, 32 tasks reused.
     let mut pe: *mut v3::doca_pe = std::ptr::null_mut();
     let mut dma3: *mut v3::doca_dma3 = std::ptr::null_mut();
-    let done = Box::new(AtomicUsize::new(0));
+    let done = Box::new(Cell::new(0usize));
     let mut tasks: Vec<*mut doca_task> = Vec::new();
     // SAFETY: the calls a 3.x C program makes; `done` outlives the context.
     unsafe {
@@ -191,7 +196,7 @@ pub fn run(a: &PeArgs) {
         let ctx = v3::doca_dma_as_ctx(dma3);
         ok(v3::doca_pe_connect_ctx(pe, ctx), "connect");
         ok(
-            v3::doca_ctx_set_user_data(ctx, Data::from_ptr(&*done as *const AtomicUsize)),
+            v3::doca_ctx_set_user_data(ctx, Data::from_ptr(&*done as *const Cell<usize>)),
             "user data",
         );
         ok(
@@ -285,14 +290,14 @@ pub fn run(a: &PeArgs) {
             }
         }),
         Box::new(|| {
-            done.store(0, Ordering::Relaxed);
+            done.set(0);
             // SAFETY: the 3.x calls on live handles.
             unsafe {
                 for (i, t) in tasks.iter().enumerate() {
                     reset(s.dst[i]);
                     ok(v3::doca_task_submit(*t), "submit");
                 }
-                while done.load(Ordering::Relaxed) < BATCH {
+                while done.get() < BATCH {
                     v3::doca_pe_progress(pe);
                 }
             }
@@ -330,6 +335,27 @@ pub fn run(a: &PeArgs) {
             }
         }),
     ];
+    if let Some(k) = a.only {
+        let mut r = runners.swap_remove(k.min(3));
+        let mut rates = Vec::new();
+        for _ in 0..reps {
+            let t = std::time::Instant::now();
+            let mut n = 0usize;
+            while t.elapsed() < sample {
+                for _ in 0..64 {
+                    r();
+                }
+                n += 64 * BATCH;
+            }
+            rates.push(t.elapsed().as_nanos() as f64 / n as f64);
+        }
+        rates.sort_by(f64::total_cmp);
+        println!(
+            "path {k}: {:.1} ns per task (median)",
+            rates[rates.len() / 2]
+        );
+        return;
+    }
     // "bytes" = 32 tasks, so rates are in tasks per ns.
     let r = measure_all(BATCH, reps, sample, &mut runners);
     let ns: Vec<f64> = r.iter().map(|x| 1.0 / x).collect();

@@ -83,7 +83,9 @@ impl JobRecord {
     #[inline]
     /// Puts an owned buffer (its reference moves into the record) in slot `i`.
     pub fn set_buf(&mut self, i: usize, buf: Buf) {
-        self.clear_buf(i);
+        if !self.slot_empty(i) {
+            self.clear_buf(i);
+        }
         self.bufs[i] = buf.into_raw().as_ptr();
         self.owned |= 1 << i;
     }
@@ -93,15 +95,23 @@ impl JobRecord {
     ///
     /// # Safety
     /// `desc` must stay a live descriptor until the job completes.
+    #[inline]
     pub unsafe fn set_buf_raw(&mut self, i: usize, desc: *mut BufDesc) {
-        self.clear_buf(i);
+        if !self.slot_empty(i) {
+            self.clear_buf(i);
+        }
         self.bufs[i] = desc;
         if !desc.is_null() {
             self.borrowed |= 1 << i;
         }
     }
 
+    /// Whether slot `i` holds nothing (a new record's slots do not).
     #[inline]
+    fn slot_empty(&self, i: usize) -> bool {
+        self.bufs[i].is_null() && (self.owned | self.borrowed | self.pinned) & (1 << i) == 0
+    }
+
     fn clear_buf(&mut self, i: usize) {
         self.unpin_slot(i);
         if let Some(b) = self.take_buf(i) {

@@ -82,6 +82,8 @@ struct PeInner {
     wq: WorkQ,
     /// Contexts connected here (a context's own record says whether it still is).
     ctxs: Vec<Ctx>,
+    /// Whether any of `ctxs` is polled (runs its own tasks and events).
+    polled: bool,
 }
 
 /// A progress engine (`struct doca_pe`): contexts connected to it submit tasks, and
@@ -118,6 +120,7 @@ impl Pe {
             inner: RefCell::new(PeInner {
                 wq,
                 ctxs: Vec::new(),
+                polled: false,
             }),
             id,
         })
@@ -155,6 +158,7 @@ impl Pe {
         }
         inner.ctxs.retain(|c| c.connected_pe() == Some(self.id));
         inner.ctxs.push(ctx.clone());
+        inner.polled = inner.ctxs.iter().any(|c| c.shared.polled);
         Ok(())
     }
 
@@ -287,41 +291,39 @@ impl Pe {
         let budget = self.inner.borrow().wq.inflight();
         let mut progressed = false;
         for _ in 0..budget {
-            let (c, stopped) = {
-                let mut inner = self.inner();
-                match inner.wq.progress_retrieve() {
-                    Ok(c) => (c, None),
-                    Err(RetrieveError::IoFailed(c)) => {
-                        // A failed task stops its context, as a hardware error does:
-                        // what is still in flight is flushed.
-                        let ctx = inner
-                            .ctxs
-                            .iter()
-                            .find(|x| x.id() == c.record.ctx_id)
-                            .filter(|x| x.phase() == CtxPhase::Running)
-                            .cloned();
-                        if let Some(x) = &ctx {
-                            x.shared.set_phase(CtxPhase::Stopping);
-                        }
-                        (c, ctx)
+            // One borrow per completion: the handler may call back into the engine.
+            let r = self.inner().wq.progress_retrieve();
+            match r {
+                Ok(c) => on(PeEvent::Task(c)),
+                Err(RetrieveError::Again) => break,
+                Err(RetrieveError::IoFailed(c)) => {
+                    // A failed task stops its context, as a hardware error does: what
+                    // is still in flight is flushed.
+                    let ctx = self
+                        .inner
+                        .borrow()
+                        .ctxs
+                        .iter()
+                        .find(|x| x.id() == c.record.ctx_id)
+                        .filter(|x| x.phase() == CtxPhase::Running)
+                        .cloned();
+                    if let Some(ctx) = ctx {
+                        ctx.shared.set_phase(CtxPhase::Stopping);
+                        on(PeEvent::State {
+                            ctx,
+                            prev: CtxPhase::Running,
+                            next: CtxPhase::Stopping,
+                        });
                     }
-                    Err(RetrieveError::Again) => break,
+                    on(PeEvent::Task(c));
                 }
-            };
-            progressed = true;
-            if let Some(ctx) = stopped {
-                on(PeEvent::State {
-                    ctx,
-                    prev: CtxPhase::Running,
-                    next: CtxPhase::Stopping,
-                });
             }
-            on(PeEvent::Task(c));
+            progressed = true;
         }
         // Contexts that run their own tasks and events (channels) are polled, with no
         // borrow held: their callbacks may call back into the engine.
         let mut i = 0;
-        loop {
+        while self.inner.borrow().polled {
             let ctx = {
                 let inner = self.inner.borrow();
                 match inner.ctxs.get(i) {

@@ -12,6 +12,21 @@ use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering, Ordering::R
 /// The most references one buffer can have (`uint16_t` in DOCA).
 pub const MAX_REFCOUNT: u32 = u16::MAX as u32;
 
+/// The low half of [`BufDesc::counts`]: the reference count.
+const RC_MASK: u32 = 0xffff;
+/// One pin in the high half of [`BufDesc::counts`].
+const PIN_ONE: u32 = 1 << 16;
+
+#[inline]
+fn rc_of(counts: u32) -> u32 {
+    counts & RC_MASK
+}
+
+#[inline]
+fn pins_of(counts: u32) -> u32 {
+    counts >> 16
+}
+
 /// A buffer descriptor (`struct doca_buf`), seen through a [`Buf`] handle or while
 /// walking a list. Every getter of DOCA's `doca_buf.h` is here.
 ///
@@ -25,10 +40,11 @@ pub struct BufDesc {
     pub(crate) len: AtomicUsize,
     pub(crate) data: AtomicUsize,
     pub(crate) data_len: AtomicUsize,
-    pub(crate) refcount: AtomicU32,
-    /// References held by jobs in flight that borrowed the buffer (the C face): the
-    /// program's own releases cannot take them, and a pinned list does not change.
-    pub(crate) pins: AtomicU32,
+    /// The reference count (low 16 bits) and, of those references, how many jobs in
+    /// flight that borrowed the buffer hold (high 16 bits; the C face): the program's
+    /// own releases cannot take those, and a pinned list does not change. One word,
+    /// so that a pin or an unpin is one atomic operation.
+    pub(crate) counts: AtomicU32,
     pub(crate) next: AtomicPtr<BufDesc>,
     pub(crate) prev: AtomicPtr<BufDesc>,
 }
@@ -60,8 +76,7 @@ impl BufDesc {
             len: AtomicUsize::new(0),
             data: AtomicUsize::new(0),
             data_len: AtomicUsize::new(0),
-            refcount: AtomicU32::new(0),
-            pins: AtomicU32::new(0),
+            counts: AtomicU32::new(0),
             next: AtomicPtr::new(ptr::null_mut()),
             prev: AtomicPtr::new(ptr::null_mut()),
         }
@@ -143,7 +158,7 @@ impl BufDesc {
     #[inline]
     /// `doca_buf_get_refcount`.
     pub fn refcount(&self) -> u16 {
-        self.refcount.load(Ordering::Acquire) as u16
+        rc_of(self.counts.load(Ordering::Acquire)) as u16
     }
 
     /// Offset of the head from the start of its mmap's memory range.
@@ -340,23 +355,31 @@ impl BufDesc {
     /// Adds one reference: `BadState` when the buffer was already returned to its
     /// inventory (a released descriptor is never brought back), `NoMemory` at 65535.
     pub(crate) fn acquire(&self) -> Result<()> {
-        let mut cur = self.refcount.load(Ordering::Acquire);
+        self.add_ref(1)
+    }
+
+    /// Adds `add` (one reference, perhaps also one pin) with the checks of
+    /// [`acquire`](BufDesc::acquire).
+    #[inline]
+    fn add_ref(&self, add: u32) -> Result<()> {
+        let mut cur = self.counts.load(Ordering::Acquire);
         loop {
-            if cur == 0 {
+            let rc = rc_of(cur);
+            if rc == 0 {
                 return Err(Error::with_context(
                     ErrorCode::BadState,
                     "buffer was already returned to its inventory",
                 ));
             }
-            if cur >= MAX_REFCOUNT {
+            if rc >= MAX_REFCOUNT {
                 return Err(Error::with_context(
                     ErrorCode::NoMemory,
                     "buffer reference count is at its maximum (65535)",
                 ));
             }
-            match self.refcount.compare_exchange_weak(
+            match self.counts.compare_exchange_weak(
                 cur,
-                cur + 1,
+                cur + add,
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
@@ -368,65 +391,109 @@ impl BufDesc {
 
     /// Pins the buffer for a job in flight: one more reference, which only
     /// [`unpin`](BufDesc::unpin) gives back.
+    #[inline]
     pub(crate) fn pin(&self) -> Result<()> {
-        self.acquire()?;
-        self.pins.fetch_add(1, Ordering::AcqRel);
-        Ok(())
+        self.add_ref(1 + PIN_ONE)
     }
 
-    /// Gives back a reference [`pin`](BufDesc::pin) took.
+    /// Gives back a reference [`pin`](BufDesc::pin) took. When that was the last
+    /// reference of a list element still linked, the list's head keeps it (only the
+    /// pin goes).
     ///
     /// # Safety
     /// The caller holds that pin, and the descriptor is live (the pin keeps it so).
+    #[inline]
     pub(crate) unsafe fn unpin(&self) {
-        self.pins.fetch_sub(1, Ordering::AcqRel);
-        let _ = self.release_one();
+        let mut cur = self.counts.load(Ordering::Acquire);
+        loop {
+            debug_assert!(pins_of(cur) > 0 && rc_of(cur) > 0);
+            let sub = if rc_of(cur) == 1 && !self.is_first() {
+                PIN_ONE
+            } else {
+                PIN_ONE + 1
+            };
+            match self.counts.compare_exchange_weak(
+                cur,
+                cur - sub,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) if cur - sub == 0 => {
+                    // SAFETY: that was the last reference of a list head (or a lone
+                    // buffer), which the pin kept live.
+                    unsafe { self.free_list() };
+                    return;
+                }
+                Ok(_) => return,
+                Err(v) => cur = v,
+            }
+        }
     }
 
     /// Whether other references exist, or jobs in flight hold the buffer.
     #[inline]
     fn shared_or_pinned(&self) -> bool {
-        self.refcount() != 1 || self.pins.load(Ordering::Acquire) != 0
+        self.counts.load(Ordering::Acquire) != 1
     }
 
     pub(crate) fn release_one(&self) -> Result<u16> {
-        let rc = self.refcount.load(Ordering::Acquire);
-        if rc == 0 {
-            return Err(Error::with_context(
-                ErrorCode::BadState,
-                "buffer was already returned to its inventory",
-            ));
-        }
-        if rc <= self.pins.load(Ordering::Acquire) {
-            return Err(Error::with_context(
-                ErrorCode::InUse,
-                "the buffer's remaining references belong to jobs in flight; retrieve their completions first",
-            ));
-        }
-        if rc == 1 && !self.is_first() {
-            return Err(Error::with_context(
-                ErrorCode::NotPermitted,
-                "buffer is inside a list; unchain it (or release the list head) first",
-            ));
-        }
-        let before = self.refcount.fetch_sub(1, Ordering::AcqRel);
-        if before == 1 {
-            // Last reference of a list head (or a lone buffer): the whole list goes.
-            let mut next = self.next.swap(ptr::null_mut(), Relaxed);
-            // SAFETY: the descriptor is no longer referenced; it returns to its pool.
-            unsafe { free_desc(self) };
-            while let Some(n) = NonNull::new(next) {
-                // SAFETY: list elements are live while linked.
-                let e = unsafe { n.as_ref() };
-                next = e.next.swap(ptr::null_mut(), Relaxed);
-                e.prev.store(ptr::null_mut(), Relaxed);
-                if e.refcount.fetch_sub(1, Ordering::AcqRel) == 1 {
-                    // SAFETY: that was its last reference.
-                    unsafe { free_desc(e) };
-                }
+        let mut cur = self.counts.load(Ordering::Acquire);
+        loop {
+            let rc = rc_of(cur);
+            if rc == 0 {
+                return Err(Error::with_context(
+                    ErrorCode::BadState,
+                    "buffer was already returned to its inventory",
+                ));
+            }
+            if rc <= pins_of(cur) {
+                return Err(Error::with_context(
+                    ErrorCode::InUse,
+                    "the buffer's remaining references belong to jobs in flight; retrieve their completions first",
+                ));
+            }
+            if rc == 1 && !self.is_first() {
+                return Err(Error::with_context(
+                    ErrorCode::NotPermitted,
+                    "buffer is inside a list; unchain it (or release the list head) first",
+                ));
+            }
+            match self.counts.compare_exchange_weak(
+                cur,
+                cur - 1,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => break,
+                Err(v) => cur = v,
             }
         }
-        Ok((before - 1) as u16)
+        if rc_of(cur) == 1 {
+            // SAFETY: that was the last reference of a list head (or a lone buffer).
+            unsafe { self.free_list() };
+        }
+        Ok((rc_of(cur) - 1) as u16)
+    }
+
+    /// Frees a descriptor whose last reference just went, and with it the list it
+    /// heads: each element loses the reference the list held.
+    ///
+    /// # Safety
+    /// The caller just took this descriptor's reference count to 0.
+    unsafe fn free_list(&self) {
+        let mut next = self.next.swap(ptr::null_mut(), Relaxed);
+        // SAFETY: the descriptor is no longer referenced; it returns to its pool.
+        unsafe { free_desc(self) };
+        while let Some(n) = NonNull::new(next) {
+            // SAFETY: list elements are live while linked.
+            let e = unsafe { n.as_ref() };
+            next = e.next.swap(ptr::null_mut(), Relaxed);
+            e.prev.store(ptr::null_mut(), Relaxed);
+            if rc_of(e.counts.fetch_sub(1, Ordering::AcqRel)) == 1 {
+                // SAFETY: that was its last reference.
+                unsafe { free_desc(e) };
+            }
+        }
     }
 }
 

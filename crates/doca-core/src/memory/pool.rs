@@ -148,7 +148,7 @@ impl PoolShared {
             .store(Arc::into_raw(Arc::clone(mmap)) as *mut MmapShared, Relaxed);
         // The descriptor holds the pool alive until it is freed.
         let _ = Arc::into_raw(Arc::clone(self));
-        d.refcount.store(1, Ordering::Release);
+        d.counts.store(1, Ordering::Release);
         // SAFETY: the descriptor is live with one reference, given to the handle.
         Ok(unsafe { Buf::from_desc(NonNull::from(d)) })
     }
