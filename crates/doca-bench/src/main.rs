@@ -5,6 +5,7 @@
 //! (built from source), reed-solomon-simd and reed-solomon-erasure (simd-accel), on one
 //! and two threads, and prints a markdown table.
 
+mod asyncbench;
 mod comchbench;
 mod ec;
 mod ecctx;
@@ -42,6 +43,8 @@ enum Cmd {
     Xproc(xproc::XprocArgs),
     /// pyeclib over liberasurecode on our libisal.so.2 against the same on ISA-L 2.32, and the two libraries' ec_encode_data called directly.
     Isal(isal::IsalArgs),
+    /// 64 DMA jobs of 4 KiB in flight from one tokio task against the blocking API, and the CPU an idle async program uses.
+    Async(asyncbench::AsyncArgs),
     /// The DPU side of `xproc` (started by it).
     #[command(hide = true)]
     XprocPeer(xproc::PeerArgs),
@@ -68,5 +71,6 @@ fn main() {
         Cmd::Xproc(a) => xproc::run(&a),
         Cmd::Isal(a) => isal::run(&a),
         Cmd::XprocPeer(a) => xproc::peer(&a),
+        Cmd::Async(a) => asyncbench::run(&a),
     }
 }

@@ -31,6 +31,8 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
 
+#[cfg(feature = "tokio")]
+pub mod aio;
 pub mod comch;
 pub mod fastpath;
 

@@ -24,6 +24,8 @@
 //! # Ok::<(), doca_core::Error>(())
 //! ```
 
+#[cfg(feature = "tokio")]
+pub mod aio;
 pub mod clock;
 pub mod device;
 pub mod error;

@@ -315,6 +315,11 @@ impl WorkQ {
         }
     }
 
+    /// Jobs running on engine threads (their completions come from other threads).
+    pub fn engine_inflight(&self) -> u32 {
+        self.engine_inflight
+    }
+
     /// `doca_workq_progress_retrieve`: a completed job, `Again` when none, or `IoFailed`
     /// with the failed job's completion. Completion order is not guaranteed.
     #[inline]

@@ -188,6 +188,11 @@ impl WorkQ {
         }
     }
 
+    /// Jobs waiting on a condition (sync event waits not yet passed).
+    pub fn pending_jobs(&self) -> u32 {
+        self.shared.pending_jobs()
+    }
+
     /// `doca_workq_set_event_driven_enable`: only while no context is attached.
     pub fn set_event_driven_enable(&mut self, enable: bool) -> Result<()> {
         if !self.attached.is_empty() {
