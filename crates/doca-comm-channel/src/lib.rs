@@ -10,18 +10,54 @@
 //! `AGAIN` when there is nothing to receive or no room to send; the event channels are
 //! epoll descriptors that turn readable when receiving or sending may proceed.
 //!
-//! ```no_run
+//! ```
 //! use doca_comm_channel::Endpoint;
-//! use doca_core::{Dev, devinfo_list};
+//! use doca_core::device::{self, DEFAULT_MACHINE, Topology};
+//! use doca_core::{ErrorCode, RepFilter};
 //!
-//! // Host side.
-//! let dev = devinfo_list()?[0].open()?;
-//! let mut ep = Endpoint::new();
-//! ep.set_device(&dev)?;
-//! let server = ep.connect("my_service")?;
-//! while let Err(e) = ep.sendto(b"hello", server) {
-//!     assert_eq!(e.code(), doca_core::ErrorCode::Again);
+//! // Both sides of the default machine in one process (DOCA programs run two).
+//! let side = |role| -> doca_core::Result<_> {
+//!     let t = Topology::from_toml(DEFAULT_MACHINE, Some(role))?;
+//!     Ok(device::devinfo_list_from(&t))
+//! };
+//! let name = format!("doc-echo-{}", std::process::id());
+//!
+//! // DPU side: its device and the representor of the host function it serves.
+//! let dpu = side("dpu")?.into_iter().find(|d| d.pci_addr_str() == "0000:03:00.0").unwrap().open()?;
+//! let rep = dpu.rep_list(RepFilter::All)?.into_iter()
+//!     .find(|r| r.pci_addr_str() == "0000:3b:00.0").unwrap().open()?;
+//! let mut service = Endpoint::new();
+//! service.set_device(&dpu)?;
+//! service.set_device_rep(&rep)?;
+//! service.listen(&name)?;
+//!
+//! // Host side: its device; the service is reached through that function.
+//! let host = side("host")?.into_iter().find(|d| d.pci_addr_str() == "0000:3b:00.0").unwrap().open()?;
+//! let mut client = Endpoint::new();
+//! client.set_device(&host)?;
+//! let server = client.connect(&name)?;
+//! while let Err(e) = client.sendto(b"hello", server) {
+//!     assert_eq!(e.code(), ErrorCode::Again); // the connection is being made
+//!     let _ = service.recvfrom(&mut [0u8; 64]); // the service takes it meanwhile
 //! }
+//! let mut buf = [0u8; 4080];
+//! let (n, from) = loop {
+//!     match service.recvfrom(&mut buf) {
+//!         Ok(got) => break got,
+//!         Err((e, _)) => assert_eq!(e.code(), ErrorCode::Again),
+//!     }
+//! };
+//! assert_eq!(&buf[..n], b"hello");
+//! while let Err(e) = service.sendto(b"hi", from) {
+//!     assert_eq!(e.code(), ErrorCode::Again);
+//! }
+//! let n = loop {
+//!     match client.recvfrom(&mut buf) {
+//!         Ok((n, _)) => break n,
+//!         Err((e, _)) => assert_eq!(e.code(), ErrorCode::Again),
+//!     }
+//! };
+//! assert_eq!(&buf[..n], b"hi");
 //! # Ok::<(), doca_core::Error>(())
 //! ```
 

@@ -371,7 +371,10 @@ impl AsyncWorkQ {
     fn poll_slot(&self, slot: u32, cx: &mut Context<'_>) -> Poll<Completion> {
         loop {
             let mut d = self.driver.lock();
-            d.drive();
+            // Another future's poll may have retrieved this job already.
+            if !matches!(d.slots[slot as usize], Slot::Done(_)) {
+                d.drive();
+            }
             let s = &mut d.slots[slot as usize];
             if matches!(s, Slot::Done(_)) {
                 let Slot::Done(c) = std::mem::replace(s, Slot::Free) else {

@@ -4,6 +4,24 @@
 //! `#[global_allocator] static GLOBAL: doca_testkit::Counting = doca_testkit::Counting;`
 //! and runs its zero-allocation scenarios in one test (another test, or the harness
 //! reporting one, would allocate meanwhile).
+//!
+//! ```
+//! #[global_allocator]
+//! static GLOBAL: doca_testkit::Counting = doca_testkit::Counting;
+//!
+//! fn main() {
+//!     // A test runs on a thread of its own (the process's main thread is not counted).
+//!     std::thread::spawn(|| {
+//!         let mut v = Vec::with_capacity(16);
+//!         // Pushing within the capacity allocates nothing; a new vector does.
+//!         assert_eq!(doca_testkit::allocations_in(|| v.extend_from_slice(&[1u8; 16])), 0);
+//!         let n = doca_testkit::allocations_in(|| drop(std::hint::black_box(vec![0u8; 64])));
+//!         assert_eq!(n, 1);
+//!     })
+//!     .join()
+//!     .unwrap();
+//! }
+//! ```
 
 pub mod install;
 pub mod peer;

@@ -1,5 +1,27 @@
 //! Pieces the command-line tools share: picking a device, turning I/O failures into
 //! DOCA errors a user can act on, and output files that appear only when complete.
+//!
+//! ```
+//! use doca_core::device::Capability;
+//! use doca_tools::{AtomicFile, local_memory, open_device, parse_size};
+//! use std::io::Write;
+//!
+//! // The first device that can run DMA jobs, and memory it reaches.
+//! let dev = open_device(None, Capability::Dma)?;
+//! let (mmap, inv) = local_memory(&dev, vec![0u8; parse_size("64K").unwrap()], 4)?;
+//! let mut buf = inv.buf_at(&mmap, 0, 4096)?;
+//! buf.append(b"payload")?;
+//!
+//! // An output file that appears under its name only once it is whole.
+//! let path = std::env::temp_dir().join(format!("doca-tools-doc-{}", std::process::id()));
+//! let mut out = AtomicFile::create(&path, true)?;
+//! out.file().write_all(&buf.data_to_vec()).unwrap();
+//! assert!(!path.exists());
+//! out.commit()?;
+//! assert_eq!(std::fs::read(&path).unwrap(), b"payload");
+//! # std::fs::remove_file(&path).unwrap();
+//! # Ok::<(), doca_core::Error>(())
+//! ```
 
 use doca_core::device::{Capability, PciAddr};
 use doca_core::{Dev, Error, ErrorCode, Result, devinfo_list};

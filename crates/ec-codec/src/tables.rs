@@ -3,13 +3,13 @@
 //! ISA-L expands each coefficient `c` into 32 bytes of tables, and its functions read
 //! those bytes in one of four ways ([`Layout`]): as nibble products (`c` times each
 //! low-nibble value `0..16`, then `c` times each high-nibble value `0x00, 0x10, ..,
-//! 0xf0`, [`gf::nibble_tables`](crate::gf::nibble_tables)), as the coefficient in byte 1
+//! 0xf0`, [`crate::gf::nibble_tables`]), as the coefficient in byte 1
 //! (the `_base` functions), or as `GF2P8AFFINEQB` bit matrices (the GFNI functions: one
 //! matrix in bytes 0..8, or one per 64-bit lane). Programs written for ISA-L size these
 //! tables, keep them, and index into them (Ceph passes `g_tbls + 32 * k * row`), so
 //! [`multiply_as`] reads them in place, as the given layout says: it allocates nothing
 //! and reads no byte past a coefficient's 32. It runs the same SIMD kernels as
-//! [`GfMatrix`](crate::GfMatrix), chosen by [`dispatch`](crate::dispatch), on one thread.
+//! [`crate::GfMatrix`], chosen by [`crate::dispatch`], on one thread.
 
 use crate::dispatch::{self, Isa};
 use crate::gf;

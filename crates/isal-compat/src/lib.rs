@@ -14,6 +14,18 @@
 //!
 //! `scripts/install-isal-compat.sh --prefix DIR` installs the library, ISA-L's header
 //! names and `libisal.pc`.
+//!
+//! This crate is a C library only (no Rust interface): a program uses it as it uses
+//! ISA-L, and `tests/c/` builds such programs against it. The usual encode:
+//!
+//! ```c
+//! #include <isa-l/erasure_code.h>
+//!
+//! unsigned char matrix[6 * 4], tables[32 * 4 * 2];
+//! gf_gen_cauchy1_matrix(matrix, 6, 4);               /* 4 data + 2 parity rows */
+//! ec_init_tables(4, 2, &matrix[4 * 4], tables);      /* the parity rows' tables */
+//! ec_encode_data(4096, 4, 2, tables, data, parity);  /* unsigned char *data[4], *parity[2] */
+//! ```
 
 mod ec;
 mod matrix;

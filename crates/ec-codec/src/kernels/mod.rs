@@ -157,7 +157,7 @@ unsafe impl Sync for SendPtrs<'_> {}
 
 impl GfMatrix {
     /// Prepares a rows x cols matrix (row-major coefficients) for the kernel chosen at
-    /// start-up (see [`dispatch`](crate::dispatch)).
+    /// start-up (see [`crate::dispatch`]).
     pub fn new(rows: usize, cols: usize, coefs: &[u8]) -> Result<GfMatrix> {
         if rows == 0 || rows > MAX_ROWS {
             return Err(CodecError::Limit {
@@ -279,7 +279,7 @@ impl GfMatrix {
         Ok(len)
     }
 
-    /// out[r] = sum over c of coef(r, c) * in[c]. All blocks have the same size, a
+    /// `out[r] = sum over c of coef(r, c) * in[c]`. All blocks have the same size, a
     /// multiple of 64 between 64 B and 128 MiB. Allocates nothing; the SIMD kernels use
     /// up to 64 KiB of the calling thread's stack to stage sources when the outputs
     /// take several register groups.
