@@ -1,6 +1,7 @@
 //! The comm channel awaited on tokio: a service that waits before its client exists is
 //! woken by the connection and its first message; 300 echoes in order; a receive
-//! cancelled by a timeout loses nothing; a client that goes away is reported.
+//! cancelled by a timeout loses nothing; a client that goes away is reported. A comch
+//! context, whose callbacks run from the engine's progress, is refused by an `AsyncPe`.
 
 #![cfg(feature = "tokio")]
 
@@ -98,5 +99,24 @@ fn echo_service_on_tokio() {
             .expect("the service saw the client go")
             .unwrap();
         assert_eq!(echoed, 300);
+    });
+}
+
+#[test]
+fn an_async_progress_engine_refuses_comch() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let host = device("host", "0000:3b:00.0");
+        let client = doca_comm_channel::comch::Comch::client(
+            &host,
+            &format!("aio-pe-{}", std::process::id()),
+        )
+        .unwrap();
+        let pe = doca_core::aio::AsyncPe::new(doca_core::exec::Pe::new().unwrap(), 4).unwrap();
+        let e = pe.connect_and_start(client.ctx()).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::NotSupported);
     });
 }

@@ -8,6 +8,10 @@
 //! a [`Completions`] stream. Graph instances and sync event waits are jobs like the
 //! others.
 //!
+//! [`AsyncPe`] does the same for a progress engine (the task API generation): contexts
+//! are connected and started on it, tasks are futures, and
+//! [`stop_ctx`](AsyncPe::stop_ctx) awaits a stop while tasks are in flight.
+//!
 //! Both engines work: with the inline engine a job is done when it is submitted and its
 //! future is ready at its first poll; with engine threads the eventfd wakes the task.
 //!
@@ -57,6 +61,7 @@
 //! ```
 
 use crate::exec::{Completion, Job, JobRecord, RetrieveError};
+use crate::exec::{Pe, PeEvent};
 use crate::graph::{Graph, GraphInstance};
 use crate::sync_event::{SyncEvent, SyncEventJob};
 use crate::{Ctx, Data, Error, ErrorCode, Result, WorkQ};
@@ -111,8 +116,8 @@ enum Slot {
     Abandoned,
 }
 
-struct Driver {
-    wq: WorkQ,
+struct Driver<Q> {
+    q: Q,
     slots: Vec<Slot>,
     free: Vec<u32>,
     /// Completions of detached jobs, in the order they were retrieved.
@@ -132,22 +137,214 @@ struct Driver {
     nap: Option<Pin<Box<tokio::time::Sleep>>>,
 }
 
-/// A work queue whose jobs are futures on tokio. See the [module](self) documentation.
+/// A work queue ([`AsyncWorkQ`]) or a progress engine ([`AsyncPe`]) whose jobs are
+/// futures on tokio. See the [module](self) documentation.
 ///
-/// `AsyncWorkQ` is `Send` and `Sync`: futures borrow it, and may be polled from any
-/// thread of a multi-threaded runtime.
-pub struct AsyncWorkQ {
+/// It is `Send` and `Sync`: futures borrow it, and may be polled from any thread of a
+/// multi-threaded runtime.
+pub struct AsyncQueue<Q: Queue> {
     fd: AsyncFd<EventFd>,
-    driver: Latch<Driver>,
+    driver: Latch<Driver<Q>>,
 }
 
-impl std::fmt::Debug for AsyncWorkQ {
+/// A work queue whose jobs are futures ([`AsyncQueue`] over a [`WorkQ`]).
+pub type AsyncWorkQ = AsyncQueue<WorkQ>;
+
+/// A progress engine whose tasks are futures ([`AsyncQueue`] over a [`Pe`]).
+pub type AsyncPe = AsyncQueue<Pe>;
+
+impl<Q: Queue> std::fmt::Debug for AsyncQueue<Q> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let d = self.driver.lock();
-        f.debug_struct("AsyncWorkQ")
-            .field("depth", &d.wq.depth())
-            .field("inflight", &d.wq.inflight())
+        f.debug_struct("AsyncQueue")
+            .field("slots", &d.slots.len())
+            .field("inflight", &d.q.inflight())
             .finish()
+    }
+}
+
+/// What an [`AsyncQueue`] drives: a [`WorkQ`] or a [`Pe`] (sealed).
+pub trait Queue: sealed::Sealed + Send + 'static {
+    #[doc(hidden)]
+    fn submit_record(
+        &mut self,
+        ctx: &Ctx,
+        record: JobRecord,
+    ) -> std::result::Result<(), (Error, JobRecord)>;
+    #[doc(hidden)]
+    fn submit_instance(
+        &mut self,
+        instance: GraphInstance,
+        user_data: u64,
+    ) -> std::result::Result<(), (Error, GraphInstance)>;
+    /// Hands every completion at hand to `on`.
+    #[doc(hidden)]
+    fn retrieve(&mut self, on: &mut dyn FnMut(Completion));
+    #[doc(hidden)]
+    fn arm(&mut self);
+    #[doc(hidden)]
+    fn clear(&mut self);
+    #[doc(hidden)]
+    fn event_fd(&self) -> Result<RawFd>;
+    #[doc(hidden)]
+    fn pending_jobs(&self) -> u32;
+    #[doc(hidden)]
+    fn engine_inflight(&self) -> u32;
+    #[doc(hidden)]
+    fn inflight(&self) -> u32;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for crate::WorkQ {}
+    impl Sealed for crate::exec::Pe {}
+}
+
+impl Queue for WorkQ {
+    fn submit_record(
+        &mut self,
+        ctx: &Ctx,
+        record: JobRecord,
+    ) -> std::result::Result<(), (Error, JobRecord)> {
+        self.submit(ctx, record)
+    }
+    fn submit_instance(
+        &mut self,
+        instance: GraphInstance,
+        user_data: u64,
+    ) -> std::result::Result<(), (Error, GraphInstance)> {
+        self.graph_submit(instance, user_data)
+    }
+    #[inline]
+    fn retrieve(&mut self, on: &mut dyn FnMut(Completion)) {
+        loop {
+            match self.progress_retrieve() {
+                Ok(c) | Err(RetrieveError::IoFailed(c)) => on(c),
+                Err(RetrieveError::Again) => return,
+            }
+        }
+    }
+    fn arm(&mut self) {
+        let _ = self.event_handle_arm();
+    }
+    fn clear(&mut self) {
+        if let Ok(fd) = self.event_handle() {
+            let _ = self.event_handle_clear(fd);
+        }
+    }
+    fn event_fd(&self) -> Result<RawFd> {
+        self.event_handle()
+    }
+    fn pending_jobs(&self) -> u32 {
+        WorkQ::pending_jobs(self)
+    }
+    fn engine_inflight(&self) -> u32 {
+        WorkQ::engine_inflight(self)
+    }
+    fn inflight(&self) -> u32 {
+        WorkQ::inflight(self)
+    }
+}
+
+impl Queue for Pe {
+    fn submit_record(
+        &mut self,
+        ctx: &Ctx,
+        record: JobRecord,
+    ) -> std::result::Result<(), (Error, JobRecord)> {
+        self.submit(ctx, record)
+    }
+    fn submit_instance(
+        &mut self,
+        instance: GraphInstance,
+        user_data: u64,
+    ) -> std::result::Result<(), (Error, GraphInstance)> {
+        self.graph_submit(instance, user_data)
+    }
+    fn retrieve(&mut self, on: &mut dyn FnMut(Completion)) {
+        // State changes are read from the contexts themselves (`Ctx::phase`).
+        while self.progress(|ev| {
+            if let PeEvent::Task(c) = ev {
+                on(c);
+            }
+        }) {}
+    }
+    fn arm(&mut self) {
+        let _ = self.request_notification();
+    }
+    fn clear(&mut self) {
+        if let Ok(fd) = self.notification_handle() {
+            let _ = self.clear_notification(fd);
+        }
+    }
+    fn event_fd(&self) -> Result<RawFd> {
+        self.notification_handle()
+    }
+    fn pending_jobs(&self) -> u32 {
+        self.queue_stats().0
+    }
+    fn engine_inflight(&self) -> u32 {
+        self.queue_stats().1
+    }
+    fn inflight(&self) -> u32 {
+        Pe::inflight(self)
+    }
+}
+
+/// Registers the event handle `raw` (duplicated) with the current runtime's reactor.
+fn register(raw: RawFd) -> Result<AsyncFd<EventFd>> {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return Err(Error::with_context(
+            ErrorCode::BadState,
+            "an async queue is made inside a tokio runtime (its reactor watches the event handle)",
+        ));
+    }
+    // SAFETY: `raw` is the queue's open eventfd, borrowed only to duplicate it.
+    let dup = unsafe { BorrowedFd::borrow_raw(raw) }
+        .try_clone_to_owned()
+        .map_err(|e| {
+            Error::with_context(
+                ErrorCode::OperatingSystem,
+                format!("cannot duplicate the event handle: {e}"),
+            )
+        })?;
+    std::panic::catch_unwind(|| {
+        // SAFETY: the descriptor is owned by the `EventFd` given to tokio, so it stays
+        // open, and is the same one, for as long as the `AsyncFd` exists.
+        unsafe { AsyncFd::register_with_interest(EventFd(dup), Interest::READABLE) }
+    })
+    .map_err(|_| {
+        Error::with_context(
+            ErrorCode::BadState,
+            "the tokio runtime has no I/O driver: build it with enable_io() or enable_all()",
+        )
+    })?
+    .map_err(|e| {
+        Error::with_context(
+            ErrorCode::OperatingSystem,
+            format!("cannot register the event handle with tokio: {e}"),
+        )
+    })
+}
+
+impl<Q: Queue> AsyncQueue<Q> {
+    fn with_queue(q: Q, fd: AsyncFd<EventFd>, slots: usize) -> AsyncQueue<Q> {
+        let nap = std::panic::catch_unwind(|| Box::pin(tokio::time::sleep(NAP))).ok();
+        AsyncQueue {
+            fd,
+            driver: Latch::new(Driver {
+                q,
+                slots: (0..slots).map(|_| Slot::Free).collect(),
+                free: (0..slots as u32).rev().collect(),
+                ready: VecDeque::with_capacity(slots),
+                spare: Some(VecDeque::with_capacity(slots)),
+                spins: 0,
+                detached: 0,
+                stream_waker: None,
+                reactor_waker: None,
+                nap,
+            }),
+        }
     }
 }
 
@@ -165,75 +362,108 @@ impl AsyncWorkQ {
             ));
         }
         wq.set_event_driven_enable(true)?;
-        let raw = wq.event_handle()?;
-        // SAFETY: `raw` is the work queue's open eventfd, borrowed only to duplicate it.
-        let dup = unsafe { BorrowedFd::borrow_raw(raw) }
-            .try_clone_to_owned()
-            .map_err(|e| {
-                Error::with_context(
-                    ErrorCode::OperatingSystem,
-                    format!("cannot duplicate the event handle: {e}"),
-                )
-            })?;
-        let fd = std::panic::catch_unwind(|| {
-            // SAFETY: the descriptor is owned by the `EventFd` given to tokio, so it
-            // stays open, and is the same one, for as long as the `AsyncFd` exists.
-            unsafe { AsyncFd::register_with_interest(EventFd(dup), Interest::READABLE) }
-        })
-        .map_err(|_| {
-            Error::with_context(
-                ErrorCode::BadState,
-                "the tokio runtime has no I/O driver: build it with enable_io() or enable_all()",
-            )
-        })?
-        .map_err(|e| {
-            Error::with_context(
-                ErrorCode::OperatingSystem,
-                format!("cannot register the event handle with tokio: {e}"),
-            )
-        })?;
-        let nap = std::panic::catch_unwind(|| Box::pin(tokio::time::sleep(NAP))).ok();
+        let fd = register(wq.event_handle()?)?;
         let depth = wq.depth() as usize;
-        Ok(AsyncWorkQ {
-            fd,
-            driver: Latch::new(Driver {
-                wq,
-                slots: (0..depth).map(|_| Slot::Free).collect(),
-                free: (0..depth as u32).rev().collect(),
-                ready: VecDeque::with_capacity(depth),
-                spare: Some(VecDeque::with_capacity(depth)),
-                spins: 0,
-                detached: 0,
-                stream_waker: None,
-                reactor_waker: None,
-                nap,
-            }),
-        })
+        Ok(AsyncQueue::with_queue(wq, fd, depth))
     }
 
     /// `doca_ctx_workq_add`: `ctx`'s jobs may be submitted here.
     pub fn attach(&self, ctx: &Ctx) -> Result<()> {
-        ctx.workq_add(&mut self.driver.lock().wq)
+        ctx.workq_add(&mut self.driver.lock().q)
     }
 
     /// `doca_ctx_workq_rm`.
     pub fn detach(&self, ctx: &Ctx) -> Result<()> {
-        ctx.workq_rm(&mut self.driver.lock().wq)
+        ctx.workq_rm(&mut self.driver.lock().q)
     }
 
     /// `doca_graph_workq_add`: `graph`'s instances may be submitted here.
     pub fn graph_add(&self, graph: &Graph) -> Result<()> {
-        graph.workq_add(&self.driver.lock().wq)
+        graph.workq_add(&self.driver.lock().q)
     }
 
     /// `doca_graph_workq_rm`.
     pub fn graph_rm(&self, graph: &Graph) -> Result<()> {
-        graph.workq_rm(&self.driver.lock().wq)
+        graph.workq_rm(&self.driver.lock().q)
+    }
+}
+
+impl AsyncPe {
+    /// Takes `pe` (no context connected yet) and registers its notification handle
+    /// with the current tokio runtime (I/O enabled; a timer too for sync event waits
+    /// across processes). At most `max_in_flight` tasks wait for futures at once.
+    /// `BadState` outside a runtime.
+    pub fn new(pe: Pe, max_in_flight: u32) -> Result<AsyncPe> {
+        if max_in_flight == 0 {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "an AsyncPe needs room for at least one task in flight",
+            ));
+        }
+        if pe.num_contexts() > 0 {
+            return Err(Error::with_context(
+                ErrorCode::BadState,
+                "give the AsyncPe its engine before connecting contexts",
+            ));
+        }
+        let fd = register(pe.notification_handle()?)?;
+        Ok(AsyncQueue::with_queue(pe, fd, max_in_flight as usize))
     }
 
+    /// `doca_pe_connect_ctx` then `doca_ctx_start`. Contexts that run their own events
+    /// (comch) are refused (`NotSupported`): their callbacks would run under the
+    /// queue's lock.
+    pub fn connect_and_start(&self, ctx: &Ctx) -> Result<()> {
+        if ctx.shared.polled {
+            return Err(Error::with_context(
+                ErrorCode::NotSupported,
+                "contexts with their own events (comch) are not driven by an AsyncPe",
+            ));
+        }
+        let d = self.driver.lock();
+        d.q.connect(ctx)?;
+        d.q.start_ctx(ctx)
+    }
+
+    /// `doca_ctx_stop`, awaited: tasks still in flight complete (those that never ran
+    /// with an error) and the context reaches idle.
+    pub async fn stop_ctx(&self, ctx: &Ctx) -> Result<()> {
+        std::future::poll_fn(|cx| {
+            loop {
+                let mut d = self.driver.lock();
+                match d.q.stop_ctx(ctx) {
+                    Ok(()) => return Poll::Ready(Ok(())),
+                    Err(e) if e.code() == ErrorCode::InProgress => {}
+                    Err(e) => return Poll::Ready(Err(e)),
+                }
+                d.drive();
+                if ctx.phase() == crate::exec::CtxPhase::Idle {
+                    d.hand_off(cx.waker());
+                    return Poll::Ready(Ok(()));
+                }
+                if self.sleep(d, cx).is_pending() {
+                    return Poll::Pending;
+                }
+            }
+        })
+        .await
+    }
+
+    /// `doca_graph_start` on this engine: `graph`'s instances may be submitted here.
+    pub fn graph_attach(&self, graph: &Graph) -> Result<()> {
+        self.driver.lock().q.graph_attach(graph)
+    }
+
+    /// `doca_graph_stop`.
+    pub fn graph_detach(&self, graph: &Graph) -> Result<()> {
+        self.driver.lock().q.graph_detach(graph)
+    }
+}
+
+impl<Q: Queue> AsyncQueue<Q> {
     /// Jobs in flight (awaited, detached or abandoned).
     pub fn inflight(&self) -> u32 {
-        self.driver.lock().wq.inflight()
+        self.driver.lock().q.inflight()
     }
 
     /// Submits `record` on `ctx` and returns the future of its completion, whose
@@ -243,7 +473,7 @@ impl AsyncWorkQ {
         &self,
         ctx: &Ctx,
         record: JobRecord,
-    ) -> std::result::Result<JobFuture<'_>, (Error, JobRecord)> {
+    ) -> std::result::Result<JobFuture<'_, Q>, (Error, JobRecord)> {
         let slot = self.start(ctx, record)?;
         Ok(JobFuture {
             q: self,
@@ -257,7 +487,7 @@ impl AsyncWorkQ {
         &self,
         ctx: &Ctx,
         job: impl Job,
-    ) -> std::result::Result<JobFuture<'_>, (Error, JobRecord)> {
+    ) -> std::result::Result<JobFuture<'_, Q>, (Error, JobRecord)> {
         self.submit(ctx, job.into_record())
     }
 
@@ -271,7 +501,7 @@ impl AsyncWorkQ {
         // Its user data stays as it is: completions not tagged for a future are the
         // stream's.
         let mut d = self.driver.lock();
-        d.wq.submit(ctx, record)?;
+        d.q.submit_record(ctx, record)?;
         d.detached += 1;
         Ok(())
     }
@@ -279,7 +509,7 @@ impl AsyncWorkQ {
     /// The completions of detached jobs, as a stream (`futures_core::Stream`), in the
     /// order they complete. It ends when no detached job is in flight and none is left
     /// to read.
-    pub fn completions(&self) -> Completions<'_> {
+    pub fn completions(&self) -> Completions<'_, Q> {
         Completions {
             q: self,
             batch: None,
@@ -293,12 +523,12 @@ impl AsyncWorkQ {
         &self,
         instance: GraphInstance,
         user_data: u64,
-    ) -> std::result::Result<JobFuture<'_>, (Error, GraphInstance)> {
+    ) -> std::result::Result<JobFuture<'_, Q>, (Error, GraphInstance)> {
         let mut d = self.driver.lock();
         let Some(slot) = d.free.pop() else {
             return Err((full(), instance));
         };
-        if let Err(e) = d.wq.graph_submit(instance, TAG | slot as u64) {
+        if let Err(e) = d.q.submit_instance(instance, TAG | slot as u64) {
             d.free.push(slot);
             return Err(e);
         }
@@ -355,7 +585,7 @@ impl AsyncWorkQ {
         };
         let user_data = record.user_data;
         record.user_data = Data(TAG | slot as u64);
-        if let Err((e, mut r)) = d.wq.submit(ctx, record) {
+        if let Err((e, mut r)) = d.q.submit_record(ctx, record) {
             d.free.push(slot);
             r.user_data = user_data;
             return Err((e, r));
@@ -397,8 +627,8 @@ impl AsyncWorkQ {
 
     /// Arms the event handle (and the nap timer while jobs wait on conditions) and
     /// registers `cx` with them. Ready when the handle fired: drive again.
-    fn sleep(&self, mut d: Held<'_, Driver>, cx: &mut Context<'_>) -> Poll<()> {
-        if d.wq.engine_inflight() > 0 && d.spins < SPINS {
+    fn sleep(&self, mut d: Held<'_, Driver<Q>>, cx: &mut Context<'_>) -> Poll<()> {
+        if d.q.engine_inflight() > 0 && d.spins < SPINS {
             // Engine threads are at work: give them the CPU for a moment, then look
             // again (as the blocking wait does), before sleeping on the handle.
             d.spins += 1;
@@ -407,7 +637,7 @@ impl AsyncWorkQ {
             return Poll::Ready(());
         }
         // Completions that came meanwhile make the handle readable at once.
-        let _ = d.wq.event_handle_arm();
+        d.q.arm();
         if !d
             .reactor_waker
             .as_ref()
@@ -415,7 +645,7 @@ impl AsyncWorkQ {
         {
             d.reactor_waker = Some(cx.waker().clone());
         }
-        if d.wq.pending_jobs() > 0 {
+        if d.q.pending_jobs() > 0 {
             match &mut d.nap {
                 Some(nap) => {
                     if nap.is_elapsed() {
@@ -434,10 +664,7 @@ impl AsyncWorkQ {
             Poll::Pending => Poll::Pending,
             Poll::Ready(Ok(mut ready)) => {
                 ready.clear_ready();
-                let mut d = self.driver.lock();
-                if let Ok(fd) = d.wq.event_handle() {
-                    let _ = d.wq.event_handle_clear(fd);
-                }
+                self.driver.lock().q.clear();
                 Poll::Ready(())
             }
             Poll::Ready(Err(_)) => {
@@ -551,50 +778,23 @@ fn full() -> Error {
     )
 }
 
-impl Driver {
+impl<Q: Queue> Driver<Q> {
     /// Retrieves every completion at hand and gives each to its slot.
     fn drive(&mut self) {
-        loop {
-            let c = match self.wq.progress_retrieve() {
-                Ok(c) | Err(RetrieveError::IoFailed(c)) => c,
-                Err(RetrieveError::Again) => return,
-            };
-            self.spins = 0;
-            self.dispatch(c);
-        }
-    }
-
-    fn dispatch(&mut self, mut c: Completion) {
-        let ud = c.record.user_data.u64();
-        let idx = (ud & 0xffff_ffff) as usize;
-        let ours = ud & !0xffff_ffff == TAG && idx < self.slots.len();
-        if !ours {
-            // A detached job's: the stream's.
-            self.detached = self.detached.saturating_sub(1);
-            self.ready.push_back(c);
-            if let Some(w) = &self.stream_waker {
-                w.wake_by_ref();
-            }
-            return;
-        }
-        let slot = &mut self.slots[idx];
-        match std::mem::replace(slot, Slot::Free) {
-            Slot::Waiting { waker, user_data } => {
-                c.record.user_data = user_data;
-                *slot = Slot::Done(c);
-                if let Some(w) = waker {
-                    w.wake();
-                }
-            }
-            Slot::Abandoned => {
-                self.free.push(idx as u32);
-                drop(c);
-            }
-            other => {
-                *slot = other;
-                self.ready.push_back(c);
-            }
-        }
+        let Driver {
+            q,
+            slots,
+            free,
+            ready,
+            spins,
+            detached,
+            stream_waker,
+            ..
+        } = self;
+        q.retrieve(&mut |c| {
+            *spins = 0;
+            dispatch(slots, free, ready, detached, stream_waker.as_ref(), c);
+        });
     }
 
     /// The task of `leaving` stops waiting: when it was the one the eventfd would wake,
@@ -618,17 +818,59 @@ impl Driver {
     }
 }
 
+/// Gives a retrieved completion to its slot (a waiting future), drops it (an
+/// abandoned one), or queues it for the stream (a detached job's).
+fn dispatch(
+    slots: &mut [Slot],
+    free: &mut Vec<u32>,
+    ready: &mut VecDeque<Completion>,
+    detached: &mut u32,
+    stream_waker: Option<&Waker>,
+    mut c: Completion,
+) {
+    let ud = c.record.user_data.u64();
+    let idx = (ud & 0xffff_ffff) as usize;
+    let ours = ud & !0xffff_ffff == TAG && idx < slots.len();
+    if !ours {
+        // A detached job's: the stream's.
+        *detached = detached.saturating_sub(1);
+        ready.push_back(c);
+        if let Some(w) = stream_waker {
+            w.wake_by_ref();
+        }
+        return;
+    }
+    let slot = &mut slots[idx];
+    match std::mem::replace(slot, Slot::Free) {
+        Slot::Waiting { waker, user_data } => {
+            c.record.user_data = user_data;
+            *slot = Slot::Done(c);
+            if let Some(w) = waker {
+                w.wake();
+            }
+        }
+        Slot::Abandoned => {
+            free.push(idx as u32);
+            drop(c);
+        }
+        other => {
+            *slot = other;
+            ready.push_back(c);
+        }
+    }
+}
+
 /// The completion of one job submitted with [`AsyncWorkQ::submit`]: `error` is `None`
 /// on success, and the record holds the job's buffers either way. Dropping it before
 /// it is ready leaves the job to complete in the background.
 #[must_use = "a job's future does nothing unless awaited (the job runs anyway)"]
-pub struct JobFuture<'q> {
-    q: &'q AsyncWorkQ,
+pub struct JobFuture<'q, Q: Queue = WorkQ> {
+    q: &'q AsyncQueue<Q>,
     slot: u32,
     done: bool,
 }
 
-impl std::fmt::Debug for JobFuture<'_> {
+impl<Q: Queue> std::fmt::Debug for JobFuture<'_, Q> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("JobFuture")
             .field("slot", &self.slot)
@@ -637,7 +879,7 @@ impl std::fmt::Debug for JobFuture<'_> {
     }
 }
 
-impl Future for JobFuture<'_> {
+impl<Q: Queue> Future for JobFuture<'_, Q> {
     type Output = Completion;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Completion> {
@@ -653,7 +895,7 @@ impl Future for JobFuture<'_> {
     }
 }
 
-impl Drop for JobFuture<'_> {
+impl<Q: Queue> Drop for JobFuture<'_, Q> {
     fn drop(&mut self) {
         if !self.done {
             self.q.abandon(self.slot, None);
@@ -662,13 +904,13 @@ impl Drop for JobFuture<'_> {
 }
 
 /// The stream of detached jobs' completions ([`AsyncWorkQ::completions`]).
-pub struct Completions<'q> {
-    q: &'q AsyncWorkQ,
+pub struct Completions<'q, Q: Queue = WorkQ> {
+    q: &'q AsyncQueue<Q>,
     /// A batch taken from the queue, read without its lock.
     batch: Option<VecDeque<Completion>>,
 }
 
-impl std::fmt::Debug for Completions<'_> {
+impl<Q: Queue> std::fmt::Debug for Completions<'_, Q> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Completions")
             .field("batch", &self.batch.as_ref().map_or(0, VecDeque::len))
@@ -676,7 +918,7 @@ impl std::fmt::Debug for Completions<'_> {
     }
 }
 
-impl futures_core::Stream for Completions<'_> {
+impl<Q: Queue> futures_core::Stream for Completions<'_, Q> {
     type Item = Completion;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Completion>> {
@@ -723,7 +965,7 @@ impl futures_core::Stream for Completions<'_> {
     }
 }
 
-impl Drop for Completions<'_> {
+impl<Q: Queue> Drop for Completions<'_, Q> {
     fn drop(&mut self) {
         let mut d = self.q.driver.lock();
         if let Some(mut b) = self.batch.take() {

@@ -2,7 +2,8 @@
 //! (`join_all`, `FuturesUnordered`, a fixed array), the detached-completion stream,
 //! graph instances, sync event waits woken by another task, futures dropped while their
 //! jobs run (the buffers come back when the jobs end), refusals that hand the record
-//! back. (`aio_zero_alloc.rs`: no allocation per job after start.)
+//! back; the same on a progress engine (`AsyncPe`), with a stop awaited while tasks
+//! are in flight. (`aio_zero_alloc.rs`: no allocation per job after start.)
 
 #![cfg(feature = "tokio")]
 
@@ -340,4 +341,64 @@ fn refusals_and_misuse() {
         assert!(c.take_buf(MemcpyJob::DST).is_some());
         wq.detach(env.dma.as_ctx()).unwrap();
     });
+}
+
+#[test]
+fn tasks_on_a_progress_engine_as_futures() {
+    use doca_core::aio::AsyncPe;
+    use doca_core::exec::{CtxPhase, Pe};
+    for dev in engines() {
+        runtime().block_on(async {
+            let env = Env::new(&dev, 256);
+            env.dma.as_ctx().stop().unwrap();
+            env.dma
+                .as_ctx()
+                .set_task_room(doca_dma::JOB_MEMCPY, 64)
+                .unwrap();
+            // A pool of 64 tasks, and room for 64 futures.
+            let pe = AsyncPe::new(Pe::new().unwrap(), 64).unwrap();
+            pe.connect_and_start(env.dma.as_ctx()).unwrap();
+            let futs: Vec<_> = (0..64)
+                .map(|i| pe.submit_job(env.dma.as_ctx(), env.job(i, 4096)).unwrap())
+                .collect();
+            for mut c in futures_util::future::join_all(futs).await {
+                env.check(&mut c, 4096);
+            }
+            // Detached tasks and the stream.
+            for i in 0..32 {
+                let rec = env.job(100 + i, 1000).into_record_for_test();
+                pe.submit_detached(env.dma.as_ctx(), rec).unwrap();
+            }
+            let mut n = 0;
+            let mut s = pe.completions();
+            while let Some(mut c) = s.next().await {
+                env.check(&mut c, 1000);
+                n += 1;
+            }
+            assert_eq!(n, 32);
+            drop(s);
+            // A stop with tasks in flight: they end (done, or flushed with an error),
+            // then the context is idle.
+            let futs: Vec<_> = (0..16)
+                .map(|i| pe.submit_job(env.dma.as_ctx(), env.job(i, SLOT)).unwrap())
+                .collect();
+            tokio::time::timeout(Duration::from_secs(10), pe.stop_ctx(env.dma.as_ctx()))
+                .await
+                .expect("the stop ended")
+                .unwrap();
+            assert_eq!(env.dma.as_ctx().phase(), CtxPhase::Idle);
+            let mut flushed = 0;
+            for c in futures_util::future::join_all(futs).await {
+                if let Err(e) = c.status() {
+                    assert_eq!(e.code(), ErrorCode::IoFailed, "{e}");
+                    flushed += 1;
+                }
+            }
+            // On engine threads the stop usually finds tasks not yet run.
+            let _ = flushed;
+            // Stopped: submissions are refused and give the job back.
+            let (e, _) = pe.submit_job(env.dma.as_ctx(), env.job(1, 64)).unwrap_err();
+            assert_eq!(e.code(), ErrorCode::BadState);
+        });
+    }
 }

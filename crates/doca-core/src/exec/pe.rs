@@ -392,6 +392,14 @@ impl Pe {
         self.inner().wq.graph_submit(instance, user_data)
     }
 
+    /// Jobs waiting on a condition, and jobs on engine threads (for the async face's
+    /// waits).
+    #[cfg(feature = "tokio")]
+    pub(crate) fn queue_stats(&self) -> (u32, u32) {
+        let inner = self.inner.borrow();
+        (inner.wq.pending_jobs(), inner.wq.engine_inflight())
+    }
+
     /// `doca_pe_get_num_inflight_tasks`.
     pub fn inflight(&self) -> u32 {
         let inner = self.inner.borrow();
