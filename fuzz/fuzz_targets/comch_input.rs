@@ -9,7 +9,7 @@
 
 use doca_comm_channel::comch::{Comch, Connection, fuzzing};
 use doca_comm_channel::fastpath::Consumer;
-use doca_core::device::{self, DEFAULT_MACHINE, Topology};
+use doca_core::device::{DEFAULT_MACHINE, Topology};
 use doca_core::exec::{CtxPhase, Pe, PeEvent};
 use doca_core::{AccessFlags, BufInventory, Data, Dev, JobRecord, Mmap, RepFilter};
 use libfuzzer_sys::fuzz_target;
@@ -37,12 +37,9 @@ unsafe impl Sync for Shared {}
 unsafe impl Send for Shared {}
 
 fn device(role: &str, pci: &str) -> Dev {
-    let t = Topology::from_toml(DEFAULT_MACHINE, Some(role)).unwrap();
-    device::devinfo_list_from(&t)
-        .into_iter()
-        .find(|d| d.pci_addr_str() == pci)
+    Topology::from_toml(DEFAULT_MACHINE, Some(role))
         .unwrap()
-        .open()
+        .open_device(pci)
         .unwrap()
 }
 

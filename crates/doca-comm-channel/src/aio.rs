@@ -21,62 +21,21 @@
 //! ```
 
 use crate::{Endpoint, PeerId};
+use doca_core::aio::{EventFd, watch};
 use doca_core::{Error, ErrorCode, Result};
-use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::time::Duration;
-use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 
 /// Longest pause between send attempts while the peer's queue is full (the peer taking
 /// its messages makes no event on this side).
 const SEND_NAP_MAX: Duration = Duration::from_millis(1);
 
-/// A duplicate of one of the endpoint's epoll descriptors, owned while tokio watches it.
-#[derive(Debug)]
-struct Channel(OwnedFd);
-
-impl AsRawFd for Channel {
-    fn as_raw_fd(&self) -> RawFd {
-        self.0.as_raw_fd()
-    }
-}
-
 /// An [`Endpoint`] (listening or connected) whose receives and sends are awaited.
 #[derive(Debug)]
 pub struct AsyncEndpoint {
-    recv: AsyncFd<Channel>,
-    service: AsyncFd<Channel>,
+    recv: AsyncFd<EventFd>,
+    service: AsyncFd<EventFd>,
     ep: Endpoint,
-}
-
-fn watch(fd: RawFd) -> Result<AsyncFd<Channel>> {
-    // SAFETY: `fd` is one of the endpoint's open epoll descriptors, borrowed to be
-    // duplicated.
-    let dup = unsafe { BorrowedFd::borrow_raw(fd) }
-        .try_clone_to_owned()
-        .map_err(|e| {
-            Error::with_context(
-                ErrorCode::OperatingSystem,
-                format!("cannot duplicate an event channel: {e}"),
-            )
-        })?;
-    std::panic::catch_unwind(|| {
-        // SAFETY: the duplicate is owned by the `Channel` given to tokio: it stays open,
-        // and the same descriptor, for the `AsyncFd`'s life.
-        unsafe { AsyncFd::register_with_interest(Channel(dup), Interest::READABLE) }
-    })
-    .map_err(|_| {
-        Error::with_context(
-            ErrorCode::BadState,
-            "no tokio runtime with I/O enabled: make the AsyncEndpoint inside one (enable_io or enable_all)",
-        )
-    })?
-    .map_err(|e| {
-        Error::with_context(
-            ErrorCode::OperatingSystem,
-            format!("cannot register an event channel with tokio: {e}"),
-        )
-    })
 }
 
 impl AsyncEndpoint {
@@ -85,12 +44,6 @@ impl AsyncEndpoint {
     /// runtime.
     pub fn new(mut ep: Endpoint) -> Result<AsyncEndpoint> {
         ep.arm()?;
-        if tokio::runtime::Handle::try_current().is_err() {
-            return Err(Error::with_context(
-                ErrorCode::BadState,
-                "an AsyncEndpoint is made inside a tokio runtime",
-            ));
-        }
         let (_, recv) = ep.event_channels();
         Ok(AsyncEndpoint {
             recv: watch(recv)?,

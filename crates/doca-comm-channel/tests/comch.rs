@@ -3,19 +3,16 @@
 //! runs are NVIDIA's sample pairs in CI.
 
 use doca_comm_channel::comch::{self, Comch, Connection};
-use doca_core::device::{self, DEFAULT_MACHINE, Topology};
+use doca_core::device::{DEFAULT_MACHINE, Topology};
 use doca_core::exec::{CtxPhase, Pe, PeEvent};
 use doca_core::{Data, Dev, DevRep, ErrorCode, RepFilter};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 fn device(role: &str, pci: &str) -> Dev {
-    let t = Topology::from_toml(DEFAULT_MACHINE, Some(role)).unwrap();
-    device::devinfo_list_from(&t)
-        .into_iter()
-        .find(|d| d.pci_addr_str() == pci)
+    Topology::from_toml(DEFAULT_MACHINE, Some(role))
         .unwrap()
-        .open()
+        .open_device(pci)
         .unwrap()
 }
 

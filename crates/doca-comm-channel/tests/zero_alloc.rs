@@ -4,7 +4,7 @@
 
 use doca_comm_channel::comch::{Comch, Connection};
 use doca_comm_channel::fastpath::{Consumer, Producer};
-use doca_core::device::{self, DEFAULT_MACHINE, Topology};
+use doca_core::device::{DEFAULT_MACHINE, Topology};
 use doca_core::exec::{CtxPhase, Pe, PeEvent};
 use doca_core::{AccessFlags, BufInventory, Data, Dev, JobRecord, Mmap, RepFilter};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -14,12 +14,9 @@ use std::sync::{Arc, Mutex};
 static GLOBAL: doca_testkit::Counting = doca_testkit::Counting;
 
 fn device(role: &str, pci: &str) -> Dev {
-    let t = Topology::from_toml(DEFAULT_MACHINE, Some(role)).unwrap();
-    device::devinfo_list_from(&t)
-        .into_iter()
-        .find(|d| d.pci_addr_str() == pci)
+    Topology::from_toml(DEFAULT_MACHINE, Some(role))
         .unwrap()
-        .open()
+        .open_device(pci)
         .unwrap()
 }
 

@@ -92,9 +92,11 @@ const SPINS: u32 = 64;
 /// event updated by another process) are retried while a task sleeps on the queue.
 const NAP: Duration = Duration::from_millis(1);
 
-/// A duplicate of the work queue's eventfd (one file description, so it is readable
-/// when the work queue's is), owned here so that it stays open while tokio watches it.
-struct EventFd(OwnedFd);
+/// A duplicate of a queue's eventfd, or of another library's event descriptor (one
+/// file description, so it is readable when the original is), owned so that it stays
+/// open while tokio watches it. Made by [`watch`].
+#[derive(Debug)]
+pub struct EventFd(OwnedFd);
 
 impl AsRawFd for EventFd {
     fn as_raw_fd(&self) -> RawFd {
@@ -291,12 +293,15 @@ impl Queue for Pe {
     }
 }
 
-/// Registers the event handle `raw` (duplicated) with the current runtime's reactor.
-fn register(raw: RawFd) -> Result<AsyncFd<EventFd>> {
+/// Registers a duplicate of the event descriptor `raw` (an eventfd, an epoll
+/// descriptor of a channel) with the current tokio runtime's reactor, for readability.
+/// The caller's descriptor stays the caller's. `BadState` outside a runtime or in one
+/// without I/O.
+pub fn watch(raw: RawFd) -> Result<AsyncFd<EventFd>> {
     if tokio::runtime::Handle::try_current().is_err() {
         return Err(Error::with_context(
             ErrorCode::BadState,
-            "an async queue is made inside a tokio runtime (its reactor watches the event handle)",
+            "async DOCA objects are made inside a tokio runtime (its reactor watches their event handles)",
         ));
     }
     // SAFETY: `raw` is the queue's open eventfd, borrowed only to duplicate it.
@@ -362,7 +367,7 @@ impl AsyncWorkQ {
             ));
         }
         wq.set_event_driven_enable(true)?;
-        let fd = register(wq.event_handle()?)?;
+        let fd = watch(wq.event_handle()?)?;
         let depth = wq.depth() as usize;
         Ok(AsyncQueue::with_queue(wq, fd, depth))
     }
@@ -406,7 +411,7 @@ impl AsyncPe {
                 "give the AsyncPe its engine before connecting contexts",
             ));
         }
-        let fd = register(pe.notification_handle()?)?;
+        let fd = watch(pe.notification_handle()?)?;
         Ok(AsyncQueue::with_queue(pe, fd, max_in_flight as usize))
     }
 

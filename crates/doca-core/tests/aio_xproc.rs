@@ -7,7 +7,7 @@
 #![allow(clippy::result_large_err)]
 
 use doca_core::aio::AsyncWorkQ;
-use doca_core::device::{self, DEFAULT_MACHINE, Topology};
+use doca_core::device::{DEFAULT_MACHINE, Topology};
 use doca_core::{AccessFlags, BufInventory, Data, Dev, Mmap, SyncEvent, SyncEventJob, WorkQ};
 use doca_dma::{Dma, MemcpyJob};
 use doca_testkit::peer::{self, Peer, hex, unhex};
@@ -21,12 +21,9 @@ fn device(role: &str, pci: &str, threads: u32) -> Dev {
         &format!("\npci_addr = \"{pci}\"\n"),
         &format!("\npci_addr = \"{pci}\"\nengine_threads = {threads}\n"),
     );
-    let t = Topology::from_toml(&text, Some(role)).unwrap();
-    device::devinfo_list_from(&t)
-        .into_iter()
-        .find(|d| d.pci_addr_str() == pci)
+    Topology::from_toml(&text, Some(role))
         .unwrap()
-        .open()
+        .open_device(pci)
         .unwrap()
 }
 

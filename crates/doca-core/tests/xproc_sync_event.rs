@@ -6,19 +6,16 @@
 
 #![allow(clippy::result_large_err)]
 
-use doca_core::device::{self, DEFAULT_MACHINE, Topology};
+use doca_core::device::{DEFAULT_MACHINE, Topology};
 use doca_core::{Dev, ErrorCode, RetrieveError, SyncEvent, SyncEventJob, WorkQ};
 use doca_testkit::peer::{self, Peer, hex, unhex};
 use std::os::fd::{BorrowedFd, RawFd};
 use std::time::{Duration, Instant};
 
 fn device(role: &str, pci: &str) -> Dev {
-    let t = Topology::from_toml(DEFAULT_MACHINE, Some(role)).unwrap();
-    device::devinfo_list_from(&t)
-        .into_iter()
-        .find(|d| d.pci_addr_str() == pci)
+    Topology::from_toml(DEFAULT_MACHINE, Some(role))
         .unwrap()
-        .open()
+        .open_device(pci)
         .unwrap()
 }
 

@@ -17,12 +17,10 @@ fn device(role: &str, pci: &str, threads: u32) -> Dev {
         &format!("\npci_addr = \"{pci}\"\n"),
         &format!("\npci_addr = \"{pci}\"\nengine_threads = {threads}\n"),
     );
-    let t = Topology::from_toml(&text, Some(role)).unwrap();
-    let info = device::devinfo_list_from(&t)
-        .into_iter()
-        .find(|d| d.pci_addr_str() == pci)
-        .unwrap();
-    info.open().unwrap()
+    Topology::from_toml(&text, Some(role))
+        .unwrap()
+        .open_device(pci)
+        .unwrap()
 }
 
 fn host_dev() -> Dev {

@@ -2,7 +2,10 @@
  * references to a source used by two jobs in flight, and to one destination, right
  * after submitting; both jobs still copy every byte (on engine threads the buffers
  * were freed under the engine: a crash). Releasing more references than the program
- * holds cannot take the jobs' (IN_USE). A released buffer cannot be taken back. */
+ * holds cannot take the jobs' (IN_USE). A released buffer cannot be taken back. A list
+ * element used by a job in flight: its own last reference stays the list's
+ * (NOT_PERMITTED), and releasing the list's head leaves it to the job until the job
+ * completes. */
 #include "common.h"
 
 #include <doca_buf_inventory.h>
@@ -75,6 +78,31 @@ int main(void)
 		CHECK(doca_buf_refcount_rm(dst1, NULL));
 		/* A buffer returned to its inventory is not brought back. */
 		EXPECT_ERR(doca_buf_refcount_add(dst1, &rc), DOCA_ERROR_BAD_STATE);
+	}
+
+	{
+		struct doca_dma_job_memcpy j = {.base = {.type = DOCA_DMA_JOB_MEMCPY, .ctx = doca_dma_as_ctx(dma)}};
+		struct doca_buf *head, *elem;
+
+		for (i = 0; i < 2 * (size_t)N; i++)
+			mem[i] = (uint8_t)(i * 13);
+		memset(mem + 2 * (size_t)N, 0, N);
+		CHECK(doca_buf_inventory_buf_by_data(inv, mmap, mem, N, &head));
+		CHECK(doca_buf_inventory_buf_by_data(inv, mmap, mem + N, N, &elem));
+		CHECK(doca_buf_inventory_buf_by_addr(inv, mmap, mem + 2 * (size_t)N, N, &dst1));
+		CHECK(doca_buf_list_chain(head, elem));
+		j.src_buff = elem;
+		j.dst_buff = dst1;
+		CHECK(doca_workq_submit(wq, &j.base));
+		EXPECT_ERR(doca_buf_refcount_rm(elem, NULL), DOCA_ERROR_NOT_PERMITTED);
+		CHECK(doca_buf_refcount_rm(head, NULL));
+		CHECK(wait_event(wq, &ev));
+		ASSERT((doca_error_t)ev.result.u64 == DOCA_SUCCESS);
+		ASSERT(memcmp(mem + N, mem + 2 * (size_t)N, N) == 0);
+		/* The element went with its job's completion: only dst1 is held. */
+		CHECK(doca_buf_inventory_get_num_free_elements(inv, &free_elems));
+		ASSERT(free_elems == 7);
+		CHECK(doca_buf_refcount_rm(dst1, NULL));
 	}
 
 	CHECK(doca_buf_inventory_stop(inv));

@@ -541,6 +541,22 @@ impl Topology {
         })
     }
 
+    /// Opens the device at `pci` ("XXXX:XX:XX.X", or "XX:XX.X" in domain 0) on this
+    /// topology's side: `NotFound` when that side has no such device.
+    pub fn open_device(&self, pci: &str) -> Result<super::Dev, Error> {
+        let want = PciAddr::parse(pci)?;
+        super::devinfo_list_from(self)
+            .into_iter()
+            .find(|d| d.pci_addr() == want)
+            .ok_or_else(|| {
+                Error::with_context(
+                    ErrorCode::NotFound,
+                    format!("no device at {pci} on this side of the topology"),
+                )
+            })?
+            .open()
+    }
+
     /// Reads the topology in force now: the file named by `DOCA_SW_TOPOLOGY`, or the
     /// default machine. The side comes from `DOCA_SW_ROLE` when set, else from the
     /// program's build ([`set_build_role`]: programs built for the DPU run as the DPU

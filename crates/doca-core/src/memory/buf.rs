@@ -452,7 +452,10 @@ impl BufDesc {
                     "the buffer's remaining references belong to jobs in flight; retrieve their completions first",
                 ));
             }
-            if rc == 1 && !self.is_first() {
+            // A list element's last reference of its own (pins aside) is the list's to
+            // release: taking it would leave the element held by pins alone, and the
+            // head's release would then take a pin's reference.
+            if rc - pins_of(cur) == 1 && !self.is_first() {
                 return Err(Error::with_context(
                     ErrorCode::NotPermitted,
                     "buffer is inside a list; unchain it (or release the list head) first",
