@@ -377,6 +377,33 @@ fn tasks_on_a_progress_engine_as_futures() {
             }
             assert_eq!(n, 32);
             drop(s);
+            // A graph of two copies in a chain, run as awaited instances.
+            let g = Graph::new();
+            let a = g
+                .ctx_node_create(doca_dma::JOB_MEMCPY, env.dma.as_ctx())
+                .unwrap();
+            let b = g
+                .ctx_node_create(doca_dma::JOB_MEMCPY, env.dma.as_ctx())
+                .unwrap();
+            g.add_dependency(a, b).unwrap();
+            g.start().unwrap();
+            pe.graph_attach(&g).unwrap();
+            let mut inst = g.instance_create().unwrap();
+            for round in 0..3u64 {
+                inst.set_ctx_node_data(a, env.job(10, 512)).unwrap();
+                inst.set_ctx_node_data(b, env.job(11, 512)).unwrap();
+                let c = pe
+                    .submit_graph(inst, 900 + round)
+                    .map_err(|(e, _)| e)
+                    .unwrap()
+                    .await;
+                c.status().unwrap();
+                assert_eq!(c.event().user_data.u64(), 900 + round);
+                inst = c.graph_instance.unwrap();
+                assert_eq!(inst.node_state(b).unwrap(), NodeState::Completed);
+            }
+            drop(inst);
+            pe.graph_detach(&g).unwrap();
             // A stop with tasks in flight: they end (done, or flushed with an error),
             // then the context is idle.
             let futs: Vec<_> = (0..16)
