@@ -11,7 +11,7 @@ use doca_comm_channel::comch::{Comch, Connection, fuzzing};
 use doca_comm_channel::fastpath::Consumer;
 use doca_core::device::{DEFAULT_MACHINE, Topology};
 use doca_core::exec::{CtxPhase, Pe, PeEvent};
-use doca_core::{AccessFlags, BufInventory, Data, Dev, JobRecord, Mmap, RepFilter};
+use doca_core::{AccessFlags, BufInventory, Data, Dev, JobRecord, Mmap};
 use libfuzzer_sys::fuzz_target;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -53,14 +53,7 @@ fn world() -> &'static World {
         // SAFETY: set before any channel reads it, on the only thread.
         unsafe { std::env::set_var("DOCA_SW_RUNTIME_DIR", &rt) };
         let dpu = device("dpu", "0000:03:00.0");
-        let rep = dpu
-            .rep_list(RepFilter::All)
-            .unwrap()
-            .into_iter()
-            .find(|r| r.pci_addr_str() == "0000:3b:00.0")
-            .unwrap()
-            .open()
-            .unwrap();
+        let rep = dpu.open_rep("0000:3b:00.0").unwrap();
         let server = Comch::server(&dpu, &rep, "fuzz").unwrap();
         server.set_send_tasks(64).unwrap();
         let heard = Arc::new(Mutex::new(0u64));

@@ -11,7 +11,7 @@ use doca_comm_channel::aio::AsyncEndpoint;
 use doca_core::aio::AsyncWorkQ;
 use doca_core::device::{self, DEFAULT_MACHINE, Topology};
 use doca_core::exec::Job;
-use doca_core::{Buf, Dev, RepFilter, SyncEvent, WorkQ};
+use doca_core::{Buf, Dev, SyncEvent, WorkQ};
 use doca_dma::{Dma, MemcpyJob};
 use futures_util::StreamExt;
 use std::collections::VecDeque;
@@ -254,23 +254,10 @@ fn idle_cpu(idle: Duration) {
     println!("|---|---|---|");
     let dev = device(2);
     let name = format!("bench-idle-{}", std::process::id());
-    let dpu = {
-        let t = Topology::from_toml(DEFAULT_MACHINE, Some("dpu")).expect("topology");
-        device::devinfo_list_from(&t)
-            .into_iter()
-            .find(|d| d.pci_addr_str() == "0000:03:00.0")
-            .expect("dpu device")
-            .open()
-            .expect("open")
-    };
-    let rep = dpu
-        .rep_list(RepFilter::All)
-        .expect("reps")
-        .into_iter()
-        .find(|r| r.pci_addr_str() == "0000:3b:00.0")
-        .expect("rep")
-        .open()
-        .expect("open rep");
+    let dpu = Topology::from_toml(DEFAULT_MACHINE, Some("dpu"))
+        .and_then(|t| t.open_device("0000:03:00.0"))
+        .expect("dpu device");
+    let rep = dpu.open_rep("0000:3b:00.0").expect("representor");
     let row = |what: &str, used: Duration, wall: Duration| {
         println!(
             "| {what} | {:.2} ms | {:.3}% |",

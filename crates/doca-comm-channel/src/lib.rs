@@ -12,27 +12,23 @@
 //!
 //! ```
 //! use doca_comm_channel::Endpoint;
-//! use doca_core::device::{self, DEFAULT_MACHINE, Topology};
-//! use doca_core::{ErrorCode, RepFilter};
+//! use doca_core::device::{DEFAULT_MACHINE, Topology};
+//! use doca_core::ErrorCode;
 //!
 //! // Both sides of the default machine in one process (DOCA programs run two).
-//! let side = |role| -> doca_core::Result<_> {
-//!     let t = Topology::from_toml(DEFAULT_MACHINE, Some(role))?;
-//!     Ok(device::devinfo_list_from(&t))
-//! };
+//! let side = |role| Topology::from_toml(DEFAULT_MACHINE, Some(role));
 //! let name = format!("doc-echo-{}", std::process::id());
 //!
 //! // DPU side: its device and the representor of the host function it serves.
-//! let dpu = side("dpu")?.into_iter().find(|d| d.pci_addr_str() == "0000:03:00.0").unwrap().open()?;
-//! let rep = dpu.rep_list(RepFilter::All)?.into_iter()
-//!     .find(|r| r.pci_addr_str() == "0000:3b:00.0").unwrap().open()?;
+//! let dpu = side("dpu")?.open_device("0000:03:00.0")?;
+//! let rep = dpu.open_rep("0000:3b:00.0")?;
 //! let mut service = Endpoint::new();
 //! service.set_device(&dpu)?;
 //! service.set_device_rep(&rep)?;
 //! service.listen(&name)?;
 //!
 //! // Host side: its device; the service is reached through that function.
-//! let host = side("host")?.into_iter().find(|d| d.pci_addr_str() == "0000:3b:00.0").unwrap().open()?;
+//! let host = side("host")?.open_device("0000:3b:00.0")?;
 //! let mut client = Endpoint::new();
 //! client.set_device(&host)?;
 //! let server = client.connect(&name)?;

@@ -7,26 +7,11 @@
 
 use doca_comm_channel::Endpoint;
 use doca_comm_channel::aio::AsyncEndpoint;
-use doca_core::device::{DEFAULT_MACHINE, Topology};
-use doca_core::{Dev, DevRep, ErrorCode, RepFilter};
+use doca_core::ErrorCode;
 use std::time::Duration;
 
-fn device(role: &str, pci: &str) -> Dev {
-    Topology::from_toml(DEFAULT_MACHINE, Some(role))
-        .unwrap()
-        .open_device(pci)
-        .unwrap()
-}
-
-fn rep(dev: &Dev, pci: &str) -> DevRep {
-    dev.rep_list(RepFilter::All)
-        .unwrap()
-        .into_iter()
-        .find(|r| r.pci_addr_str() == pci)
-        .unwrap()
-        .open()
-        .unwrap()
-}
+mod common;
+use common::device;
 
 #[test]
 fn echo_service_on_tokio() {
@@ -39,7 +24,8 @@ fn echo_service_on_tokio() {
         let dpu = device("dpu", "0000:03:00.0");
         let mut ep = Endpoint::new();
         ep.set_device(&dpu).unwrap();
-        ep.set_device_rep(&rep(&dpu, "0000:3b:00.0")).unwrap();
+        ep.set_device_rep(&dpu.open_rep("0000:3b:00.0").unwrap())
+            .unwrap();
         ep.listen(&name).unwrap();
         let mut server = AsyncEndpoint::new(ep).unwrap();
 

@@ -3,28 +3,13 @@
 //! runs are NVIDIA's sample pairs in CI.
 
 use doca_comm_channel::comch::{self, Comch, Connection};
-use doca_core::device::{DEFAULT_MACHINE, Topology};
 use doca_core::exec::{CtxPhase, Pe, PeEvent};
-use doca_core::{Data, Dev, DevRep, ErrorCode, RepFilter};
+use doca_core::{Data, Dev, DevRep, ErrorCode};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-fn device(role: &str, pci: &str) -> Dev {
-    Topology::from_toml(DEFAULT_MACHINE, Some(role))
-        .unwrap()
-        .open_device(pci)
-        .unwrap()
-}
-
-fn rep(dev: &Dev, pci: &str) -> DevRep {
-    dev.rep_list(RepFilter::All)
-        .unwrap()
-        .into_iter()
-        .find(|r| r.pci_addr_str() == pci)
-        .unwrap()
-        .open()
-        .unwrap()
-}
+mod common;
+use common::device;
 
 fn host() -> Dev {
     device("host", "0000:3b:00.0")
@@ -32,7 +17,7 @@ fn host() -> Dev {
 
 fn dpu() -> (Dev, DevRep) {
     let d = device("dpu", "0000:03:00.0");
-    let r = rep(&d, "0000:3b:00.0");
+    let r = d.open_rep("0000:3b:00.0").unwrap();
     (d, r)
 }
 

@@ -4,30 +4,18 @@
 
 use doca_comm_channel::comch::{Comch, Connection};
 use doca_comm_channel::fastpath::{Consumer, Producer};
-use doca_core::device::{DEFAULT_MACHINE, Topology};
 use doca_core::exec::{CtxPhase, Pe, PeEvent};
-use doca_core::{BufInventory, Data, Dev, ErrorCode, JobRecord, Mmap, RepFilter};
+use doca_core::{BufInventory, Data, ErrorCode, JobRecord, Mmap};
 use doca_testkit::peer::{self, Peer};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-fn device(role: &str, pci: &str) -> Dev {
-    Topology::from_toml(DEFAULT_MACHINE, Some(role))
-        .unwrap()
-        .open_device(pci)
-        .unwrap()
-}
+mod common;
+use common::device;
 
 fn server(name: &str) -> Comch {
     let dpu = device("dpu", "0000:03:00.0");
-    let rep = dpu
-        .rep_list(RepFilter::All)
-        .unwrap()
-        .into_iter()
-        .find(|r| r.pci_addr_str() == "0000:3b:00.0")
-        .unwrap()
-        .open()
-        .unwrap();
+    let rep = dpu.open_rep("0000:3b:00.0").unwrap();
     Comch::server(&dpu, &rep, name).unwrap()
 }
 

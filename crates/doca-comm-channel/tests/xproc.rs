@@ -4,27 +4,12 @@
 #![allow(clippy::result_large_err)]
 
 use doca_comm_channel::{Endpoint, MAX_MESSAGE_SIZE, PeerId};
-use doca_core::device::{DEFAULT_MACHINE, Topology};
-use doca_core::{Dev, DevRep, ErrorCode, RepFilter};
+use doca_core::ErrorCode;
 use doca_testkit::peer::{self, Peer};
 use std::time::{Duration, Instant};
 
-fn device(role: &str, pci: &str) -> Dev {
-    Topology::from_toml(DEFAULT_MACHINE, Some(role))
-        .unwrap()
-        .open_device(pci)
-        .unwrap()
-}
-
-fn rep(dev: &Dev, pci: &str) -> DevRep {
-    dev.rep_list(RepFilter::All)
-        .unwrap()
-        .into_iter()
-        .find(|r| r.pci_addr_str() == pci)
-        .unwrap()
-        .open()
-        .unwrap()
-}
+mod common;
+use common::device;
 
 fn name(what: &str) -> String {
     format!("{what}-{}", std::process::id())
@@ -40,7 +25,7 @@ fn service_process() {
     let dpu = device("dpu", "0000:03:00.0");
     let mut ep = Endpoint::new();
     ep.set_device(&dpu).unwrap();
-    ep.set_device_rep(&rep(&dpu, w[1])).unwrap();
+    ep.set_device_rep(&dpu.open_rep(w[1]).unwrap()).unwrap();
     ep.set_max_msg_size(1024).unwrap();
     ep.set_send_queue_size(8).unwrap();
     ep.set_recv_queue_size(8).unwrap();
@@ -329,12 +314,14 @@ fn misuse_gets_doca_errors() {
         ErrorCode::BadState,
         "no representor"
     );
-    d.set_device_rep(&rep(&dpu, "0000:3b:00.0")).unwrap();
+    d.set_device_rep(&dpu.open_rep("0000:3b:00.0").unwrap())
+        .unwrap();
     let n = name("twice");
     d.listen(&n).unwrap();
     let mut e = Endpoint::new();
     e.set_device(&dpu).unwrap();
-    e.set_device_rep(&rep(&dpu, "0000:3b:00.0")).unwrap();
+    e.set_device_rep(&dpu.open_rep("0000:3b:00.0").unwrap())
+        .unwrap();
     assert_eq!(e.listen(&n).unwrap_err().code(), ErrorCode::InUse);
     assert_eq!(
         d.set_max_msg_size(10).unwrap_err().code(),
@@ -350,7 +337,9 @@ fn queues_are_enforced_and_in_flight_messages_counted() {
     let dpu = device("dpu", "0000:03:00.0");
     let mut server = Endpoint::new();
     server.set_device(&dpu).unwrap();
-    server.set_device_rep(&rep(&dpu, "0000:3b:00.0")).unwrap();
+    server
+        .set_device_rep(&dpu.open_rep("0000:3b:00.0").unwrap())
+        .unwrap();
     server.set_recv_queue_size(3).unwrap();
     server.listen(&n).unwrap();
     let (mut ep, to) = client(&n);
@@ -398,7 +387,9 @@ fn a_service_accepts_at_most_its_connections_and_its_service_channel_wakes() {
     let dpu = device("dpu", "0000:03:00.0");
     let mut server = Endpoint::new();
     server.set_device(&dpu).unwrap();
-    server.set_device_rep(&rep(&dpu, "0000:3b:00.0")).unwrap();
+    server
+        .set_device_rep(&dpu.open_rep("0000:3b:00.0").unwrap())
+        .unwrap();
     server.listen(&n).unwrap();
     let mut p = libc::pollfd {
         fd: server.service_event_channel(),
@@ -457,7 +448,8 @@ fn a_message_sent_before_the_peer_closes_comes_before_the_close() {
         let n = name(&format!("close{round}"));
         let mut s = Endpoint::new();
         s.set_device(&dpu).unwrap();
-        s.set_device_rep(&rep(&dpu, "0000:3b:00.0")).unwrap();
+        s.set_device_rep(&dpu.open_rep("0000:3b:00.0").unwrap())
+            .unwrap();
         s.listen(&n).unwrap();
         let (mut c, server) = client(&n);
         send(&mut c, b"one", server);

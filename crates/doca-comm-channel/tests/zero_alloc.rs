@@ -4,21 +4,16 @@
 
 use doca_comm_channel::comch::{Comch, Connection};
 use doca_comm_channel::fastpath::{Consumer, Producer};
-use doca_core::device::{DEFAULT_MACHINE, Topology};
 use doca_core::exec::{CtxPhase, Pe, PeEvent};
-use doca_core::{AccessFlags, BufInventory, Data, Dev, JobRecord, Mmap, RepFilter};
+use doca_core::{AccessFlags, BufInventory, Data, JobRecord, Mmap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+mod common;
+use common::device;
+
 #[global_allocator]
 static GLOBAL: doca_testkit::Counting = doca_testkit::Counting;
-
-fn device(role: &str, pci: &str) -> Dev {
-    Topology::from_toml(DEFAULT_MACHINE, Some(role))
-        .unwrap()
-        .open_device(pci)
-        .unwrap()
-}
 
 /// The counter is global, so one test runs both paths in turn.
 #[test]
@@ -30,14 +25,7 @@ fn comch_data_paths_allocate_nothing() {
     // SAFETY: set before any channel reads it; this test binary has one test.
     unsafe { std::env::set_var("DOCA_SW_RUNTIME_DIR", &dir) };
     let dpu = device("dpu", "0000:03:00.0");
-    let rep = dpu
-        .rep_list(RepFilter::All)
-        .unwrap()
-        .into_iter()
-        .find(|r| r.pci_addr_str() == "0000:3b:00.0")
-        .unwrap()
-        .open()
-        .unwrap();
+    let rep = dpu.open_rep("0000:3b:00.0").unwrap();
     let host = device("host", "0000:3b:00.0");
     let server = Comch::server(&dpu, &rep, "zero").unwrap();
     server.set_send_tasks(8).unwrap();

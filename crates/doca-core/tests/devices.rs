@@ -415,3 +415,32 @@ fn export_capabilities_are_honest_and_can_be_turned_off() {
         ErrorCode::NotSupported
     );
 }
+
+#[test]
+fn devices_and_representors_opened_by_address() {
+    let dpu_side = Topology::from_toml(doca_core::device::DEFAULT_MACHINE, Some("dpu")).unwrap();
+    let dpu = dpu_side.open_device("03:00.0").unwrap();
+    assert_eq!(dpu.as_devinfo().pci_addr_str(), "0000:03:00.0");
+    let rep = dpu.open_rep("0000:3b:00.0").unwrap();
+    assert_eq!(rep.as_devinfo().pci_addr_str(), "0000:3b:00.0");
+    assert_eq!(
+        dpu.open_rep("0000:77:00.0").unwrap_err().code(),
+        ErrorCode::NotFound
+    );
+    assert_eq!(
+        dpu.open_rep("nonsense").unwrap_err().code(),
+        ErrorCode::InvalidValue
+    );
+    assert_eq!(
+        dpu_side.open_device("0000:77:00.0").unwrap_err().code(),
+        ErrorCode::NotFound
+    );
+    let host = Topology::from_toml(doca_core::device::DEFAULT_MACHINE, Some("host"))
+        .unwrap()
+        .open_device("0000:3b:00.0")
+        .unwrap();
+    assert_eq!(
+        host.open_rep("0000:3b:00.0").unwrap_err().code(),
+        ErrorCode::NotSupported
+    );
+}

@@ -4,7 +4,7 @@
 
 use doca_comm_channel::{Endpoint, PeerId};
 use doca_core::device::{self, Capability, Role};
-use doca_core::{Dev, DevRep, Error, ErrorCode, RepFilter, Result};
+use doca_core::{Dev, DevRep, Error, ErrorCode, Result};
 use std::time::{Duration, Instant};
 
 /// Which side a tool plays (`--role`).
@@ -38,21 +38,7 @@ pub struct Channel {
 
 /// The DPU side: serves `service` to the host function `rep_pci` with device `dev`.
 pub fn serve(dev: &Dev, rep_pci: &str, service: &str) -> Result<Channel> {
-    let want = device::PciAddr::parse(rep_pci)?;
-    let rep: DevRep = dev
-        .rep_list(RepFilter::All)?
-        .into_iter()
-        .find(|r| r.pci_addr() == want)
-        .ok_or_else(|| {
-            Error::with_context(
-                ErrorCode::NotFound,
-                format!(
-                    "device {} has no representor of {rep_pci}",
-                    dev.as_devinfo().pci_addr()
-                ),
-            )
-        })?
-        .open()?;
+    let rep: DevRep = dev.open_rep(rep_pci)?;
     let mut ep = Endpoint::new();
     ep.set_device(dev)?;
     ep.set_device_rep(&rep)?;

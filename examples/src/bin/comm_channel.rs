@@ -4,29 +4,19 @@
 
 use doca_comm_channel::Endpoint;
 use doca_comm_channel::aio::AsyncEndpoint;
-use doca_core::device::{self, DEFAULT_MACHINE, Topology};
-use doca_core::{Dev, ErrorCode, RepFilter, Result};
+use doca_core::device::{DEFAULT_MACHINE, Topology};
+use doca_core::{Dev, ErrorCode, Result};
 
 /// The device of `role`'s side of the default machine at `pci`.
 fn device(role: &str, pci: &str) -> Result<Dev> {
-    let t = Topology::from_toml(DEFAULT_MACHINE, Some(role))?;
-    device::devinfo_list_from(&t)
-        .into_iter()
-        .find(|d| d.pci_addr_str() == pci)
-        .ok_or_else(|| doca_core::Error::new(ErrorCode::NotFound))?
-        .open()
+    Topology::from_toml(DEFAULT_MACHINE, Some(role))?.open_device(pci)
 }
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<()> {
     let name = format!("example-echo-{}", std::process::id());
     let dpu = device("dpu", "0000:03:00.0")?;
-    let rep = dpu
-        .rep_list(RepFilter::All)?
-        .into_iter()
-        .find(|r| r.pci_addr_str() == "0000:3b:00.0")
-        .ok_or_else(|| doca_core::Error::new(ErrorCode::NotFound))?
-        .open()?;
+    let rep = dpu.open_rep("0000:3b:00.0")?;
     let mut ep = Endpoint::new();
     ep.set_device(&dpu)?;
     ep.set_device_rep(&rep)?;

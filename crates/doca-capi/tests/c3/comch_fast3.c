@@ -27,7 +27,7 @@
 #include <doca_mmap.h>
 #include <doca_pe.h>
 
-#include "common3.h"
+#include "comch3.h"
 
 
 #define NUM_BUFS 8
@@ -69,21 +69,6 @@ static void state_cb(const union doca_data ud, struct doca_ctx *ctx, enum doca_c
 	(void)ctx;
 	(void)prev;
 	*(enum doca_ctx_states *)ud.ptr = next;
-}
-
-static void send_done(struct doca_comch_task_send *task, union doca_data tud, union doca_data cud)
-{
-	(void)tud;
-	(void)cud;
-	doca_task_free(doca_comch_task_send_as_task(task));
-}
-
-static void send_failed(struct doca_comch_task_send *task, union doca_data tud, union doca_data cud)
-{
-	(void)tud;
-	(void)cud;
-	fprintf(stderr, "control send failed: %s\n", doca_error_get_name(doca_task_get_status(doca_comch_task_send_as_task(task))));
-	exit(1);
 }
 
 static void msg_recv(struct doca_comch_event_msg_recv *event, uint8_t *buf, uint32_t len, struct doca_comch_connection *conn)
@@ -203,27 +188,18 @@ int main(int argc, char **argv)
 	CHECK(doca_buf_inventory_start(inv));
 #ifdef DOCA_ARCH_DPU
 	struct doca_comch_server *server;
-	struct doca_devinfo_rep **reps;
 	struct doca_dev_rep *rep = NULL;
 	struct doca_comch_producer *producer;
-	uint32_t nreps = 0, i, max_buf = 0;
-	uint8_t is_addr;
+	uint32_t max_buf = 0;
 
 	dev = open_dev_at("03:00.0");
 	CHECK(doca_comch_producer_cap_is_supported(doca_dev_as_devinfo(dev)));
 	CHECK(doca_comch_producer_cap_get_max_buf_size(doca_dev_as_devinfo(dev), &max_buf));
 	ASSERT(max_buf >= BUF_SIZE);
-	CHECK(doca_devinfo_rep_create_list(dev, DOCA_DEVINFO_REP_FILTER_NET, &reps, &nreps));
-	for (i = 0; i < nreps && rep == NULL; i++) {
-		CHECK(doca_devinfo_rep_is_equal_pci_addr(reps[i], "3b:00.0", &is_addr));
-		if (is_addr)
-			CHECK(doca_dev_rep_open(reps[i], &rep));
-	}
-	CHECK(doca_devinfo_rep_destroy_list(reps));
-	ASSERT(rep != NULL);
+	rep = open_rep_at(dev, "3b:00.0");
 	CHECK(doca_comch_server_create(dev, rep, argv[1], &server));
 	st.ctx = doca_comch_server_as_ctx(server);
-	CHECK(doca_comch_server_task_send_set_conf(server, send_done, send_failed, 8));
+	CHECK(doca_comch_server_task_send_set_conf(server, comch_send_done, comch_send_failed, 8));
 	CHECK(doca_comch_server_event_msg_recv_register(server, msg_recv));
 	CHECK(doca_comch_server_event_consumer_register(server, new_consumer, expired_consumer));
 	CHECK(doca_pe_connect_ctx(st.pe, st.ctx));
@@ -284,7 +260,7 @@ int main(int argc, char **argv)
 	dev = open_dev_at("3b:00.0");
 	CHECK(doca_comch_client_create(dev, argv[1], &client));
 	st.ctx = doca_comch_client_as_ctx(client);
-	CHECK(doca_comch_client_task_send_set_conf(client, send_done, send_failed, 8));
+	CHECK(doca_comch_client_task_send_set_conf(client, comch_send_done, comch_send_failed, 8));
 	CHECK(doca_comch_client_event_msg_recv_register(client, msg_recv));
 	CHECK(doca_pe_connect_ctx(st.pe, st.ctx));
 	CHECK(doca_ctx_set_state_changed_cb(st.ctx, state_cb));

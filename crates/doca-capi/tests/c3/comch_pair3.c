@@ -23,7 +23,7 @@
 #include <doca_error.h>
 #include <doca_pe.h>
 
-#include "common3.h"
+#include "comch3.h"
 
 
 #define NUM_SEND_TASKS 16
@@ -190,23 +190,13 @@ int main(int argc, char **argv)
 	CHECK(doca_pe_create(&st.pe));
 #ifdef DOCA_ARCH_DPU
 	struct doca_comch_server *server;
-	struct doca_devinfo_rep **reps;
 	struct doca_dev_rep *rep = NULL;
-	uint32_t nreps = 0, i;
-	uint8_t is_addr;
 
 	st.server = true;
 	dev = open_dev_at("03:00.0");
 	CHECK(doca_comch_cap_server_is_supported(doca_dev_as_devinfo(dev)));
 	EXPECT_ERR(doca_comch_cap_client_is_supported(doca_dev_as_devinfo(dev)), DOCA_ERROR_NOT_SUPPORTED);
-	CHECK(doca_devinfo_rep_create_list(dev, DOCA_DEVINFO_REP_FILTER_NET, &reps, &nreps));
-	for (i = 0; i < nreps && rep == NULL; i++) {
-		CHECK(doca_devinfo_rep_is_equal_pci_addr(reps[i], "3b:00.0", &is_addr));
-		if (is_addr)
-			CHECK(doca_dev_rep_open(reps[i], &rep));
-	}
-	CHECK(doca_devinfo_rep_destroy_list(reps));
-	ASSERT(rep != NULL);
+	rep = open_rep_at(dev, "3b:00.0");
 	CHECK(doca_comch_server_create(dev, rep, argv[1], &server));
 	{
 		struct doca_dev *got_dev = NULL;

@@ -24,7 +24,7 @@
 #include <doca_mmap.h>
 #include <doca_pe.h>
 
-#include "common3.h"
+#include "comch3.h"
 #include <doca_sync_event.h>
 
 
@@ -53,21 +53,6 @@ static void state_cb(const union doca_data ud, struct doca_ctx *ctx, enum doca_c
 	(void)ctx;
 	(void)prev;
 	st.state = next;
-}
-
-static void sent(struct doca_comch_task_send *task, union doca_data tud, union doca_data cud)
-{
-	(void)tud;
-	(void)cud;
-	doca_task_free(doca_comch_task_send_as_task(task));
-}
-
-static void not_sent(struct doca_comch_task_send *task, union doca_data tud, union doca_data cud)
-{
-	(void)tud;
-	(void)cud;
-	fprintf(stderr, "send failed: %s\n", doca_error_get_name(doca_task_get_status(doca_comch_task_send_as_task(task))));
-	exit(1);
 }
 
 static void msg_recv(struct doca_comch_event_msg_recv *event, uint8_t *buf, uint32_t len, struct doca_comch_connection *conn)
@@ -139,7 +124,6 @@ int main(int argc, char **argv)
 	CHECK(doca_pe_create(&st.pe));
 #ifdef DOCA_ARCH_DPU
 	struct doca_comch_server *server;
-	struct doca_devinfo_rep **reps;
 	struct doca_dev_rep *rep = NULL;
 	struct doca_mmap *remote, *local;
 	struct doca_sync_event *se;
@@ -150,20 +134,13 @@ int main(int argc, char **argv)
 	static uint8_t mine[LEN];
 	void *remote_addr;
 	size_t remote_len;
-	uint32_t nreps = 0, i;
-	uint8_t is_addr;
+	uint32_t i;
 
 	dev = open_dev_at("03:00.0");
-	CHECK(doca_devinfo_rep_create_list(dev, DOCA_DEVINFO_REP_FILTER_NET, &reps, &nreps));
-	for (i = 0; i < nreps && rep == NULL; i++) {
-		CHECK(doca_devinfo_rep_is_equal_pci_addr(reps[i], "3b:00.0", &is_addr));
-		if (is_addr)
-			CHECK(doca_dev_rep_open(reps[i], &rep));
-	}
-	CHECK(doca_devinfo_rep_destroy_list(reps));
+	rep = open_rep_at(dev, "3b:00.0");
 	CHECK(doca_comch_server_create(dev, rep, argv[1], &server));
 	st.ctx = doca_comch_server_as_ctx(server);
-	CHECK(doca_comch_server_task_send_set_conf(server, sent, not_sent, 4));
+	CHECK(doca_comch_server_task_send_set_conf(server, comch_send_done, comch_send_failed, 4));
 	CHECK(doca_comch_server_event_msg_recv_register(server, msg_recv));
 	CHECK(doca_comch_server_event_connection_status_changed_register(server, connected, disconnected));
 	CHECK(doca_pe_connect_ctx(st.pe, st.ctx));
@@ -238,7 +215,7 @@ int main(int argc, char **argv)
 	dev = open_dev_at("3b:00.0");
 	CHECK(doca_comch_client_create(dev, argv[1], &client));
 	st.ctx = doca_comch_client_as_ctx(client);
-	CHECK(doca_comch_client_task_send_set_conf(client, sent, not_sent, 4));
+	CHECK(doca_comch_client_task_send_set_conf(client, comch_send_done, comch_send_failed, 4));
 	CHECK(doca_comch_client_event_msg_recv_register(client, msg_recv));
 	CHECK(doca_pe_connect_ctx(st.pe, st.ctx));
 	CHECK(doca_ctx_set_state_changed_cb(st.ctx, state_cb));

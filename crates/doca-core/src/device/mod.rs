@@ -380,6 +380,26 @@ impl Dev {
         Arc::as_ptr(&self.inner) as usize
     }
 
+    /// Opens this DPU device's representor of the host function at `pci`
+    /// ("XXXX:XX:XX.X", or "XX:XX.X" in domain 0): `NotFound` when it has none,
+    /// `NotSupported` on a host device.
+    pub fn open_rep(&self, pci: &str) -> Result<DevRep> {
+        let want = PciAddr::parse(pci)?;
+        self.rep_list(RepFilter::All)?
+            .into_iter()
+            .find(|r| r.pci_addr() == want)
+            .ok_or_else(|| {
+                Error::with_context(
+                    ErrorCode::NotFound,
+                    format!(
+                        "device {} has no representor of {pci}",
+                        self.as_devinfo().pci_addr()
+                    ),
+                )
+            })?
+            .open()
+    }
+
     /// `doca_devinfo_rep_list_create`: this DPU device's representors that pass `filter`.
     /// Host-role devices answer `NotSupported`.
     pub fn rep_list(&self, filter: RepFilter) -> Result<Vec<DevInfoRep>> {

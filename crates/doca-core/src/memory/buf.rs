@@ -358,12 +358,28 @@ impl BufDesc {
         self.add_ref(1)
     }
 
+    /// Moves the counts word from its value to `next(value)` in one atomic step (or
+    /// not at all, when `next` refuses); the values it moved from and to come back.
+    #[inline]
+    fn update_counts(&self, next: impl Fn(u32) -> Result<u32>) -> Result<(u32, u32)> {
+        let mut cur = self.counts.load(Ordering::Acquire);
+        loop {
+            let new = next(cur)?;
+            match self
+                .counts
+                .compare_exchange_weak(cur, new, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return Ok((cur, new)),
+                Err(v) => cur = v,
+            }
+        }
+    }
+
     /// Adds `add` (one reference, perhaps also one pin) with the checks of
     /// [`acquire`](BufDesc::acquire).
     #[inline]
     fn add_ref(&self, add: u32) -> Result<()> {
-        let mut cur = self.counts.load(Ordering::Acquire);
-        loop {
+        self.update_counts(|cur| {
             let rc = rc_of(cur);
             if rc == 0 {
                 return Err(Error::with_context(
@@ -377,16 +393,9 @@ impl BufDesc {
                     "buffer reference count is at its maximum (65535)",
                 ));
             }
-            match self.counts.compare_exchange_weak(
-                cur,
-                cur + add,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => return Ok(()),
-                Err(v) => cur = v,
-            }
-        }
+            Ok(cur + add)
+        })
+        .map(|_| ())
     }
 
     /// Pins the buffer for a job in flight: one more reference, which only
@@ -404,29 +413,18 @@ impl BufDesc {
     /// The caller holds that pin, and the descriptor is live (the pin keeps it so).
     #[inline]
     pub(crate) unsafe fn unpin(&self) {
-        let mut cur = self.counts.load(Ordering::Acquire);
-        loop {
+        let moved = self.update_counts(|cur| {
             debug_assert!(pins_of(cur) > 0 && rc_of(cur) > 0);
-            let sub = if rc_of(cur) == 1 && !self.is_first() {
-                PIN_ONE
+            Ok(if rc_of(cur) == 1 && !self.is_first() {
+                cur - PIN_ONE
             } else {
-                PIN_ONE + 1
-            };
-            match self.counts.compare_exchange_weak(
-                cur,
-                cur - sub,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) if cur - sub == 0 => {
-                    // SAFETY: that was the last reference of a list head (or a lone
-                    // buffer), which the pin kept live.
-                    unsafe { self.free_list() };
-                    return;
-                }
-                Ok(_) => return,
-                Err(v) => cur = v,
-            }
+                cur - PIN_ONE - 1
+            })
+        });
+        if matches!(moved, Ok((_, 0))) {
+            // SAFETY: that was the last reference of a list head (or a lone buffer),
+            // which the pin kept live.
+            unsafe { self.free_list() };
         }
     }
 
@@ -437,8 +435,7 @@ impl BufDesc {
     }
 
     pub(crate) fn release_one(&self) -> Result<u16> {
-        let mut cur = self.counts.load(Ordering::Acquire);
-        loop {
+        let (before, _) = self.update_counts(|cur| {
             let rc = rc_of(cur);
             if rc == 0 {
                 return Err(Error::with_context(
@@ -461,21 +458,13 @@ impl BufDesc {
                     "buffer is inside a list; unchain it (or release the list head) first",
                 ));
             }
-            match self.counts.compare_exchange_weak(
-                cur,
-                cur - 1,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => break,
-                Err(v) => cur = v,
-            }
-        }
-        if rc_of(cur) == 1 {
+            Ok(cur - 1)
+        })?;
+        if rc_of(before) == 1 {
             // SAFETY: that was the last reference of a list head (or a lone buffer).
             unsafe { self.free_list() };
         }
-        Ok((rc_of(cur) - 1) as u16)
+        Ok((rc_of(before) - 1) as u16)
     }
 
     /// Frees a descriptor whose last reference just went, and with it the list it
