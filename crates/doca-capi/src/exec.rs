@@ -208,6 +208,20 @@ pub(crate) unsafe fn with_job_from_c<R>(
     f: impl FnOnce(&doca_ctx, JobRecord) -> Result<R>,
 ) -> Result<R> {
     // SAFETY: the caller's contract.
+    let (ctx, t) = unsafe { job_head(job) }?;
+    let mut rec = JobRecord::new(0, doca_core::Data(0));
+    // SAFETY: as above.
+    unsafe { fill_from_c(job, ctx, t, &mut rec) }?;
+    f(ctx, rec)
+}
+
+/// The checks of a C job that need no record: its context (borrowed for the caller's
+/// call) and its type.
+///
+/// # Safety
+/// As [`with_job_from_c`].
+unsafe fn job_head<'a>(job: *const doca_job) -> Result<(&'a doca_ctx, u32)> {
+    // SAFETY: the caller's contract.
     let base = unsafe { handle(job, "job") }?;
     // SAFETY: a job's ctx is NULL or a live context handle (the caller's contract).
     let ctx: &doca_ctx = unsafe { handle(base.ctx, "job->ctx") }?;
@@ -225,7 +239,22 @@ pub(crate) unsafe fn with_job_from_c<R>(
             base.flags
         )));
     }
-    let ud = base.user_data;
+    Ok((ctx, t))
+}
+
+/// Writes the record of a C job that passed [`job_head`] into `out`, an empty record
+/// (where the work queue keeps it, for a submission).
+///
+/// # Safety
+/// As [`with_job_from_c`].
+unsafe fn fill_from_c(
+    job: *const doca_job,
+    ctx: &doca_ctx,
+    t: u32,
+    out: &mut JobRecord,
+) -> Result<()> {
+    // SAFETY: checked by `job_head`.
+    let ud = unsafe { &*job }.user_data;
     // SAFETY: the job type belongs to the context's library, so the struct is that
     // library's job struct for this type (the caller's contract); buffers are live
     // while the job is in flight (the C contract).
@@ -233,11 +262,13 @@ pub(crate) unsafe fn with_job_from_c<R>(
         match ctx.kind {
             Kind::Dma => {
                 let j = &*(job as *const doca_dma_job_memcpy);
-                ::doca_dma::MemcpyJob::record_borrowed(
+                ::doca_dma::MemcpyJob::fill_borrowed(
+                    out,
                     buf_arg(j.src_buff, "source")?,
                     buf_arg(j.dst_buff, "destination")?,
                     ud,
-                )
+                );
+                return Ok(());
             }
             Kind::Sha => {
                 let j = &*(job as *const doca_sha_job);
@@ -313,7 +344,8 @@ pub(crate) unsafe fn with_job_from_c<R>(
             }
         }
     };
-    f(ctx, rec)
+    *out = rec;
+    Ok(())
 }
 
 /// What a finished job writes back to the program's memory beyond its buffers: the
@@ -383,11 +415,11 @@ pub unsafe extern "C" fn doca_workq_submit(
         // SAFETY: NULL or a live handle used by this thread.
         let w = unsafe { handle_mut(workq, "workq") }?;
         // SAFETY: the job struct matches its type; its context is live.
-        unsafe {
-            with_job_from_c(job, |ctx, rec| {
-                w.wq.submit(&ctx.ctx, rec).map_err(|(e, _)| e)
-            })
-        }
+        let (ctx, t) = unsafe { job_head(job) }?;
+        w.wq.submit_in_place(&ctx.ctx, |rec| {
+            // SAFETY: as above.
+            unsafe { fill_from_c(job, ctx, t, rec) }
+        })
     })
 }
 

@@ -143,11 +143,25 @@ impl From<ErrorCode> for i32 {
 }
 
 /// A DOCA failure: the code a C program would see, plus optional context for people.
-#[derive(Clone, PartialEq, Eq)]
+///
+/// Two words, so that a `Result<(), Error>` comes back in two registers: the context's
+/// address, and a word holding the code (high half), whether the text is owned (a boxed
+/// `str` this error frees) rather than `'static` (bit 31), and the text's length. The
+/// code is never 0, so the word never is, and `Ok(())` costs no third word.
 pub struct Error {
-    code: ErrorCode,
-    context: Option<Cow<'static, str>>,
+    text: *const u8,
+    meta: std::num::NonZeroU64,
 }
+
+// SAFETY: the text is either `'static` or a boxed `str` only this error refers to.
+unsafe impl Send for Error {}
+// SAFETY: as above; the text is never written after it is set.
+unsafe impl Sync for Error {}
+
+/// [`Error::meta`]: the text is owned.
+const OWNED: u64 = 1 << 31;
+/// [`Error::meta`]: the text's length.
+const LEN: u64 = OWNED - 1;
 
 /// `Result` with a DOCA [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -156,44 +170,94 @@ impl Error {
     /// An error with only a code.
     pub const fn new(code: ErrorCode) -> Error {
         Error {
-            code,
-            context: None,
+            text: std::ptr::null(),
+            meta: Error::meta_of(code, 0),
         }
+    }
+
+    const fn meta_of(code: ErrorCode, text: u64) -> std::num::NonZeroU64 {
+        // Codes are positive `i32`s.
+        match std::num::NonZeroU64::new(((code as i32 as u32 as u64) << 32) | text) {
+            Some(m) => m,
+            None => panic!("error codes are never 0"),
+        }
+    }
+
+    #[inline]
+    fn text_meta(&self) -> u64 {
+        self.meta.get() & (OWNED | LEN)
     }
 
     /// An error with a code and a sentence saying what was wrong. A `&'static str` costs
     /// no allocation, so the data path uses those.
     pub fn with_context(code: ErrorCode, context: impl Into<Cow<'static, str>>) -> Error {
-        Error {
-            code,
-            context: Some(context.into()),
-        }
+        Error::new(code).context(context)
     }
 
     /// Adds (or replaces) the context sentence.
     pub fn context(mut self, context: impl Into<Cow<'static, str>>) -> Error {
-        self.context = Some(context.into());
+        self.free_text();
+        let code = self.code();
+        let max = LEN as usize;
+        match context.into() {
+            Cow::Borrowed(s) => {
+                let s = &s[..floor_char_boundary(s, max)];
+                self.text = s.as_ptr();
+                self.meta = Error::meta_of(code, s.len() as u64);
+            }
+            Cow::Owned(mut s) => {
+                s.truncate(floor_char_boundary(&s, max));
+                let b = s.into_boxed_str();
+                let len = b.len() as u64;
+                self.text = Box::into_raw(b) as *const u8;
+                self.meta = Error::meta_of(code, len | OWNED);
+            }
+        }
         self
+    }
+
+    fn free_text(&mut self) {
+        if self.text_meta() & OWNED != 0 {
+            let len = (self.text_meta() & LEN) as usize;
+            // SAFETY: an owned text is the boxed `str` of `len` bytes made in `context`,
+            // freed once (the fields are cleared below).
+            drop(unsafe {
+                Box::from_raw(
+                    std::ptr::slice_from_raw_parts_mut(self.text as *mut u8, len) as *mut str,
+                )
+            });
+        }
+        self.text = std::ptr::null();
+        self.meta = Error::meta_of(self.code(), 0);
     }
 
     /// The DOCA code.
     pub const fn code(&self) -> ErrorCode {
-        self.code
+        match ErrorCode::from_raw((self.meta.get() >> 32) as u32 as i32) {
+            Some(c) => c,
+            None => ErrorCode::Unknown,
+        }
     }
 
     /// The `doca_error_t` number.
     pub const fn raw(&self) -> i32 {
-        self.code as i32
+        (self.meta.get() >> 32) as u32 as i32
     }
 
     /// The DOCA name of the code.
     pub const fn name(&self) -> &'static str {
-        self.code.name()
+        self.code().name()
     }
 
     /// The context sentence, if any.
     pub fn context_str(&self) -> Option<&str> {
-        self.context.as_deref()
+        if self.text.is_null() {
+            return None;
+        }
+        let len = (self.text_meta() & LEN) as usize;
+        // SAFETY: `text` and `len` are those of a `str` (static, or owned by this error
+        // and alive until it is dropped).
+        Some(unsafe { std::str::from_utf8_unchecked(std::slice::from_raw_parts(self.text, len)) })
     }
 
     /// An error for any `doca_error_t` number: `None` for success, and
@@ -213,6 +277,44 @@ impl Error {
     }
 }
 
+/// The largest char boundary of `s` at or below `max`.
+fn floor_char_boundary(s: &str, max: usize) -> usize {
+    if s.len() <= max {
+        return s.len();
+    }
+    (0..=max)
+        .rev()
+        .find(|&i| s.is_char_boundary(i))
+        .unwrap_or(0)
+}
+
+impl Drop for Error {
+    fn drop(&mut self) {
+        self.free_text();
+    }
+}
+
+impl Clone for Error {
+    fn clone(&self) -> Error {
+        match self.context_str() {
+            None => Error::new(self.code()),
+            Some(_) if self.text_meta() & OWNED == 0 => Error {
+                text: self.text,
+                meta: self.meta,
+            },
+            Some(t) => Error::new(self.code()).context(t.to_owned()),
+        }
+    }
+}
+
+impl PartialEq for Error {
+    fn eq(&self, o: &Error) -> bool {
+        self.code() == o.code() && self.context_str() == o.context_str()
+    }
+}
+
+impl Eq for Error {}
+
 impl From<ErrorCode> for Error {
     fn from(code: ErrorCode) -> Error {
         Error::new(code)
@@ -221,24 +323,24 @@ impl From<ErrorCode> for Error {
 
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.context {
-            Some(c) => write!(f, "{}: {}", self.code.name(), c),
-            None => write!(f, "{}", self.code.name()),
+        match self.context_str() {
+            Some(c) => write!(f, "{}: {}", self.code().name(), c),
+            None => write!(f, "{}", self.code().name()),
         }
     }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.context {
+        match self.context_str() {
             Some(c) => write!(
                 f,
                 "{}: {} ({})",
-                self.code.name(),
+                self.code().name(),
                 c,
-                self.code.description()
+                self.code().description()
             ),
-            None => write!(f, "{}: {}", self.code.name(), self.code.description()),
+            None => write!(f, "{}: {}", self.code().name(), self.code().description()),
         }
     }
 }
@@ -259,6 +361,26 @@ macro_rules! bail {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn errors_are_sixteen_bytes_with_their_context() {
+        assert_eq!(std::mem::size_of::<Error>(), 16);
+        assert_eq!(std::mem::size_of::<Result<(), Error>>(), 16);
+        let a = Error::with_context(ErrorCode::InUse, format!("{} jobs", 3));
+        let b = a.clone();
+        drop(a);
+        assert_eq!(b.context_str(), Some("3 jobs"));
+        assert_eq!(b, Error::with_context(ErrorCode::InUse, "3 jobs"));
+        assert_ne!(b, Error::new(ErrorCode::InUse));
+        let c = b.context("static now").context(String::from("owned again"));
+        assert_eq!(c.context_str(), Some("owned again"));
+        assert_eq!(Error::new(ErrorCode::Again).context_str(), None);
+        assert_eq!(
+            Error::with_context(ErrorCode::Again, "").context_str(),
+            Some("")
+        );
+        assert_eq!(floor_char_boundary("aé", 2), 1);
+    }
 
     #[test]
     fn values_match_doca() {

@@ -26,6 +26,7 @@
 
 #[cfg(feature = "tokio")]
 pub mod aio;
+mod bias;
 pub mod clock;
 pub mod device;
 pub mod error;

@@ -133,12 +133,30 @@ impl MemcpyJob {
         user_data: Data,
     ) -> JobRecord {
         let mut r = JobRecord::new(JOB_MEMCPY, user_data);
+        // SAFETY: the caller's contract.
+        unsafe { MemcpyJob::fill_borrowed(&mut r, src, dst, user_data) };
+        r
+    }
+
+    /// [`record_borrowed`](MemcpyJob::record_borrowed) written into `r`, an empty
+    /// record ([`JobRecord::new`]) where a work queue keeps it.
+    ///
+    /// # Safety
+    /// `src` and `dst` must be live descriptors until the job completes.
+    #[inline]
+    pub unsafe fn fill_borrowed(
+        r: &mut JobRecord,
+        src: *mut doca_core::BufDesc,
+        dst: *mut doca_core::BufDesc,
+        user_data: Data,
+    ) {
+        r.job_type = JOB_MEMCPY;
+        r.user_data = user_data;
         // SAFETY: the caller keeps both descriptors live while the job is in flight.
         unsafe {
             r.set_buf_raw(MemcpyJob::SRC, src);
             r.set_buf_raw(MemcpyJob::DST, dst);
         }
-        r
     }
 }
 

@@ -66,13 +66,14 @@ pub unsafe extern "C" fn doca_mmap_advise_task_cache_invalidate_get_max_buf_size
     })
 }
 
-unsafe fn record(t: &doca_task, ud: Data) -> Result<JobRecord> {
+unsafe fn record(t: &doca_task, ud: Data, out: &mut JobRecord) -> Result<()> {
     let b = t.bufs[0].get();
     if b.is_null() {
         return Err(invalid("the cache invalidation task's buffer is NULL"));
     }
     // SAFETY: a live buffer while the task is in flight (the C contract).
-    Ok(unsafe { MmapAdvise::record_borrowed(b as *mut BufDesc, ud) })
+    *out = unsafe { MmapAdvise::record_borrowed(b as *mut BufDesc, ud) };
+    Ok(())
 }
 
 /// `doca_mmap_advise_task_invalidate_cache_set_conf`: only while idle

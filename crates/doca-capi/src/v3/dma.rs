@@ -88,8 +88,8 @@ pub unsafe extern "C" fn doca_dma_cap_get_max_num_tasks(
     })
 }
 
-/// The record of a memcpy task: its two buffers, borrowed.
-unsafe fn memcpy_record(t: &doca_task, ud: Data) -> Result<JobRecord> {
+/// The record of a memcpy task: its two buffers, borrowed, written in place.
+unsafe fn memcpy_record(t: &doca_task, ud: Data, out: &mut JobRecord) -> Result<()> {
     let (src, dst) = (t.bufs[0].get(), t.bufs[1].get());
     if src.is_null() || dst.is_null() {
         return Err(invalid(
@@ -97,7 +97,9 @@ unsafe fn memcpy_record(t: &doca_task, ud: Data) -> Result<JobRecord> {
         ));
     }
     // SAFETY: live buffers while the task is in flight (the C contract).
-    Ok(unsafe { MemcpyJob::record_borrowed(src as *mut BufDesc, dst as *mut BufDesc, ud) })
+    // SAFETY: as above.
+    unsafe { MemcpyJob::fill_borrowed(out, src as *mut BufDesc, dst as *mut BufDesc, ud) };
+    Ok(())
 }
 
 /// `doca_dma_task_memcpy_set_conf`.

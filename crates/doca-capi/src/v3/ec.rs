@@ -269,8 +269,9 @@ pub type doca_ec_task_galois_mul = doca_task;
 /// `doca_ec_task_galois_mul_completion_cb_t`.
 pub type doca_ec_task_galois_mul_completion_cb_t = TaskCb;
 
-unsafe fn galois_mul_record(t: &doca_task, ud: Data) -> Result<JobRecord> {
-    record(JOB_GALOIS_MUL, t, ud)
+unsafe fn galois_mul_record(t: &doca_task, ud: Data, out: &mut JobRecord) -> Result<()> {
+    *out = record(JOB_GALOIS_MUL, t, ud)?;
+    Ok(())
 }
 
 /// `doca_ec_cap_task_galois_mul_is_supported`.
@@ -386,8 +387,9 @@ pub type doca_ec_task_create = doca_task;
 /// `doca_ec_task_create_completion_cb_t`.
 pub type doca_ec_task_create_completion_cb_t = TaskCb;
 
-unsafe fn create_record(t: &doca_task, ud: Data) -> Result<JobRecord> {
-    record(JOB_CREATE, t, ud)
+unsafe fn create_record(t: &doca_task, ud: Data, out: &mut JobRecord) -> Result<()> {
+    *out = record(JOB_CREATE, t, ud)?;
+    Ok(())
 }
 
 /// `doca_ec_cap_task_create_is_supported`.
@@ -503,8 +505,9 @@ pub type doca_ec_task_update = doca_task;
 /// `doca_ec_task_update_completion_cb_t`.
 pub type doca_ec_task_update_completion_cb_t = TaskCb;
 
-unsafe fn update_record(t: &doca_task, ud: Data) -> Result<JobRecord> {
-    record(JOB_UPDATE, t, ud)
+unsafe fn update_record(t: &doca_task, ud: Data, out: &mut JobRecord) -> Result<()> {
+    *out = record(JOB_UPDATE, t, ud)?;
+    Ok(())
 }
 
 /// `doca_ec_cap_task_update_is_supported`.
@@ -620,8 +623,9 @@ pub type doca_ec_task_recover = doca_task;
 /// `doca_ec_task_recover_completion_cb_t`.
 pub type doca_ec_task_recover_completion_cb_t = TaskCb;
 
-unsafe fn recover_record(t: &doca_task, ud: Data) -> Result<JobRecord> {
-    record(JOB_RECOVER, t, ud)
+unsafe fn recover_record(t: &doca_task, ud: Data, out: &mut JobRecord) -> Result<()> {
+    *out = record(JOB_RECOVER, t, ud)?;
+    Ok(())
 }
 
 /// `doca_ec_cap_task_recover_is_supported`.

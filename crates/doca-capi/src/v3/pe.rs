@@ -42,8 +42,9 @@ pub type doca_pe_event_mode = c_int;
 /// `doca_notification_handle_t`: a file descriptor.
 pub type doca_notification_handle_t = c_int;
 
-/// What a library does with its tasks: builds the job record a task describes.
-pub(crate) type RecordFn = unsafe fn(&doca_task, Data) -> Result<JobRecord>;
+/// What a library does with its tasks: writes the job record a task describes into an
+/// empty record ([`JobRecord::new`]), where the engine keeps it.
+pub(crate) type RecordFn = unsafe fn(&doca_task, Data, &mut JobRecord) -> Result<()>;
 
 /// What a library does when one of its tasks completed (`failed` or not), before the
 /// callback runs: writes results the task promises (values read, state of a partial
@@ -217,7 +218,7 @@ impl doca_ctx3 {
         direct: DirectFn,
         finish: Option<FinishFn>,
     ) -> Result<()> {
-        unsafe fn no_record(_: &doca_task, _: Data) -> Result<JobRecord> {
+        unsafe fn no_record(_: &doca_task, _: Data, _: &mut JobRecord) -> Result<()> {
             Err(err(
                 ErrorCode::NotSupported,
                 "this task runs on its own context only, not as a graph node",
@@ -383,42 +384,55 @@ pub unsafe extern "C" fn doca_pe_connect_ctx(
 
 /// Delivers what the engine hands over: a task's completion to its callback, a state
 /// change to its context's callback.
-fn deliver(p: &doca_pe, ev: PeEvent) {
+#[inline(always)]
+fn deliver(p: &doca_pe, mut ev: PeEvent) {
+    // The completion is read where it lies and dropped whole (no move out of the event).
+    let (task, status, failed) = match &ev {
+        PeEvent::Task(c) if c.graph_instance.is_none() => (
+            c.record.user_data.ptr::<doca_task>(),
+            c.error.as_ref().map_or(DOCA_SUCCESS, |e| e.raw()),
+            c.error.is_some(),
+        ),
+        _ => return deliver_other(p, ev),
+    };
+    // SAFETY: the record's user data is the task it was made from (set at submission), a
+    // pool slot alive while its context is.
+    let t = unsafe { &*task };
+    // SAFETY: a task's context outlives its pool.
+    let ctx = unsafe { &*t.ctx };
+    let Some((ok, err_cb, _, finish)) = t.conf.get() else {
+        return;
+    };
+    if t.orphan.get() {
+        // The program gave it back while it was in flight: it is the pool's again now,
+        // and nobody is told.
+        drop(ev);
+        t.status.set(status);
+        t.orphan.set(false);
+        let _ = give_back(t, task);
+        return;
+    }
+    if let (Some(f), PeEvent::Task(c)) = (finish, &ev) {
+        // SAFETY: the library's own hook, on its task and completion.
+        unsafe { f(t, &c.record, failed) };
+    }
+    // The record's buffer references go before the program sees the task.
+    if let PeEvent::Task(c) = &mut ev {
+        c.record.release_bufs();
+    }
+    t.status.set(status);
+    let cb = if status == DOCA_SUCCESS { ok } else { err_cb };
+    if let Some(cb) = cb {
+        // SAFETY: the program's callback, with the task it submitted.
+        unsafe { cb(task, t.user_data.get(), ctx.user_data.get()) };
+    }
+}
+
+/// [`deliver`] of graph instances and state changes.
+#[inline(never)]
+fn deliver_other(p: &doca_pe, ev: PeEvent) {
     match ev {
-        PeEvent::Task(c) if c.graph_instance.is_some() => super::graph::deliver_instance(c),
-        PeEvent::Task(c) => {
-            let task: *mut doca_task = c.record.user_data.ptr();
-            let status = c.error.as_ref().map_or(DOCA_SUCCESS, |e| e.raw());
-            // SAFETY: the record's user data is the task it was made from (set at
-            // submission), a pool slot alive while its context is.
-            let t = unsafe { &*task };
-            // SAFETY: a task's context outlives its pool.
-            let ctx = unsafe { &*t.ctx };
-            let Some((ok, err_cb, _, finish)) = t.conf.get() else {
-                return;
-            };
-            if t.orphan.get() {
-                // The program gave it back while it was in flight: it is the pool's
-                // again now, and nobody is told.
-                drop(c);
-                t.status.set(status);
-                t.orphan.set(false);
-                let _ = give_back(t, task);
-                return;
-            }
-            if let Some(f) = finish {
-                // SAFETY: the library's own hook, on its task and completion.
-                unsafe { f(t, &c.record, c.error.is_some()) };
-            }
-            // The record's buffer references go before the program sees the task.
-            drop(c);
-            t.status.set(status);
-            let cb = if status == DOCA_SUCCESS { ok } else { err_cb };
-            if let Some(cb) = cb {
-                // SAFETY: the program's callback, with the task it submitted.
-                unsafe { cb(task, t.user_data.get(), ctx.user_data.get()) };
-            }
-        }
+        PeEvent::Task(c) => super::graph::deliver_instance(c),
         PeEvent::State { ctx, prev, next } => {
             let found = p
                 .ctxs
@@ -573,6 +587,7 @@ pub unsafe extern "C" fn doca_ctx_set_state_changed_cb(ctx: *mut doca_ctx3, cb: 
 // ---- tasks ----
 
 /// Submits a task: the library makes its record, the engine runs it.
+#[inline(always)]
 fn submit(task: *mut doca_task) -> Result<()> {
     // SAFETY: NULL or a task the program holds.
     let t = unsafe { handle(task, "task") }?;
@@ -591,17 +606,17 @@ fn submit(task: *mut doca_task) -> Result<()> {
         }
         return r;
     }
-    // SAFETY: the task's inputs are handles the program keeps alive while it is in
-    // flight (the C contract).
-    let rec = unsafe { record(t, Data::from_ptr(task)) }?;
-    t.status.set(ErrorCode::InProgress as doca_error_t);
     let pe = ctx.pe()?;
-    if let Err((e, rec)) = pe.pe.submit(&ctx.ctx, rec) {
-        drop(rec);
+    t.status.set(ErrorCode::InProgress as doca_error_t);
+    let r = pe.pe.submit_in_place(&ctx.ctx, |rec| {
+        // SAFETY: the task's inputs are handles the program keeps alive while it is in
+        // flight (the C contract).
+        unsafe { record(t, Data::from_ptr(task), rec) }
+    });
+    if r.is_err() {
         t.status.set(DOCA_SUCCESS);
-        return Err(e);
     }
-    Ok(())
+    r
 }
 
 /// The record of a task given to a graph's context node: the task must be of the
@@ -622,9 +637,11 @@ pub(crate) unsafe fn task_record(task: *mut doca_task, ctx: *const doca_ctx3) ->
         .conf
         .get()
         .ok_or_else(|| invalid("task type is not configured on its context"))?;
+    let mut rec = JobRecord::new(0, Data(0));
     // SAFETY: the task's inputs are handles the program keeps alive while it is in
     // flight (the C contract).
-    unsafe { record(t, Data::from_ptr(task)) }
+    unsafe { record(t, Data::from_ptr(task), &mut rec) }?;
+    Ok(rec)
 }
 
 /// Marks a task given to a submitted graph instance.

@@ -161,10 +161,11 @@ fn bufs(t: &doca_task) -> Result<(*mut BufDesc, *mut BufDesc)> {
     Ok((src as *mut BufDesc, dst as *mut BufDesc))
 }
 
-unsafe fn hash_record(t: &doca_task, ud: Data) -> Result<JobRecord> {
+unsafe fn hash_record(t: &doca_task, ud: Data, out: &mut JobRecord) -> Result<()> {
     let (src, dst) = bufs(t)?;
     // SAFETY: live buffers while the task is in flight (the C contract).
-    Ok(unsafe { ShaJob::record_borrowed(algo_of(t).job_type(), src, dst, ud) })
+    *out = unsafe { ShaJob::record_borrowed(algo_of(t).job_type(), src, dst, ud) };
+    Ok(())
 }
 
 fn session(t: &doca_task) -> Result<PartialSession> {
@@ -176,7 +177,7 @@ fn session(t: &doca_task) -> Result<PartialSession> {
         .ok_or_else(|| err(ErrorCode::BadState, "the partial hash task has no session"))
 }
 
-unsafe fn partial_record(t: &doca_task, ud: Data) -> Result<JobRecord> {
+unsafe fn partial_record(t: &doca_task, ud: Data, out: &mut JobRecord) -> Result<()> {
     let (src, dst) = bufs(t)?;
     let flags = t.params[1].get();
     if flags & STARTED == 0 && flags & FINAL != 0 {
@@ -187,7 +188,7 @@ unsafe fn partial_record(t: &doca_task, ud: Data) -> Result<JobRecord> {
     let s = session(t)?;
     t.params[1].set((flags | STARTED) & !HAS_RESULT);
     // SAFETY: live buffers while the task is in flight (the C contract).
-    Ok(unsafe {
+    *out = unsafe {
         ShaPartialJob::record_borrowed(
             algo_of(t).partial_job_type(),
             &s,
@@ -196,7 +197,8 @@ unsafe fn partial_record(t: &doca_task, ud: Data) -> Result<JobRecord> {
             flags & FINAL != 0,
             ud,
         )
-    })
+    };
+    Ok(())
 }
 
 /// A partial segment completed: after the final one the destination holds the digest

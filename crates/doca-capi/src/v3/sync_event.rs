@@ -331,36 +331,35 @@ fn record_of(job: SyncEventJob, ud: Data) -> JobRecord {
     r
 }
 
-unsafe fn get_record(_t: &doca_task, ud: Data) -> Result<JobRecord> {
-    Ok(record_of(SyncEventJob::get(0), ud))
+unsafe fn get_record(_t: &doca_task, ud: Data, out: &mut JobRecord) -> Result<()> {
+    *out = record_of(SyncEventJob::get(0), ud);
+    Ok(())
 }
 
-unsafe fn notify_set_record(t: &doca_task, ud: Data) -> Result<JobRecord> {
-    Ok(record_of(
-        SyncEventJob::update_set(t.params[0].get(), 0),
-        ud,
-    ))
+unsafe fn notify_set_record(t: &doca_task, ud: Data, out: &mut JobRecord) -> Result<()> {
+    *out = record_of(SyncEventJob::update_set(t.params[0].get(), 0), ud);
+    Ok(())
 }
 
-unsafe fn notify_add_record(t: &doca_task, ud: Data) -> Result<JobRecord> {
-    Ok(record_of(
-        SyncEventJob::update_add(t.params[0].get(), 0),
-        ud,
-    ))
+unsafe fn notify_add_record(t: &doca_task, ud: Data, out: &mut JobRecord) -> Result<()> {
+    *out = record_of(SyncEventJob::update_add(t.params[0].get(), 0), ud);
+    Ok(())
 }
 
-unsafe fn wait_gt_record(t: &doca_task, ud: Data) -> Result<JobRecord> {
-    Ok(record_of(
+unsafe fn wait_gt_record(t: &doca_task, ud: Data, out: &mut JobRecord) -> Result<()> {
+    *out = record_of(
         SyncEventJob::wait_gt(t.params[0].get(), t.params[1].get(), 0),
         ud,
-    ))
+    );
+    Ok(())
 }
 
-unsafe fn wait_eq_record(t: &doca_task, ud: Data) -> Result<JobRecord> {
-    Ok(record_of(
+unsafe fn wait_eq_record(t: &doca_task, ud: Data, out: &mut JobRecord) -> Result<()> {
+    *out = record_of(
         SyncEventJob::wait_eq(t.params[0].get(), t.params[1].get(), 0),
         ud,
-    ))
+    );
+    Ok(())
 }
 
 /// Writes a get or notify_add task's value where the program asked.

@@ -80,6 +80,29 @@ impl JobRecord {
         }
     }
 
+    /// Writes [`JobRecord::new`]`(0, Data(0))` at `p` field by field, each with its own
+    /// store (building the value and copying it would go through a temporary).
+    ///
+    /// # Safety
+    /// `p` is valid for writes and aligned; what it held is overwritten, not dropped.
+    #[inline(always)]
+    pub(crate) unsafe fn write_empty(p: *mut JobRecord) {
+        // SAFETY: the caller's contract; every field is written once.
+        unsafe {
+            (&raw mut (*p).job_type).write(0);
+            (&raw mut (*p).flags).write(0);
+            (&raw mut (*p).user_data).write(Data(0));
+            (&raw mut (*p).bufs).write([ptr::null_mut(); MAX_JOB_BUFS]);
+            (&raw mut (*p).owned).write(0);
+            (&raw mut (*p).borrowed).write(0);
+            (&raw mut (*p).pinned).write(0);
+            (&raw mut (*p).params).write([0; 3]);
+            (&raw mut (*p).aux).write(None);
+            (&raw mut (*p).ctx_id).write(0);
+            (&raw mut (*p).graph_tag).write(0);
+        }
+    }
+
     #[inline]
     /// Puts an owned buffer (its reference moves into the record) in slot `i`.
     pub fn set_buf(&mut self, i: usize, buf: Buf) {
@@ -120,6 +143,17 @@ impl JobRecord {
         self.bufs[i] = ptr::null_mut();
         self.owned &= !(1 << i);
         self.borrowed &= !(1 << i);
+    }
+
+    /// Gives back every buffer the record holds (owned references and pins) and empties
+    /// its slots, in place: what dropping it does to its buffers.
+    #[inline]
+    pub fn release_bufs(&mut self) {
+        for i in 0..MAX_JOB_BUFS {
+            if !self.slot_empty(i) {
+                self.clear_buf(i);
+            }
+        }
     }
 
     /// Takes a reference of every borrowed buffer for as long as the job is in flight,

@@ -284,15 +284,58 @@ impl Pe {
         self.inner().wq.submit(ctx, record)
     }
 
+    /// [`submit`](Pe::submit) of a task whose record `fill` writes where the engine
+    /// keeps it (see [`WorkQ::submit_in_place`]); a refusal drops the record.
+    #[inline]
+    pub fn submit_in_place(
+        &self,
+        ctx: &Ctx,
+        fill: impl FnOnce(&mut JobRecord) -> Result<()>,
+    ) -> Result<()> {
+        if ctx.phase() != CtxPhase::Running {
+            return Err(Error::with_context(
+                ErrorCode::BadState,
+                "the task's context is not running; start it before submitting",
+            ));
+        }
+        if ctx.shared.polled {
+            let mut record = JobRecord::new(0, crate::types::Data(0));
+            fill(&mut record)?;
+            return self.submit(ctx, record).map_err(|(e, _)| e);
+        }
+        self.inner().wq.submit_in_place(ctx, fill)
+    }
+
     /// `doca_pe_progress`: delivers the completions at hand (at most as many as were in
     /// flight on entry, so that a handler that submits again cannot keep it busy
     /// forever) and the state changes of stopping contexts. Whether anything happened.
     pub fn progress(&self, mut on: impl FnMut(PeEvent)) -> bool {
         let budget = self.inner.borrow().wq.inflight();
         let mut progressed = false;
-        for _ in 0..budget {
+        let mut n = 0;
+        // The common case, with the handler called from one place only (so that it is
+        // inlined here): completions of tasks that ran inline and succeeded.
+        while n < budget {
             // One borrow per completion: the handler may call back into the engine.
-            let r = self.inner().wq.progress_retrieve();
+            let Some(c) = self.inner().wq.retrieve_done() else {
+                break;
+            };
+            on(PeEvent::Task(c));
+            progressed = true;
+            n += 1;
+        }
+        self.progress_rest(budget - n, &mut on) || progressed
+    }
+
+    /// The rest of [`progress`](Pe::progress): completions of failed tasks and of
+    /// tasks run elsewhere, polled contexts, state changes.
+    #[inline(never)]
+    fn progress_rest(&self, budget: u32, on: &mut dyn FnMut(PeEvent)) -> bool {
+        let mut progressed = false;
+        for _ in 0..budget {
+            let mut inner = self.inner();
+            let r = inner.wq.progress_retrieve();
+            drop(inner);
             match r {
                 Ok(c) => on(PeEvent::Task(c)),
                 Err(RetrieveError::Again) => break,
@@ -340,7 +383,7 @@ impl Pe {
             }
             let mut out = PollOut {
                 ctx: &ctx,
-                on: &mut on,
+                on: &mut *on,
             };
             progressed |= ctx.shared.ops.poll(&ctx, &mut out);
         }

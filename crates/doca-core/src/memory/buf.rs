@@ -362,6 +362,17 @@ impl BufDesc {
     /// not at all, when `next` refuses); the values it moved from and to come back.
     #[inline]
     fn update_counts(&self, next: impl Fn(u32) -> Result<u32>) -> Result<(u32, u32)> {
+        // SAFETY: a descriptor's pool outlives it (the slab is the pool's).
+        let bias = unsafe { &(*self.pool).bias };
+        if let Some(_owned) = bias.enter() {
+            // The inventory's owner thread, with the bias held: nobody else updates
+            // the word meanwhile.
+            let cur = self.counts.load(Relaxed);
+            let new = next(cur)?;
+            self.counts.store(new, Relaxed);
+            return Ok((cur, new));
+        }
+        bias.revoke();
         let mut cur = self.counts.load(Ordering::Acquire);
         loop {
             let new = next(cur)?;
@@ -481,7 +492,16 @@ impl BufDesc {
             let e = unsafe { n.as_ref() };
             next = e.next.swap(ptr::null_mut(), Relaxed);
             e.prev.store(ptr::null_mut(), Relaxed);
-            if rc_of(e.counts.fetch_sub(1, Ordering::AcqRel)) == 1 {
+            let dropped = e.update_counts(|c| {
+                if rc_of(c) == 0 {
+                    return Err(Error::with_context(
+                        ErrorCode::BadState,
+                        "list element was already returned to its inventory",
+                    ));
+                }
+                Ok(c - 1)
+            });
+            if matches!(dropped, Ok((_, 0))) {
                 // SAFETY: that was its last reference.
                 unsafe { free_desc(e) };
             }

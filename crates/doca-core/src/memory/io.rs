@@ -54,6 +54,9 @@ const FAST_MAX_BYTES: usize = 64 << 10;
 /// A lock over byte ranges of one mmap: shared for reads, exclusive for writes. A small
 /// job with the mmap to itself takes it whole with one compare-and-swap instead.
 pub(crate) struct RangeLock {
+    /// The mmap's owner thread holds the whole mmap with plain stores (see
+    /// [`Bias`](crate::bias::Bias)); other threads revoke that first.
+    pub(crate) bias: crate::bias::Bias,
     state: AtomicUsize,
     st: Mutex<Active>,
     cv: Condvar,
@@ -62,6 +65,7 @@ pub(crate) struct RangeLock {
 impl Default for RangeLock {
     fn default() -> RangeLock {
         RangeLock {
+            bias: crate::bias::Bias::new(),
             state: AtomicUsize::new(0),
             st: Mutex::new(Active {
                 ranges: [Range::EMPTY; MAX_ACTIVE],
@@ -153,6 +157,10 @@ impl RangeLock {
         write: bool,
         f: impl FnOnce() -> R,
     ) -> R {
+        if let Some(_owned) = self.bias.enter() {
+            return f();
+        }
+        self.bias.revoke();
         let r = [Range {
             start,
             end: start + len,
@@ -225,16 +233,24 @@ impl MmapRanges {
 /// Holds one job's ranges in every mmap it touches; released on drop.
 struct JobHeld {
     mmaps: [MmapRanges; MAX_JOB_MMAPS],
+    /// Per mmap held: `Some(prev)` when held through its owner's bias (see
+    /// [`Bias::enter_raw`](crate::bias::Bias::enter_raw)), `None` when through its ranges.
+    biased: [Option<bool>; MAX_JOB_MMAPS],
     n: usize,
 }
 
 impl Drop for JobHeld {
     fn drop(&mut self) {
-        for m in self.mmaps[..self.n].iter().rev() {
+        for (m, b) in self.mmaps[..self.n].iter().zip(&self.biased).rev() {
             // SAFETY: each mmap is kept alive by the job's buffers, borrowed while held.
             let shared: &MmapShared = unsafe { &*m.mmap };
-            let (r, n) = m.ranges();
-            shared.io.release(&r[..n]);
+            match *b {
+                Some(prev) => shared.io.bias.leave(prev),
+                None => {
+                    let (r, n) = m.ranges();
+                    shared.io.release(&r[..n]);
+                }
+            }
         }
     }
 }
@@ -252,6 +268,11 @@ pub fn with_io_locked<R>(
     // Most jobs stay inside one mmap: take its ranges without the general bookkeeping.
     let mut ranges = [Range::EMPTY; 2];
     if let Some((lock, n)) = single_ranges(reads, writes, &mut ranges) {
+        if let Some(_owned) = lock.bias.enter() {
+            // The mmap's owner thread: nobody else holds any of it.
+            return Some(f());
+        }
+        lock.bias.revoke();
         let bytes: usize = ranges[..n].iter().map(|r| r.end - r.start).sum();
         if bytes <= FAST_MAX_BYTES && lock.try_fast() {
             let _held = FastRelease { lock };
@@ -377,6 +398,7 @@ fn with_io_locked_general<R>(
             read: None,
             write: None,
         }; MAX_JOB_MMAPS],
+        biased: [None; MAX_JOB_MMAPS],
         n: 0,
     };
     let mut n = 0;
@@ -405,8 +427,12 @@ fn with_io_locked_general<R>(
         let m = held.mmaps[i];
         // SAFETY: each mmap is kept alive by the buffers borrowed for this call.
         let shared: &MmapShared = unsafe { &*m.mmap };
-        let (r, k) = m.ranges();
-        shared.io.acquire(&r[..k]);
+        held.biased[i] = shared.io.bias.enter_raw();
+        if held.biased[i].is_none() {
+            shared.io.bias.revoke();
+            let (r, k) = m.ranges();
+            shared.io.acquire(&r[..k]);
+        }
         held.n = i + 1;
     }
     Some(f())

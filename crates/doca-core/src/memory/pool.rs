@@ -32,6 +32,8 @@ pub(crate) struct PoolShared {
     started: AtomicBool,
     user_data: std::sync::atomic::AtomicU64,
     fixed: Option<Fixed>,
+    /// Who may update the descriptors' counts without atomic operations.
+    pub(crate) bias: crate::bias::Bias,
 }
 
 // SAFETY: descriptors are made of atomics plus a constant back-pointer to this pool; the
@@ -53,6 +55,7 @@ impl PoolShared {
                 started: AtomicBool::new(false),
                 user_data: std::sync::atomic::AtomicU64::new(user_data.0),
                 fixed,
+                bias: crate::bias::Bias::new(),
             }
         })
     }

@@ -2,6 +2,7 @@
 //!
 //! - [`queue`]: the work queue itself, the one path every job (submitted, or a graph
 //!   node's) starts by, and retrieval.
+//! - [`ring`]: the queue of inline completions.
 //! - [`wait`]: what engine threads share with the owner, the wake-ups, and waiting on a
 //!   sleeping thread or the eventfd.
 //!
@@ -9,6 +10,7 @@
 //! instances lives beside the graphs (`graph/run.rs`).
 
 mod queue;
+mod ring;
 mod wait;
 
 pub(crate) use queue::Start;

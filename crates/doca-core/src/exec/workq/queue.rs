@@ -64,7 +64,7 @@ pub(crate) enum Start {
 pub struct WorkQ {
     pub(crate) shared: Arc<WqShared>,
     /// Completions of jobs run inline.
-    pub(crate) local: VecDeque<Completion>,
+    pub(crate) local: super::ring::Ring<Completion>,
     /// Jobs whose condition does not hold yet, retried in `progress_retrieve`.
     pub(crate) pending: VecDeque<JobRecord>,
     /// Graph instances in flight (slot index + 1 tags their nodes' jobs).
@@ -102,7 +102,7 @@ impl WorkQ {
         }
         Ok(WorkQ {
             shared: Arc::new(WqShared::new(depth)),
-            local: VecDeque::new(),
+            local: super::ring::Ring::new(),
             pending: VecDeque::new(),
             runs: Vec::new(),
             inflight: 0,
@@ -194,53 +194,90 @@ impl WorkQ {
     pub fn submit(
         &mut self,
         ctx: &Ctx,
-        mut record: JobRecord,
+        record: JobRecord,
     ) -> std::result::Result<(), (Error, JobRecord)> {
+        let slot = match self.admit(ctx) {
+            Ok(slot) => slot,
+            Err(e) => return Err((e, record)),
+        };
+        self.local.push_back(Completion {
+            error: None,
+            record,
+            graph_instance: None,
+        });
+        self.start_last(ctx, slot).map_err(|e| {
+            let c = self.local.pop_back().expect("the job just pushed");
+            (e, c.record)
+        })
+    }
+
+    /// [`submit`](WorkQ::submit) of a job whose record `fill` writes where the queue
+    /// keeps it (an empty record, [`JobRecord::new`]`(0, Data(0))`, comes in): the C
+    /// faces build their records this way, with no copy between building and running.
+    /// A refusal (or `fill`'s error) drops the record.
+    #[inline(always)]
+    pub fn submit_in_place(
+        &mut self,
+        ctx: &Ctx,
+        fill: impl FnOnce(&mut JobRecord) -> Result<()>,
+    ) -> Result<()> {
+        let slot = self.admit(ctx)?;
+        let last = self.local.push_empty();
+        let r = fill(&mut last.record).and_then(|()| self.start_last(ctx, slot));
+        if r.is_err() {
+            drop(self.local.pop_back());
+        }
+        r
+    }
+
+    /// The checks of a submission that need no record: the attachment's slot.
+    #[inline]
+    fn admit(&self, ctx: &Ctx) -> Result<usize> {
         if !ctx.is_started() {
-            return Err((
-                Error::with_context(ErrorCode::BadState, "the job's context is not started"),
-                record,
+            return Err(Error::with_context(
+                ErrorCode::BadState,
+                "the job's context is not started",
             ));
         }
         let Some(slot) = self.slot_of(&ctx.shared) else {
-            return Err((
-                Error::with_context(
-                    ErrorCode::NotFound,
-                    "the job's context is not attached to this work queue",
-                ),
-                record,
+            return Err(Error::with_context(
+                ErrorCode::NotFound,
+                "the job's context is not attached to this work queue",
             ));
         };
-        if !ctx.shared.ops.handles(record.job_type) {
-            return Err((
-                Error::with_context(
-                    ErrorCode::InvalidValue,
-                    "job type does not belong to the context's library",
-                ),
-                record,
-            ));
-        }
         if self.inflight >= self.shared.depth {
-            return Err((
-                Error::with_context(
-                    ErrorCode::NoMemory,
-                    "work queue is full: retrieve completions first",
-                ),
-                record,
+            return Err(Error::with_context(
+                ErrorCode::NoMemory,
+                "work queue is full: retrieve completions first",
             ));
         }
-        match self.start_job(slot, &mut record, 0) {
+        Ok(slot)
+    }
+
+    /// Starts the job last pushed on `local`: its completion stays there when it ran
+    /// inline; it moves to the engine or the pending jobs otherwise. On a refusal it is
+    /// still there, for the caller to take back.
+    #[inline(always)]
+    fn start_last(&mut self, ctx: &Ctx, slot: usize) -> Result<()> {
+        let c = self.local.back_mut().expect("the job just pushed");
+        if !ctx.shared.ops.handles(c.record.job_type) {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "job type does not belong to the context's library",
+            ));
+        }
+        let a = &mut self.attached[slot];
+        match start_job(a, &mut c.record, 0) {
             Start::Finished(error) => {
-                self.attached[slot].inflight += 1;
-                self.local.push_back(Completion {
-                    error,
-                    record,
-                    graph_instance: None,
-                });
+                c.error = error;
+                a.inflight += 1;
                 self.shared.wake_armed_from_owner();
             }
-            Start::Queue { pending } => self.queue_job(slot, record, pending),
-            Start::Refused(e) => return Err((e, record)),
+            Start::Queue { pending } => {
+                let c = self.local.pop_back().expect("the job just pushed");
+                self.queue_job(slot, c.record, pending);
+            }
+            Start::Refused(e) => return Err(e),
         }
         self.inflight += 1;
         Ok(())
@@ -263,32 +300,7 @@ impl WorkQ {
     /// condition).
     #[inline]
     pub(crate) fn start_job(&mut self, slot: usize, rec: &mut JobRecord, tag: u32) -> Start {
-        let a = &mut self.attached[slot];
-        if a.supported != rec.job_type {
-            if let Err(e) = a.dev.as_devinfo().job_supported(rec.job_type) {
-                return Start::Refused(e);
-            }
-            a.supported = rec.job_type;
-        }
-        if let Err(e) = a.ctx.ops.validate(rec, &a.dev) {
-            return Start::Refused(e);
-        }
-        // Borrowed buffers (the C face) stay alive until the job completes, whatever
-        // the program does with its own references meanwhile.
-        if let Err(e) = rec.pin_borrowed() {
-            return Start::Refused(e);
-        }
-        rec.ctx_id = Arc::as_ptr(&a.ctx) as *const () as usize;
-        rec.graph_tag = tag;
-        if a.engine.is_some() {
-            return Start::Queue { pending: false };
-        }
-        let r = execute_caught(&a.ctx, rec, &ExecEnv::new(&a.dev, None));
-        if is_pending(&r) {
-            return Start::Queue { pending: true };
-        }
-        rec.graph_tag = 0;
-        Start::Finished(r.err())
+        start_job(&mut self.attached[slot], rec, tag)
     }
 
     /// Queues a job [`start_job`](WorkQ::start_job) started: on the context's engine,
@@ -324,6 +336,29 @@ impl WorkQ {
     /// with the failed job's completion. Completion order is not guaranteed.
     #[inline]
     pub fn progress_retrieve(&mut self) -> std::result::Result<Completion, RetrieveError> {
+        match self.retrieve_done() {
+            Some(c) => Ok(c),
+            None => self.progress_retrieve_slow(),
+        }
+    }
+
+    /// The common retrieval, in a straight line: the oldest completion of a job that
+    /// ran inline and succeeded, when nothing is pending (else `None`, and
+    /// [`progress_retrieve`](WorkQ::progress_retrieve) does the rest).
+    #[inline(always)]
+    pub(crate) fn retrieve_done(&mut self) -> Option<Completion> {
+        let front = self.local.front()?;
+        if !self.pending.is_empty() || front.record.graph_tag != 0 || front.error.is_some() {
+            return None;
+        }
+        let c = self.local.pop_front()?;
+        self.inflight -= 1;
+        self.ctx_job_done(c.record.ctx_id);
+        Some(c)
+    }
+
+    #[inline(never)]
+    fn progress_retrieve_slow(&mut self) -> std::result::Result<Completion, RetrieveError> {
         if !self.pending.is_empty() {
             self.retry_pending();
         }
@@ -417,4 +452,47 @@ impl Drop for WorkQ {
             }
         }
     }
+}
+
+/// What the free slots of [`WorkQ::local`] hold.
+impl super::ring::Empty for Completion {
+    #[inline(always)]
+    unsafe fn write_empty(p: *mut Completion) {
+        // SAFETY: the caller's contract; every field is written once.
+        unsafe {
+            (&raw mut (*p).error).write(None);
+            JobRecord::write_empty(&raw mut (*p).record);
+            (&raw mut (*p).graph_instance).write(None);
+        }
+    }
+}
+
+/// [`WorkQ::start_job`] on the attachment `a`.
+#[inline(always)]
+fn start_job(a: &mut Attached, rec: &mut JobRecord, tag: u32) -> Start {
+    if a.supported != rec.job_type {
+        if let Err(e) = a.dev.as_devinfo().job_supported(rec.job_type) {
+            return Start::Refused(e);
+        }
+        a.supported = rec.job_type;
+    }
+    if let Err(e) = a.ctx.ops.validate(rec, &a.dev) {
+        return Start::Refused(e);
+    }
+    // Borrowed buffers (the C face) stay alive until the job completes, whatever
+    // the program does with its own references meanwhile.
+    if let Err(e) = rec.pin_borrowed() {
+        return Start::Refused(e);
+    }
+    rec.ctx_id = Arc::as_ptr(&a.ctx) as *const () as usize;
+    rec.graph_tag = tag;
+    if a.engine.is_some() {
+        return Start::Queue { pending: false };
+    }
+    let r = execute_caught(&a.ctx, rec, &ExecEnv::new(&a.dev, None));
+    if is_pending(&r) {
+        return Start::Queue { pending: true };
+    }
+    rec.graph_tag = 0;
+    Start::Finished(r.err())
 }
