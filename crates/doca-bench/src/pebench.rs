@@ -369,6 +369,11 @@ pub fn run(a: &PeArgs) {
     );
     println!("| Rust, WorkQ | {:.1} | |", ns[2]);
     println!("| Rust, Pe | {:.1} | {:.2}x |", ns[3], ns[3] / ns[2]);
+    println!(
+        "\n3.x task round trip: {:.1} ns, target <= 60 ns: {}",
+        ns[1],
+        if ns[1] <= 60.0 { "met" } else { "not met" }
+    );
 
     drop(runners);
     // SAFETY: releasing the handles made above, in the order DOCA asks.

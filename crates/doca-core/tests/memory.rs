@@ -522,3 +522,54 @@ fn handles_on_two_threads_cannot_break_the_buffer_bounds() {
     );
     drop((guard_lo, guard_hi));
 }
+
+/// Biased ownership: the thread that made an inventory and an mmap updates counts and
+/// takes the range lock without atomic operations until another thread touches them.
+/// Three threads join the owner while it is busy with both: no reference is lost or
+/// doubled, every write lands, and every buffer comes back.
+#[test]
+fn owner_and_other_threads_share_counts_and_bytes() {
+    for round in 0..8 {
+        let mmap = started_mmap(64 * 1024);
+        let inv = inventory(64);
+        let shared = inv.buf_at(&mmap, 0, 4096).unwrap();
+        let mut mine = inv.buf_at(&mmap, 4096, 4096).unwrap();
+        let theirs: Vec<_> = (0..3)
+            .map(|i| inv.buf_at(&mmap, (i + 2) * 4096, 4096).unwrap())
+            .collect();
+        let go = AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for (t, mut b) in theirs.into_iter().enumerate() {
+                // Each thread has its own handle on the shared buffer.
+                let (shared, go) = (shared.refcount_add().unwrap(), &go);
+                s.spawn(move || {
+                    while go.load(Ordering::Acquire) == 0 {
+                        std::hint::spin_loop();
+                    }
+                    for i in 0..3000usize {
+                        let extra = shared.refcount_add().unwrap();
+                        b.reset_data_len();
+                        b.append(&((t * 10_000 + i) as u64).to_le_bytes()).unwrap();
+                        assert_eq!(b.data_to_vec(), ((t * 10_000 + i) as u64).to_le_bytes());
+                        drop(extra);
+                    }
+                });
+            }
+            // The owner starts busy and keeps going while the others revoke.
+            for i in 0..20_000usize {
+                if i == 100 + round * 50 {
+                    go.store(1, Ordering::Release);
+                }
+                let extra = shared.refcount_add().unwrap();
+                mine.reset_data_len();
+                mine.append(&(i as u64).to_le_bytes()).unwrap();
+                drop(extra);
+            }
+        });
+        assert_eq!(shared.refcount(), 1);
+        assert_eq!(mine.data_to_vec(), 19_999u64.to_le_bytes());
+        drop(mine);
+        drop(shared);
+        assert_eq!(inv.num_free_elements(), 64);
+    }
+}
