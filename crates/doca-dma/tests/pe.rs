@@ -474,3 +474,79 @@ proptest::proptest! {
         proptest::prop_assert_eq!(pe.inflight(), 0);
     }
 }
+
+/// `progress_by_ref` hands the completions of tasks that ran and succeeded to its first
+/// handler, in place, and everything else (a failed task and the state change it makes,
+/// a graph instance) to the second, as `progress` does; what the first handler leaves
+/// in a completion (its buffers) goes back after it returns.
+#[test]
+fn progress_by_ref_splits_completions() {
+    for dev in engines() {
+        let e = env(&dev);
+        let pe = Pe::new().unwrap();
+        let dma = dma_on(&pe, &dev, 16);
+        let free = e.inv.num_free_elements();
+        let g = doca_core::Graph::new();
+        let node = g.ctx_node_create(JOB_MEMCPY, dma.as_ctx()).unwrap();
+        g.start().unwrap();
+        pe.graph_attach(&g).unwrap();
+        let mut inst = g.instance_create().unwrap();
+        let (src, dst) = e.pair(40, 256, 0x5a);
+        inst.set_ctx_node_data(node, MemcpyJob::new(src, dst, 0).into_record())
+            .unwrap();
+        pe.graph_submit(inst, 77).map_err(|(e, _)| e).unwrap();
+        for i in 0..8u64 {
+            let (src, dst) = e.pair(i as usize, 1024, i as u8);
+            pe.submit(dma.as_ctx(), MemcpyJob::new(src, dst, i).into_record())
+                .unwrap();
+        }
+        let (done, other) = (Cell::new(0u32), Cell::new(0u32));
+        let mut instance = None;
+        let end = Instant::now() + Duration::from_secs(10);
+        while done.get() < 8 || instance.is_none() {
+            pe.progress_by_ref(
+                |c| {
+                    assert!(c.error.is_none() && c.graph_instance.is_none());
+                    let i = c.record.user_data.u64();
+                    let dst = c.record.buf(MemcpyJob::DST).unwrap();
+                    assert_eq!(dst.data_to_vec(), vec![i as u8; 1024]);
+                    done.set(done.get() + 1);
+                },
+                |ev| match ev {
+                    PeEvent::Task(mut c) => {
+                        assert_eq!(c.event().user_data.u64(), 77);
+                        instance = c.graph_instance.take();
+                        other.set(other.get() + 1);
+                    }
+                    PeEvent::State { .. } => panic!("no state change expected"),
+                },
+            );
+            assert!(Instant::now() < end, "timed out");
+        }
+        assert_eq!(other.get(), 1);
+        drop(instance);
+        // A failed task: its context stops, both reported through the second handler.
+        let (src, _) = e.pair(50, 64, 1);
+        let small = e.inv.buf_at(&e.mmap, 60 * 64, 16).unwrap();
+        pe.submit(dma.as_ctx(), MemcpyJob::new(src, small, 9).into_record())
+            .unwrap();
+        let (failed, states) = (Cell::new(0u32), Cell::new(0u32));
+        let end = Instant::now() + Duration::from_secs(10);
+        while dma.as_ctx().phase() != CtxPhase::Idle {
+            pe.progress_by_ref(
+                |_| panic!("the task failed"),
+                |ev| match ev {
+                    PeEvent::Task(c) => {
+                        assert_eq!(c.error.unwrap().code(), ErrorCode::InvalidValue);
+                        failed.set(failed.get() + 1);
+                    }
+                    PeEvent::State { .. } => states.set(states.get() + 1),
+                },
+            );
+            assert!(Instant::now() < end, "timed out");
+        }
+        assert_eq!((failed.get(), states.get()), (1, 2));
+        pe.graph_detach(&g).unwrap();
+        assert_eq!(e.inv.num_free_elements(), free);
+    }
+}

@@ -382,19 +382,12 @@ pub unsafe extern "C" fn doca_pe_connect_ctx(
     })
 }
 
-/// Delivers what the engine hands over: a task's completion to its callback, a state
-/// change to its context's callback.
+/// Delivers a task's completion to its callback (the completion is the engine's, read
+/// where it lies; its buffers are given back before the callback).
 #[inline(always)]
-fn deliver(p: &doca_pe, mut ev: PeEvent) {
-    // The completion is read where it lies and dropped whole (no move out of the event).
-    let (task, status, failed) = match &ev {
-        PeEvent::Task(c) if c.graph_instance.is_none() => (
-            c.record.user_data.ptr::<doca_task>(),
-            c.error.as_ref().map_or(DOCA_SUCCESS, |e| e.raw()),
-            c.error.is_some(),
-        ),
-        _ => return deliver_other(p, ev),
-    };
+fn deliver_task(c: &mut doca_core::Completion) {
+    let task = c.record.user_data.ptr::<doca_task>();
+    let status = c.error.as_ref().map_or(DOCA_SUCCESS, |e| e.raw());
     // SAFETY: the record's user data is the task it was made from (set at submission), a
     // pool slot alive while its context is.
     let t = unsafe { &*task };
@@ -406,25 +399,32 @@ fn deliver(p: &doca_pe, mut ev: PeEvent) {
     if t.orphan.get() {
         // The program gave it back while it was in flight: it is the pool's again now,
         // and nobody is told.
-        drop(ev);
+        c.record.release_bufs();
         t.status.set(status);
         t.orphan.set(false);
         let _ = give_back(t, task);
         return;
     }
-    if let (Some(f), PeEvent::Task(c)) = (finish, &ev) {
+    if let Some(f) = finish {
         // SAFETY: the library's own hook, on its task and completion.
-        unsafe { f(t, &c.record, failed) };
+        unsafe { f(t, &c.record, c.error.is_some()) };
     }
     // The record's buffer references go before the program sees the task.
-    if let PeEvent::Task(c) = &mut ev {
-        c.record.release_bufs();
-    }
+    c.record.release_bufs();
     t.status.set(status);
     let cb = if status == DOCA_SUCCESS { ok } else { err_cb };
     if let Some(cb) = cb {
         // SAFETY: the program's callback, with the task it submitted.
         unsafe { cb(task, t.user_data.get(), ctx.user_data.get()) };
+    }
+}
+
+/// Delivers what the engine hands over: a task's completion to its callback, a state
+/// change to its context's callback.
+fn deliver(p: &doca_pe, ev: PeEvent) {
+    match ev {
+        PeEvent::Task(mut c) if c.graph_instance.is_none() => deliver_task(&mut c),
+        ev => deliver_other(p, ev),
     }
 }
 
@@ -455,7 +455,9 @@ pub unsafe extern "C" fn doca_pe_progress(pe: *mut doca_pe) -> u8 {
     ffi_value(0, || {
         // SAFETY: NULL or a live engine.
         let p = unsafe { handle(pe, "pe") }?;
-        Ok(u8::from(p.pe.progress(|ev| deliver(p, ev))))
+        Ok(u8::from(
+            p.pe.progress_by_ref(deliver_task, |ev| deliver(p, ev)),
+        ))
     })
 }
 

@@ -311,20 +311,50 @@ impl Pe {
     /// forever) and the state changes of stopping contexts. Whether anything happened.
     pub fn progress(&self, mut on: impl FnMut(PeEvent)) -> bool {
         let budget = self.inner.borrow().wq.inflight();
-        let mut progressed = false;
+        let n = self.progress_done(budget, |c| on(PeEvent::Task(c)));
+        self.progress_rest(budget - n, &mut on) || n > 0
+    }
+
+    /// [`progress`](Pe::progress) with the completions of tasks that succeeded (not
+    /// graph instances) handed to `on_done` by reference (what the handler leaves in the
+    /// completion is dropped after it returns); failed tasks, graph instances and state
+    /// changes go to `on` as [`progress`](Pe::progress) gives them. The C face delivers
+    /// this way: no copy of a completion is made for its handler.
+    pub fn progress_by_ref(
+        &self,
+        mut on_done: impl FnMut(&mut Completion),
+        mut on: impl FnMut(PeEvent),
+    ) -> bool {
+        let budget = self.inner.borrow().wq.inflight();
+        let n = self.progress_done(budget, |mut c| on_done(&mut c));
+        let mut rest = |ev| match ev {
+            PeEvent::Task(mut c) if c.error.is_none() && c.graph_instance.is_none() => {
+                on_done(&mut c)
+            }
+            ev => on(ev),
+        };
+        self.progress_rest(budget - n, &mut rest) || n > 0
+    }
+
+    /// The common case of progress, with the handler called from one place only (so
+    /// that it is inlined): completions of tasks that ran inline and succeeded, at most
+    /// `budget`. How many were handed over.
+    #[inline(always)]
+    fn progress_done(&self, budget: u32, mut on: impl FnMut(Completion)) -> u32 {
         let mut n = 0;
-        // The common case, with the handler called from one place only (so that it is
-        // inlined here): completions of tasks that ran inline and succeeded.
         while n < budget {
             // One borrow per completion: the handler may call back into the engine.
-            let Some(c) = self.inner().wq.retrieve_done() else {
-                break;
+            let c = {
+                let mut inner = self.inner();
+                if !inner.wq.done_ready() {
+                    break;
+                }
+                inner.wq.take_done()
             };
-            on(PeEvent::Task(c));
-            progressed = true;
+            on(c);
             n += 1;
         }
-        self.progress_rest(budget - n, &mut on) || progressed
+        n
     }
 
     /// The rest of [`progress`](Pe::progress): completions of failed tasks and of

@@ -343,18 +343,39 @@ impl WorkQ {
     }
 
     /// The common retrieval, in a straight line: the oldest completion of a job that
-    /// ran inline and succeeded, when nothing is pending (else `None`, and
+    /// ran inline and succeeded (not a graph instance's), when nothing is pending (else `None`, and
     /// [`progress_retrieve`](WorkQ::progress_retrieve) does the rest).
     #[inline(always)]
     pub(crate) fn retrieve_done(&mut self) -> Option<Completion> {
-        let front = self.local.front()?;
-        if !self.pending.is_empty() || front.record.graph_tag != 0 || front.error.is_some() {
-            return None;
+        if self.done_ready() {
+            Some(self.take_done())
+        } else {
+            None
         }
-        let c = self.local.pop_front()?;
+    }
+
+    /// Whether [`retrieve_done`](WorkQ::retrieve_done) has a completion to give.
+    #[inline(always)]
+    pub(crate) fn done_ready(&self) -> bool {
+        match self.local.front() {
+            Some(c) => {
+                self.pending.is_empty()
+                    && c.record.graph_tag == 0
+                    && c.error.is_none()
+                    && c.graph_instance.is_none()
+            }
+            None => false,
+        }
+    }
+
+    /// The completion [`done_ready`](WorkQ::done_ready) found (it panics if there is
+    /// none), straight from its slot.
+    #[inline(always)]
+    pub(crate) fn take_done(&mut self) -> Completion {
+        let ctx = self.local.front().map_or(0, |c| c.record.ctx_id);
         self.inflight -= 1;
-        self.ctx_job_done(c.record.ctx_id);
-        Some(c)
+        self.ctx_job_done(ctx);
+        self.local.take_front()
     }
 
     #[inline(never)]

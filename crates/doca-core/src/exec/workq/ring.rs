@@ -98,11 +98,19 @@ impl<T: Empty> Ring<T> {
         if self.len == 0 {
             return None;
         }
+        Some(self.take_front())
+    }
+
+    /// [`pop_front`](Ring::pop_front) of a ring known not to be empty (it panics if it
+    /// is): the value comes straight from its slot, with no `Option` around it.
+    #[inline(always)]
+    pub(crate) fn take_front(&mut self) -> T {
+        assert!(self.len > 0, "take_front on an empty ring");
         let i = self.head;
         self.head = self.at(1);
         self.len -= 1;
         // SAFETY: slot `i` held the oldest element; it is no longer counted as held.
-        Some(unsafe { self.slots[i].assume_init_read() })
+        unsafe { self.slots[i].assume_init_read() }
     }
 
     #[inline(always)]
