@@ -573,3 +573,95 @@ fn owner_and_other_threads_share_counts_and_bytes() {
         assert_eq!(inv.num_free_elements(), 64);
     }
 }
+
+/// A 1.x memory map: started empty, populated chunk by chunk up to its limit, devices
+/// added while started, buffers in any one chunk (never across the gap between two),
+/// a DMA copy from one chunk into another, and each chunk's free callback called once
+/// when the mmap and its buffers are gone.
+#[test]
+fn chunked_mmap_populate_devices_buffers_and_free_callbacks() {
+    use doca_core::exec::Job;
+    let dev = devinfo_list().unwrap()[0].open().unwrap();
+    let mut mem = vec![0u8; 3 * 8192];
+    let base = mem.as_mut_ptr();
+    let freed = Arc::new(AtomicUsize::new(0));
+    let cb = |freed: &Arc<AtomicUsize>| -> Option<Box<dyn FnOnce(*mut u8, usize) + Send>> {
+        let f = Arc::clone(freed);
+        Some(Box::new(move |_, len| {
+            f.fetch_add(len, Ordering::AcqRel);
+        }))
+    };
+    let mut m = doca_core::Mmap::chunked(Data(5));
+    assert_eq!(m.max_num_chunks(), 1);
+    // SAFETY: the range is memory this test owns, alive until the mmap is gone.
+    let err = unsafe { m.populate(base, 4096, None) }.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::BadState, "{err}");
+    m.set_max_num_chunks(2).unwrap();
+    m.start().unwrap();
+    assert_eq!(
+        m.set_max_num_chunks(3).unwrap_err().code(),
+        ErrorCode::BadState
+    );
+    m.dev_add(&dev).unwrap();
+    // SAFETY: the range is memory this test owns, alive until the mmap is gone.
+    unsafe { m.populate(base, 8192, cb(&freed)) }.unwrap();
+    // SAFETY: the range is memory this test owns, alive until the mmap is gone.
+    let e = unsafe { m.populate(base.add(4096), 8192, None) }.unwrap_err();
+    assert_eq!(e.code(), ErrorCode::NotPermitted, "overlap: {e}");
+    // SAFETY: the range is memory this test owns, alive until the mmap is gone.
+    unsafe { m.populate(base.add(16384), 8192, cb(&freed)) }.unwrap();
+    assert_eq!(m.num_chunks(), 2);
+    // SAFETY: the range is memory this test owns, alive until the mmap is gone.
+    let e = unsafe { m.populate(base.add(8192), 4096, None) }.unwrap_err();
+    assert_eq!(e.code(), ErrorCode::NoMemory, "{e}");
+    // A two-chunk mmap is not exported.
+    assert_eq!(
+        m.export_dpu(&dev).unwrap_err().code(),
+        ErrorCode::NotSupported
+    );
+
+    let inv = inventory(8);
+    let mut src = inv.buf_at(&m, 100, 512).unwrap();
+    src.write_data(&[0xab; 512]).unwrap();
+    // Offsets are from the first chunk: the second starts at 16384.
+    let dst = inv.buf_at(&m, 16384 + 64, 512).unwrap();
+    let gap = inv.buf_at(&m, 8000, 512).unwrap_err();
+    assert_eq!(gap.code(), ErrorCode::InvalidValue, "{gap}");
+    let dma = doca_dma::Dma::new();
+    dma.as_ctx().dev_add(&dev).unwrap();
+    dma.as_ctx().start().unwrap();
+    let mut wq = doca_core::WorkQ::new(4).unwrap();
+    dma.as_ctx().workq_add(&mut wq).unwrap();
+    wq.submit(
+        dma.as_ctx(),
+        doca_dma::MemcpyJob::new(src, dst, 1).into_record(),
+    )
+    .map_err(|(e, _)| e)
+    .unwrap();
+    let mut c = wq.wait(Some(std::time::Duration::from_secs(5))).unwrap();
+    c.status().unwrap();
+    let dst = c.take_buf(doca_dma::MemcpyJob::DST).unwrap();
+    assert_eq!(dst.data_to_vec(), vec![0xab; 512]);
+    drop(c);
+    drop(dst);
+    dma.as_ctx().workq_rm(&mut wq).unwrap();
+    dma.as_ctx().stop().unwrap();
+    // Devices come and go while started; the memory is freed once, chunk by chunk.
+    m.dev_rm(&dev).unwrap();
+    m.dev_add(&dev).unwrap();
+    assert_eq!(freed.load(Ordering::Acquire), 0);
+    m.destroy().unwrap();
+    assert_eq!(freed.load(Ordering::Acquire), 2 * 8192);
+    drop(mem);
+
+    // An mmap with one memory range is not populated.
+    let mut one = started_mmap(4096);
+    let mut x = [0u8; 64];
+    // SAFETY: the range is memory this test owns, alive until the mmap is gone.
+    let e = unsafe { one.populate(x.as_mut_ptr(), 64, None) }.unwrap_err();
+    assert_eq!(e.code(), ErrorCode::NotPermitted);
+    assert_eq!(
+        one.set_max_num_chunks(2).unwrap_err().code(),
+        ErrorCode::BadState
+    );
+}

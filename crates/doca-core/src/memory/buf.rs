@@ -163,7 +163,9 @@ impl BufDesc {
 
     /// Offset of the head from the start of its mmap's memory range.
     pub fn mmap_offset(&self) -> usize {
-        self.head.load(Relaxed) - self.mmap_shared().state().base
+        self.head
+            .load(Relaxed)
+            .wrapping_sub(self.mmap_shared().state().base)
     }
 
     #[inline]

@@ -157,6 +157,13 @@ enum Memory {
 
 type FreeCb = Box<dyn FnOnce(*mut u8, usize) + Send>;
 
+/// A memory range populated into a chunked mmap after its first.
+struct Chunk {
+    base: usize,
+    len: usize,
+    free_cb: Option<FreeCb>,
+}
+
 pub(crate) struct MmapState {
     memory: Option<Memory>,
     pub(crate) base: usize,
@@ -169,11 +176,29 @@ pub(crate) struct MmapState {
     /// Live exports while started: to the DPU and for RDMA.
     exports: [Option<(Export, Arc<[u8]>)>; 2],
     from_export: bool,
+    /// Made by [`Mmap::chunked`]: started empty, then populated with chunks (the first
+    /// is `base`/`len`, the others `chunks`), devices added while started.
+    chunked: bool,
+    max_chunks: u32,
+    chunks: Vec<Chunk>,
 }
 
 impl MmapState {
     pub(crate) fn has_device(&self, dev: &Dev) -> bool {
         self.devices.contains(dev)
+    }
+
+    /// Whether `[addr, end)` lies inside one of the mmap's memory ranges.
+    pub(crate) fn contains(&self, addr: usize, end: usize) -> bool {
+        (self.memory.is_some() && addr >= self.base && end <= self.base + self.len)
+            || self
+                .chunks
+                .iter()
+                .any(|c| addr >= c.base && end <= c.base + c.len)
+    }
+
+    fn num_chunks(&self) -> u32 {
+        u32::from(self.memory.is_some()) + self.chunks.len() as u32
     }
 }
 
@@ -256,6 +281,11 @@ impl Drop for MmapShared {
         {
             cb(st.base as *mut u8, st.len);
         }
+        for c in std::mem::take(&mut st.chunks) {
+            if let Some(cb) = c.free_cb {
+                cb(c.base as *mut u8, c.len);
+            }
+        }
         st.memory = None;
     }
 }
@@ -299,6 +329,21 @@ impl Mmap {
 
     /// `doca_mmap_create`.
     pub fn with_user_data(user_data: Data) -> Mmap {
+        Mmap::make(user_data, false)
+    }
+
+    /// A memory map of the 1.x generation (`doca_mmap_create(name, ...)`): it starts
+    /// with no memory; once started, memory ranges are added one by one with
+    /// [`populate`](Mmap::populate) (up to [`max_num_chunks`](Mmap::max_num_chunks),
+    /// 1 unless set before start) and devices are added and removed. Buffers may point
+    /// into any one chunk. Local read-write and DPU read-write access.
+    pub fn chunked(user_data: Data) -> Mmap {
+        let m = Mmap::make(user_data, true);
+        m.shared.state().permissions = AccessFlags::LOCAL_READ_WRITE | AccessFlags::DPU_READ_WRITE;
+        m
+    }
+
+    fn make(user_data: Data, chunked: bool) -> Mmap {
         Mmap {
             shared: Arc::new(MmapShared {
                 state: Mutex::new(MmapState {
@@ -312,6 +357,9 @@ impl Mmap {
                     started: false,
                     exports: Default::default(),
                     from_export: false,
+                    chunked,
+                    max_chunks: 1,
+                    chunks: Vec::new(),
                 }),
                 io: super::io::RangeLock::default(),
                 num_bufs: AtomicU32::new(0),
@@ -321,6 +369,129 @@ impl Mmap {
             }),
             _not_sync: PhantomData,
         }
+    }
+
+    /// The state, for a change of devices: before start, or any time for a chunked
+    /// mmap that is not exported; the caller refreshes the start snapshot.
+    fn devices_editable(&self) -> Result<MutexGuard<'_, MmapState>> {
+        let chunked = self.shared.state().chunked;
+        if !chunked {
+            return self.configurable();
+        }
+        let st = self.shared.state();
+        if st.from_export || st.exports.iter().any(Option::is_some) {
+            return Err(Error::with_context(
+                ErrorCode::NotPermitted,
+                "an exported mmap, or one created from an export, keeps its devices",
+            ));
+        }
+        Ok(st)
+    }
+
+    /// The 1.x `DOCA_MMAP_MAX_NUM_CHUNKS` property: how many memory ranges
+    /// [`populate`](Mmap::populate) may add (a chunked mmap, before start).
+    pub fn set_max_num_chunks(&mut self, max: u32) -> Result<()> {
+        let mut st = self.configurable()?;
+        if !st.chunked {
+            return Err(Error::with_context(
+                ErrorCode::NotSupported,
+                "only an mmap made as chunked (Mmap::chunked) holds several chunks",
+            ));
+        }
+        if max == 0 {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "max_num_chunks must be at least 1",
+            ));
+        }
+        st.max_chunks = max;
+        Ok(())
+    }
+
+    /// The most chunks (1 for a chunked mmap unless set; 1 for an mmap with a memory
+    /// range).
+    pub fn max_num_chunks(&self) -> u32 {
+        self.shared.state().max_chunks
+    }
+
+    /// Memory ranges held: populated chunks, or the one range set.
+    pub fn num_chunks(&self) -> u32 {
+        self.shared.state().num_chunks()
+    }
+
+    /// `doca_mmap_populate` (1.x): adds `[addr, addr + len)` to a started chunked mmap.
+    /// `free_cb`, if any, is called once with the range when the memory is released
+    /// (the mmap and every buffer into it are gone). `NoMemory` at `max_num_chunks`;
+    /// `NotPermitted` for a range that overlaps a chunk, an mmap that is exported or
+    /// created from an export, or one that is not chunked; `BadState` before start.
+    ///
+    /// # Safety
+    ///
+    /// As [`set_memrange`](Mmap::set_memrange): the range must be valid for reads and
+    /// writes, and reached only through this mmap and its buffers, until the mmap and
+    /// every buffer into it are gone.
+    pub unsafe fn populate(
+        &mut self,
+        addr: *mut u8,
+        len: usize,
+        free_cb: Option<Box<dyn FnOnce(*mut u8, usize) + Send>>,
+    ) -> Result<()> {
+        let mut st = self.shared.state();
+        if !st.chunked {
+            return Err(Error::with_context(
+                ErrorCode::NotPermitted,
+                "this mmap has one memory range (set_memrange); chunks are populated into 1.x mmaps",
+            ));
+        }
+        if st.from_export || st.exports.iter().any(Option::is_some) {
+            return Err(Error::with_context(
+                ErrorCode::NotPermitted,
+                "an exported mmap, or one created from an export, cannot be populated",
+            ));
+        }
+        if !st.started {
+            return Err(bad_state("mmap is not started; start it, then populate it"));
+        }
+        if addr.is_null() || len == 0 {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "memory range address is NULL or its length is 0",
+            ));
+        }
+        let base = addr as usize;
+        let Some(end) = base.checked_add(len) else {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "memory range wraps around the address space",
+            ));
+        };
+        if st.num_chunks() >= st.max_chunks {
+            return Err(Error::with_context(
+                ErrorCode::NoMemory,
+                format!(
+                    "mmap already holds max_num_chunks ({}) chunks; set a larger DOCA_MMAP_MAX_NUM_CHUNKS before start",
+                    st.max_chunks
+                ),
+            ));
+        }
+        let overlaps = |b: usize, l: usize| base < b + l && b < end;
+        if (st.memory.is_some() && overlaps(st.base, st.len))
+            || st.chunks.iter().any(|c| overlaps(c.base, c.len))
+        {
+            return Err(Error::with_context(
+                ErrorCode::NotPermitted,
+                "memory range intersects a chunk already populated",
+            ));
+        }
+        if st.memory.is_none() {
+            st.memory = Some(Memory::Foreign);
+            st.base = base;
+            st.len = len;
+            st.free_cb = free_cb;
+        } else {
+            st.chunks.push(Chunk { base, len, free_cb });
+        }
+        Ok(())
     }
 
     fn configurable(&self) -> Result<MutexGuard<'_, MmapState>> {
@@ -460,9 +631,9 @@ impl Mmap {
         Ok(())
     }
 
-    /// `doca_mmap_dev_add`.
+    /// `doca_mmap_dev_add` (before start; also while started, for a chunked mmap).
     pub fn dev_add(&mut self, dev: &Dev) -> Result<()> {
-        let mut st = self.configurable()?;
+        let mut st = self.devices_editable()?;
         if st.devices.contains(dev) {
             return Err(Error::with_context(
                 ErrorCode::AlreadyExist,
@@ -479,15 +650,21 @@ impl Mmap {
             ));
         }
         st.devices.push(dev.clone());
+        if st.started {
+            self.shared.frozen.store(&st);
+        }
         Ok(())
     }
 
-    /// `doca_mmap_dev_rm`.
+    /// `doca_mmap_dev_rm` (before start; also while started, for a chunked mmap).
     pub fn dev_rm(&mut self, dev: &Dev) -> Result<()> {
-        let mut st = self.configurable()?;
+        let mut st = self.devices_editable()?;
         match st.devices.iter().position(|d| d == dev) {
             Some(i) => {
                 st.devices.remove(i);
+                if st.started {
+                    self.shared.frozen.store(&st);
+                }
                 Ok(())
             }
             None => Err(Error::with_context(
@@ -513,7 +690,7 @@ impl Mmap {
         if st.started {
             return Err(bad_state("mmap is already started"));
         }
-        if st.memory.is_none() {
+        if st.memory.is_none() && !st.chunked {
             return Err(bad_state("mmap has no memory range; set one before start"));
         }
         self.shared.frozen.store(&st);
@@ -667,6 +844,17 @@ impl Mmap {
                 format!("the mmap's permissions do not allow this export: set {names}"),
             ));
         }
+        if st.memory.is_none() {
+            return Err(bad_state(
+                "mmap has no memory; populate it before exporting",
+            ));
+        }
+        if !st.chunks.is_empty() {
+            return Err(Error::with_context(
+                ErrorCode::NotSupported,
+                "only an mmap of a single chunk can be exported",
+            ));
+        }
         let pci = info.pci_addr();
         let shm = match &st.memory {
             Some(Memory::Owned { region }) => region.shared_file(),
@@ -725,6 +913,9 @@ impl Mmap {
             started: true,
             exports: Default::default(),
             from_export: true,
+            chunked: false,
+            max_chunks: 1,
+            chunks: Vec::new(),
         };
         let frozen = Frozen::default();
         frozen.store(&st);

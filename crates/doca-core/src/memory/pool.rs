@@ -114,7 +114,7 @@ impl PoolShared {
                     ));
                 }
             };
-            if addr < st.base || end > st.base + st.len {
+            if !st.contains(addr, end) {
                 return Err(Error::with_context(
                     ErrorCode::InvalidValue,
                     "buffer range lies outside the mmap's memory range",
