@@ -26,6 +26,14 @@
 #
 #   PKG_CONFIG_PATH=DIR/lib/pkgconfig gcc app.c $(pkg-config --cflags --libs doca-common doca-dma)
 #   PKG_CONFIG_PATH=DIR/lib/pkgconfig/dpu gcc app.c $(pkg-config --cflags --libs doca-common doca-dma)
+#
+# The 1.x generation (1.3-1.4): DIR/include/doca-1/, DIR/lib/doca-1/libdoca_common.so.1
+# (with libdoca_{dma,argp} linking to it), and the pkg-config modules doca-1 and
+# doca-1-dpu (the DPU flavour); DIR/lib/pkgconfig/doca-1/ and doca-1-dpu/ hold them
+# under the name doca, for build files that ask for dependency('doca'):
+#
+#   PKG_CONFIG_PATH=DIR/lib/pkgconfig gcc app.c $(pkg-config --cflags --libs doca-1)
+#   PKG_CONFIG_PATH=DIR/lib/pkgconfig/doca-1 meson setup build
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 
@@ -145,7 +153,60 @@ mv "$stage3/include" "$inc/doca-3"
 mv "$stage3/lib" "$lib/doca-3"
 rm -rf "$stage3"
 
+# ---- The 1.x generation (1.3-1.4), beside the others ----
+# Names 1.x shares with 2.2 under another prototype are defined as doca1__<rest>: here
+# they take their public names, and the 2.2 functions of those names are renamed out of
+# the way (doca22__<rest>, not exported). The headers 1.x keeps from 2.2 (errors, log,
+# argp, build configuration) are copied beside its own.
+version1=1.4.0079
+stage1="$stage/doca-1"
+mkdir -p "$stage1/lib/dpu" "$stage1/include/dpu" "$stage1/pc/doca-1" "$stage1/pc/doca-1-dpu"
+nm --defined-only "$archive" 2>/dev/null | awk '$3 ~ /^doca1__/ {print $3}' | sort -u >"$stage1/newer"
+[ -s "$stage1/newer" ] || { echo "install-capi: no 1.x symbols found in $archive" >&2; exit 1; }
+nm --defined-only "$archive" 2>/dev/null | awk '$3 ~ /^doca_/ {print $3}' | sort -u >"$stage1/older"
+while read -r sym; do
+    pub="doca_${sym#doca1__}"
+    if grep -qx "$pub" "$stage1/older"; then
+        echo "$pub doca22__${pub#doca_}"
+    fi
+    echo "$sym $pub"
+done <"$stage1/newer" >"$stage1/renames"
+objcopy --redefine-syms="$stage1/renames" "$archive" "$stage1/lib/libdoca_common.a"
+printf '{\n  global: doca_*;\n  local: *;\n};\n' >"$stage1/exports.map"
+cc -shared -o "$stage1/lib/libdoca_common.so.$version1" -Wl,-soname,libdoca_common.so.1 \
+    -Wl,--whole-archive "$stage1/lib/libdoca_common.a" -Wl,--no-whole-archive \
+    -Wl,--version-script="$stage1/exports.map" -Wl,--gc-sections \
+    -lpthread -ldl -lm -lgcc_s -lc
+ln -s "libdoca_common.so.$version1" "$stage1/lib/libdoca_common.so.1"
+ln -s libdoca_common.so.1 "$stage1/lib/libdoca_common.so"
+for l in dma argp; do
+    echo "INPUT(libdoca_common.so.1)" >"$stage1/lib/libdoca_$l.so"
+    echo "INPUT(libdoca_common.a)" >"$stage1/lib/libdoca_$l.a"
+    ln -s libdoca_common.so.1 "$stage1/lib/libdoca_$l.so.1"
+done
+for h in doca_error.h doca_log.h doca_argp.h doca_compat.h doca_config.h doca_common_defines.h doca_build_config.h; do
+    cp "$root/crates/doca-capi/include/$h" "$stage1/include/"
+done
+cp "$root"/crates/doca-capi/include1/doca_*.h "$stage1/include/"
+cp "$root/crates/doca-capi/include/dpu/doca_build_config.h" "$stage1/include/dpu/"
+cc -c -fPIC -O2 -Wall -Wextra -Werror -I"$stage1/include/dpu" \
+    -o "$stage1/lib/dpu/doca_arch_dpu.o" "$root/crates/doca-capi/csrc/arch_dpu.c"
+pc1="$root/crates/doca-capi/pkgconfig1"
+for spec in doca-1:doca-1 doca-1-dpu:doca-1-dpu doca-1/doca:doca-1 doca-1-dpu/doca:doca-1-dpu; do
+    IFS=: read -r out tmpl <<<"$spec"
+    sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version1|" -e "s|@NAME@|${out##*/}|" \
+        "$pc1/$tmpl.pc.in" >"$stage1/pc/$out.pc"
+done
+rm "$stage1/newer" "$stage1/older" "$stage1/renames" "$stage1/exports.map"
+
+rm -rf "$inc/doca-1" "$lib/doca-1" "$pc/doca-1" "$pc/doca-1-dpu"
+mv "$stage1/pc/doca-1.pc" "$stage1/pc/doca-1-dpu.pc" "$pc/"
+mv "$stage1/pc/doca-1" "$stage1/pc/doca-1-dpu" "$pc/"
+mv "$stage1/include" "$inc/doca-1"
+mv "$stage1/lib" "$lib/doca-1"
+rm -rf "$stage1"
+
 for f in "$stage"/*; do
     mv -f "$f" "$lib/"
 done
-echo "installed the DOCA $version and $version3 C libraries in $prefix (pkg-config: PKG_CONFIG_PATH=$pc)"
+echo "installed the DOCA $version, $version3 and $version1 C libraries in $prefix (pkg-config: PKG_CONFIG_PATH=$pc)"

@@ -27,6 +27,13 @@ pub struct doca_devinfo_rep {
     info: DevInfoRep,
 }
 
+impl doca_devinfo_rep {
+    /// The representor's information.
+    pub(crate) fn info(&self) -> &DevInfoRep {
+        &self.info
+    }
+}
+
 /// `struct doca_dev_rep`.
 #[derive(Debug)]
 pub struct doca_dev_rep {

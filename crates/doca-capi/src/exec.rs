@@ -220,7 +220,7 @@ pub(crate) unsafe fn with_job_from_c<R>(
 ///
 /// # Safety
 /// As [`with_job_from_c`].
-unsafe fn job_head<'a>(job: *const doca_job) -> Result<(&'a doca_ctx, u32)> {
+pub(crate) unsafe fn job_head<'a>(job: *const doca_job) -> Result<(&'a doca_ctx, u32)> {
     // SAFETY: the caller's contract.
     let base = unsafe { handle(job, "job") }?;
     // SAFETY: a job's ctx is NULL or a live context handle (the caller's contract).
@@ -247,7 +247,7 @@ unsafe fn job_head<'a>(job: *const doca_job) -> Result<(&'a doca_ctx, u32)> {
 ///
 /// # Safety
 /// As [`with_job_from_c`].
-unsafe fn fill_from_c(
+pub(crate) unsafe fn fill_from_c(
     job: *const doca_job,
     ctx: &doca_ctx,
     t: u32,

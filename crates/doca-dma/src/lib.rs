@@ -138,6 +138,12 @@ impl MemcpyJob {
         r
     }
 
+    /// The record parameter that, when not 0, makes a memcpy copy that many bytes
+    /// from the source's head to the destination's head (the 1.x job's
+    /// `num_bytes_to_copy`) instead of the source's data into the destination's
+    /// tailroom.
+    pub const BYTES: usize = 0;
+
     /// [`record_borrowed`](MemcpyJob::record_borrowed) written into `r`, an empty
     /// record ([`JobRecord::new`]) where a work queue keeps it.
     ///
@@ -214,6 +220,9 @@ impl CtxOps for DmaOps {
                 "memcpy job needs a source and a destination buffer",
             ));
         };
+        if job.params[0] != 0 {
+            return copy_heads(src, dst, job.params[0], env);
+        }
         if src.list_data_len() == 0 {
             // As on the hardware: a copy of nothing fails (in the completion).
             return Err(Error::with_context(
@@ -324,6 +333,57 @@ fn copy_one(src: &BufDesc, dst: &BufDesc, env: &ExecEnv<'_>) -> Result<()> {
         // overlap (checked); the job holds their bytes.
         out = unsafe { move_bytes(src.remote(), from, dst.remote(), to, n) }
             .and_then(|()| dst.grow_data_len(n));
+    });
+    out
+}
+
+/// The 1.x memcpy ([`MemcpyJob::BYTES`] set): `n` bytes from the source's head to the
+/// destination's head, whatever their data sections say (1.x buffers have none); the
+/// data sections are left as they are.
+fn copy_heads(src: &BufDesc, dst: &BufDesc, n: u64, env: &ExecEnv<'_>) -> Result<()> {
+    if src.next().is_some() || dst.next().is_some() {
+        return Err(Error::with_context(
+            ErrorCode::InvalidValue,
+            "a copy of num_bytes_to_copy takes single buffers, not lists",
+        ));
+    }
+    let dev = env.dev();
+    if !src.mmap_has_device(dev) || !dst.mmap_has_device(dev) {
+        return Err(Error::with_context(
+            ErrorCode::NotPermitted,
+            "a buffer's mmap was not given access to the context's device (mmap dev_add)",
+        ));
+    }
+    if !dst.mmap_writable() {
+        return Err(not_writable(dst));
+    }
+    let n = usize::try_from(n).unwrap_or(usize::MAX);
+    if n as u64 > MAX_BUF_SIZE {
+        return Err(Error::with_context(
+            ErrorCode::InvalidValue,
+            "num_bytes_to_copy is larger than the DMA maximum (2 GiB)",
+        ));
+    }
+    if n > src.len() || n > dst.len() {
+        return Err(Error::with_context(
+            ErrorCode::InvalidValue,
+            "num_bytes_to_copy is larger than the source or the destination buffer",
+        ));
+    }
+    let (from, to) = (src.head() as usize, dst.head() as usize);
+    if same_space(src, dst) && ranges_overlap((from, n), (to, n)) {
+        return Err(Error::with_context(
+            ErrorCode::InvalidValue,
+            "source and destination buffers overlap",
+        ));
+    }
+    let mut out = Ok(());
+    with_io_locked(&[src], &[dst], || {
+        // SAFETY: both ranges lie inside their buffers' fixed ranges (checked against
+        // the lengths above), inside started mmaps kept alive by the job's buffers (or
+        // in an exporter's range, reached through it); they do not overlap; the job
+        // holds their bytes.
+        out = unsafe { move_bytes(src.remote(), from, dst.remote(), to, n) };
     });
     out
 }

@@ -500,6 +500,12 @@ pub fn c_type(t: &str) -> String {
         "doca_sha_algorithm",
         "doca_ec_matrix_type",
         "doca_comch_counter",
+        "doca_devinfo_property",
+        "doca_devinfo_remote_property",
+        "doca_dev_remote_filter",
+        "doca_mmap_property",
+        "doca_buf_inventory_property",
+        "doca_workq_property",
     ];
     const TYPEDEFS: &[&str] = &[
         "doca_error_t",

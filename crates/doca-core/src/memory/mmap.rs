@@ -181,6 +181,10 @@ pub(crate) struct MmapState {
     chunked: bool,
     max_chunks: u32,
     chunks: Vec<Chunk>,
+    /// The 1.x name given at creation.
+    name: String,
+    /// Started at least once (a chunked mmap's configuration is fixed from then on).
+    ever_started: bool,
 }
 
 impl MmapState {
@@ -360,6 +364,8 @@ impl Mmap {
                     chunked,
                     max_chunks: 1,
                     chunks: Vec::new(),
+                    name: String::new(),
+                    ever_started: false,
                 }),
                 io: super::io::RangeLock::default(),
                 num_bufs: AtomicU32::new(0),
@@ -406,6 +412,17 @@ impl Mmap {
         }
         st.max_chunks = max;
         Ok(())
+    }
+
+    /// Names the mmap (the 1.x `doca_mmap_create(name, ...)`; read as the
+    /// `DOCA_MMAP_NAME` property).
+    pub fn set_name(&mut self, name: &str) {
+        self.shared.state().name = name.to_owned();
+    }
+
+    /// The name given with [`set_name`](Mmap::set_name) (empty if none).
+    pub fn name(&self) -> String {
+        self.shared.state().name.clone()
     }
 
     /// The most chunks (1 for a chunked mmap unless set; 1 for an mmap with a memory
@@ -505,6 +522,11 @@ impl Mmap {
             return Err(Error::with_context(
                 ErrorCode::NotPermitted,
                 "an mmap created from an export cannot be reconfigured",
+            ));
+        }
+        if st.chunked && st.ever_started {
+            return Err(bad_state(
+                "a 1.x mmap's properties became read-only at its first start",
             ));
         }
         Ok(st)
@@ -695,6 +717,7 @@ impl Mmap {
         }
         self.shared.frozen.store(&st);
         st.started = true;
+        st.ever_started = true;
         Ok(())
     }
 
@@ -916,6 +939,8 @@ impl Mmap {
             chunked: false,
             max_chunks: 1,
             chunks: Vec::new(),
+            name: String::new(),
+            ever_started: true,
         };
         let frozen = Frozen::default();
         frozen.store(&st);

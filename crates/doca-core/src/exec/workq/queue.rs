@@ -63,6 +63,8 @@ pub(crate) enum Start {
 /// attached to it. Used by one thread at a time (`Send`, not `Sync`).
 pub struct WorkQ {
     pub(crate) shared: Arc<WqShared>,
+    /// Most jobs in flight.
+    depth: u32,
     /// Completions of jobs run inline.
     pub(crate) local: super::ring::Ring<Completion>,
     /// Jobs whose condition does not hold yet, retried in `progress_retrieve`.
@@ -83,7 +85,7 @@ pub struct WorkQ {
 impl fmt::Debug for WorkQ {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("WorkQ")
-            .field("depth", &self.shared.depth)
+            .field("depth", &self.depth)
             .field("inflight", &self.inflight)
             .field("contexts", &self.attached.len())
             .field("event_driven", &self.event_driven)
@@ -101,7 +103,8 @@ impl WorkQ {
             ));
         }
         Ok(WorkQ {
-            shared: Arc::new(WqShared::new(depth)),
+            shared: Arc::new(WqShared::new()),
+            depth,
             local: super::ring::Ring::new(),
             pending: VecDeque::new(),
             runs: Vec::new(),
@@ -116,7 +119,32 @@ impl WorkQ {
 
     /// `doca_workq_get_depth`.
     pub fn depth(&self) -> u32 {
-        self.shared.depth
+        self.depth
+    }
+
+    /// `doca_workq_set_depth` (the 1.x `DOCA_WORKQ_PROPERTY_DEPTH`): only while the
+    /// queue is attached to no context (`NotPermitted`) and has nothing in flight.
+    pub fn set_depth(&mut self, depth: u32) -> Result<()> {
+        if !self.attached.is_empty() {
+            return Err(Error::with_context(
+                ErrorCode::NotPermitted,
+                "work queue is attached to a context; remove it from every context first",
+            ));
+        }
+        if self.inflight > 0 {
+            return Err(Error::with_context(
+                ErrorCode::BadState,
+                "work queue has jobs in flight",
+            ));
+        }
+        if depth == 0 || depth > MAX_DEPTH {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                format!("work queue depth must be 1..={MAX_DEPTH}, got {depth}"),
+            ));
+        }
+        self.depth = depth;
+        Ok(())
     }
 
     /// Jobs submitted and not yet retrieved.
@@ -245,7 +273,7 @@ impl WorkQ {
                 "the job's context is not attached to this work queue",
             ));
         };
-        if self.inflight >= self.shared.depth {
+        if self.inflight >= self.depth {
             return Err(Error::with_context(
                 ErrorCode::NoMemory,
                 "work queue is full: retrieve completions first",

@@ -15,7 +15,6 @@ use std::time::{Duration, Instant};
 
 /// What engine threads share with the work queue's owner.
 pub(crate) struct WqShared {
-    pub(super) depth: u32,
     /// Completions posted by engine threads (inline completions stay in the `WorkQ`).
     pub(crate) cq: Mutex<VecDeque<Completion>>,
     /// Set (under `cq`'s lock) while the owner sleeps in `wait` for engine completions.
@@ -28,9 +27,8 @@ pub(crate) struct WqShared {
 }
 
 impl WqShared {
-    pub(super) fn new(depth: u32) -> WqShared {
+    pub(super) fn new() -> WqShared {
         WqShared {
-            depth,
             cq: Mutex::new(VecDeque::new()),
             sleeping: AtomicBool::new(false),
             cv: Condvar::new(),

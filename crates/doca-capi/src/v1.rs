@@ -1,0 +1,771 @@
+//! The C interface of DOCA's first generation (1.3 and 1.4): the Core calls of the 1.x
+//! programming guide (property get and set, remote devices, named memory maps populated
+//! chunk by chunk, `doca_buf_head_get`) and DMA jobs with `num_bytes_to_copy`, over
+//! the same objects as the other generations.
+//!
+//! A name 1.x shares with 2.2 but with another prototype or meaning
+//! (`doca_mmap_create`, `doca_buf_inventory_create`, `doca_workq_submit`, ...) is
+//! defined here under the link name `doca1__<rest>`; `scripts/install-capi.sh` gives it
+//! its public name in the 1.x library. Names only 1.x has are exported as they are; the
+//! calls both generations mean the same way (`doca_mmap_start`, `doca_ctx_*`,
+//! `doca_workq_progress_retrieve`, `doca_buf_refcount_rm`, ...) are 2.2's.
+
+use crate::dev::{doca_dev, doca_dev_rep, doca_devinfo, doca_devinfo_rep};
+use crate::exec::{doca_dma_job_memcpy, doca_job, doca_workq};
+use crate::mem::{doca_buf, doca_buf_inventory, doca_mmap, doca_mmap_memrange_free_cb_t};
+use crate::{
+    Result, cstr, doca_error_t, err, ffi, handle, handle_mut, invalid, new_handle, out_ptr, put,
+};
+use doca_core::device::PciAddr;
+use doca_core::{BufInventory, Data, ErrorCode, JobRecord, Mmap};
+use std::ffi::{c_char, c_int, c_void};
+
+/// `struct doca_devinfo_remote`: a representor's information.
+pub type doca_devinfo_remote = doca_devinfo_rep;
+/// `struct doca_dev_remote`: an open representor.
+pub type doca_dev_remote = doca_dev_rep;
+/// `enum doca_devinfo_property`.
+pub type doca_devinfo_property = c_int;
+/// `enum doca_devinfo_remote_property`.
+pub type doca_devinfo_remote_property = c_int;
+/// `enum doca_dev_remote_filter`.
+pub type doca_dev_remote_filter = c_int;
+/// `enum doca_mmap_property`.
+pub type doca_mmap_property = c_int;
+/// `enum doca_buf_inventory_property`.
+pub type doca_buf_inventory_property = c_int;
+/// `enum doca_workq_property`.
+pub type doca_workq_property = c_int;
+
+/// `enum doca_devinfo_property`.
+pub const DEVINFO_VUID: c_int = 0;
+/// `DOCA_DEVINFO_PROPERTY_PCI_ADDR`: a `struct doca_pci_bdf`.
+pub const DEVINFO_PCI_ADDR: c_int = 1;
+/// `DOCA_DEVINFO_PROPERTY_IPV4_ADDR`.
+pub const DEVINFO_IPV4_ADDR: c_int = 2;
+/// `DOCA_DEVINFO_PROPERTY_IPV6_ADDR`.
+pub const DEVINFO_IPV6_ADDR: c_int = 3;
+/// `DOCA_DEVINFO_PROPERTY_IFACE_NAME`.
+pub const DEVINFO_IFACE_NAME: c_int = 4;
+/// `DOCA_DEVINFO_PROPERTY_IBDEV_NAME`.
+pub const DEVINFO_IBDEV_NAME: c_int = 5;
+
+/// `enum doca_devinfo_remote_property`.
+pub const REMOTE_VUID: c_int = 0;
+/// `DOCA_DEVINFO_REMOTE_PROPERTY_PCI_ADDR`.
+pub const REMOTE_PCI_ADDR: c_int = 1;
+/// `DOCA_DEVINFO_REMOTE_PROPERTY_PCI_FUNC_TYPE`.
+pub const REMOTE_PCI_FUNC_TYPE: c_int = 2;
+
+/// `enum doca_mmap_property`.
+pub const MMAP_NAME: c_int = 0;
+/// `DOCA_MMAP_MAX_NUM_CHUNKS` (`uint32_t`).
+pub const MMAP_MAX_NUM_CHUNKS: c_int = 1;
+/// `DOCA_MMAP_MAX_NUM_DEVICES` (`uint32_t`).
+pub const MMAP_MAX_NUM_DEVICES: c_int = 2;
+/// `DOCA_MMAP_NUM_BUFS` (`uint32_t`, read-only).
+pub const MMAP_NUM_BUFS: c_int = 3;
+/// `DOCA_MMAP_EXPORTED` (`uint8_t`, read-only).
+pub const MMAP_EXPORTED: c_int = 4;
+/// `DOCA_MMAP_FROM_EXPORT` (`uint8_t`, read-only).
+pub const MMAP_FROM_EXPORT: c_int = 5;
+/// `DOCA_MMAP_ACCESS_FLAGS` (`uint32_t`).
+pub const MMAP_ACCESS_FLAGS: c_int = 6;
+
+/// `enum doca_buf_inventory_property` (all read-only).
+pub const INV_NUM_ELEMENTS: c_int = 0;
+/// `DOCA_BUF_INVENTORY_PROPERTY_NUM_FREE_ELEMENTS` (`uint32_t`).
+pub const INV_NUM_FREE_ELEMENTS: c_int = 1;
+/// `DOCA_BUF_INVENTORY_PROPERTY_EXTENSIONS` (`uint32_t`).
+pub const INV_EXTENSIONS: c_int = 2;
+
+/// `enum doca_workq_property`: `DOCA_WORKQ_PROPERTY_DEPTH` (`uint32_t`).
+pub const WORKQ_DEPTH: c_int = 0;
+
+/// `enum doca_dev_remote_filter`.
+pub const REMOTE_FILTER_ALL: c_int = 0;
+/// `DOCA_DEV_REMOTE_FILTER_NET`.
+pub const REMOTE_FILTER_NET: c_int = 1;
+
+/// `DOCA_DMA_CAP_HW_OFFLOAD`, a bit of `doca_dma_devinfo_caps_get`'s answer.
+pub const DMA_CAP_HW_OFFLOAD: u32 = 1 << 0;
+
+/// Sizes of the device properties, in bytes.
+const VUID_SIZE: usize = 128;
+const IFACE_NAME_SIZE: usize = 256;
+const IBDEV_NAME_SIZE: usize = 64;
+
+/// `struct doca_pci_bdf` as a `uint16_t`: bus (bits 8-15), device (3-7), function (0-2).
+fn bdf(a: PciAddr) -> u16 {
+    (u16::from(a.bus) << 8) | (u16::from(a.device & 0x1f) << 3) | u16::from(a.function & 7)
+}
+
+/// A local device's VUID: stable per PCI function of the topology.
+fn local_vuid(info: &doca_core::DevInfo) -> String {
+    let a = info.pci_addr();
+    format!(
+        "SWDOCA{:04X}{:02X}{:02X}{:X}-{}",
+        a.domain,
+        a.bus,
+        a.device,
+        a.function,
+        info.ibdev_name()
+    )
+}
+
+/// The bytes of a property value, checked against the caller's size: `exact` for
+/// fixed-size values, else a NUL-terminated string that must fit.
+fn put_value(value: *mut u8, size: u32, bytes: &[u8], string: bool, what: &str) -> Result<()> {
+    let value = out_ptr(value, "value")?;
+    let size = size as usize;
+    let need = bytes.len() + usize::from(string);
+    let fits = if string {
+        size >= need
+    } else {
+        size == bytes.len()
+    };
+    if !fits {
+        return Err(invalid(format!(
+            "{what} needs a value of {} {} bytes; size is {size}",
+            if string { "at least" } else { "exactly" },
+            need
+        )));
+    }
+    // SAFETY: the program gives `size` writable bytes at `value` (the C contract).
+    unsafe {
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), value, bytes.len());
+        if string {
+            std::ptr::write_bytes(value.add(bytes.len()), 0, size - bytes.len());
+        }
+    }
+    Ok(())
+}
+
+/// Reads a `uint32_t` property value.
+fn get_u32(value: *const u8, size: u32, what: &str) -> Result<u32> {
+    if value.is_null() {
+        return Err(invalid("value is NULL"));
+    }
+    if size as usize != std::mem::size_of::<u32>() {
+        return Err(invalid(format!(
+            "{what} is a uint32_t: size must be 4, not {size}"
+        )));
+    }
+    // SAFETY: 4 readable bytes at `value` (the C contract), read unaligned.
+    Ok(unsafe { (value as *const u32).read_unaligned() })
+}
+
+fn unknown(what: &str, p: c_int) -> doca_core::Error {
+    invalid(format!("{p} is not a {what}"))
+}
+
+// ---- devices ----
+
+/// `doca_devinfo_list_create` as DOCA 1.3 declares it (no count; the list ends with
+/// NULL). The 1.x header calls it for the one-argument form.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_devinfo_list_create_v13(
+    dev_list: *mut *mut *mut doca_devinfo,
+) -> doca_error_t {
+    let mut n = 0u32;
+    // SAFETY: the same contract; the count goes to a local.
+    unsafe { crate::dev::doca_devinfo_list_create(dev_list, &mut n) }
+}
+
+/// `doca_devinfo_property_get`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_devinfo_property_get(
+    devinfo: *const doca_devinfo,
+    property: doca_devinfo_property,
+    value: *mut u8,
+    size: u32,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle.
+        let d = unsafe { handle(devinfo, "devinfo") }?;
+        let info = &d.info;
+        match property {
+            DEVINFO_VUID => {
+                let v = local_vuid(info);
+                let v = &v.as_bytes()[..v.len().min(VUID_SIZE - 1)];
+                put_value(value, size, v, true, "DOCA_DEVINFO_PROPERTY_VUID")
+            }
+            DEVINFO_PCI_ADDR => put_value(
+                value,
+                size,
+                &bdf(info.pci_addr()).to_ne_bytes(),
+                false,
+                "DOCA_DEVINFO_PROPERTY_PCI_ADDR (struct doca_pci_bdf)",
+            ),
+            DEVINFO_IPV4_ADDR => put_value(
+                value,
+                size,
+                &info.ipv4_addr(),
+                false,
+                "DOCA_DEVINFO_PROPERTY_IPV4_ADDR",
+            ),
+            DEVINFO_IPV6_ADDR => put_value(
+                value,
+                size,
+                &info.ipv6_addr(),
+                false,
+                "DOCA_DEVINFO_PROPERTY_IPV6_ADDR",
+            ),
+            DEVINFO_IFACE_NAME => {
+                let n = info.iface_name().as_bytes();
+                let n = &n[..n.len().min(IFACE_NAME_SIZE - 1)];
+                put_value(value, size, n, true, "DOCA_DEVINFO_PROPERTY_IFACE_NAME")
+            }
+            DEVINFO_IBDEV_NAME => {
+                let n = info.ibdev_name().as_bytes();
+                let n = &n[..n.len().min(IBDEV_NAME_SIZE - 1)];
+                put_value(value, size, n, true, "DOCA_DEVINFO_PROPERTY_IBDEV_NAME")
+            }
+            p => Err(unknown("doca_devinfo_property", p)),
+        }
+    })
+}
+
+/// `doca_dev_as_devinfo` of 1.x: the information through an output parameter.
+#[unsafe(export_name = "doca1__dev_as_devinfo")]
+pub unsafe extern "C" fn doca_dev_as_devinfo(
+    dev: *mut doca_dev,
+    devinfo: *mut *mut doca_devinfo,
+) -> doca_error_t {
+    ffi(|| {
+        let out = out_ptr(devinfo, "devinfo")?;
+        // SAFETY: NULL or an open device handle.
+        unsafe { handle(dev, "dev") }?;
+        // SAFETY: a live device (checked above).
+        let info = unsafe { crate::dev::doca_dev_as_devinfo(dev) };
+        // SAFETY: checked non-NULL.
+        unsafe { put(out, info) };
+        Ok(())
+    })
+}
+
+/// `doca_devinfo_remote_list_create` as DOCA 1.4 declares it: the host functions a DPU
+/// device reaches (its representors), filtered.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_devinfo_remote_list_create(
+    dev: *mut doca_dev,
+    filter: doca_dev_remote_filter,
+    list: *mut *mut *mut doca_devinfo_remote,
+    nb: *mut u32,
+) -> doca_error_t {
+    let f = match filter {
+        REMOTE_FILTER_ALL => 0,
+        REMOTE_FILTER_NET => 2,
+        other => {
+            return ffi(|| {
+                Err(invalid(format!(
+                    "{other} is not a doca_dev_remote_filter (0 = ALL, 1 = NET)"
+                )))
+            });
+        }
+    };
+    // SAFETY: the same contract.
+    unsafe { crate::dev::doca_devinfo_rep_list_create(dev, f, list, nb) }
+}
+
+/// `doca_devinfo_remote_list_create` as DOCA 1.3 declares it (the network functions;
+/// the list ends with NULL).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_devinfo_remote_list_create_v13(
+    dev: *mut doca_dev,
+    list: *mut *mut *mut doca_devinfo_remote,
+) -> doca_error_t {
+    let mut n = 0u32;
+    // SAFETY: the same contract; the count goes to a local.
+    unsafe { doca_devinfo_remote_list_create(dev, REMOTE_FILTER_NET, list, &mut n) }
+}
+
+/// `doca_devinfo_remote_list_destroy`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_devinfo_remote_list_destroy(
+    list: *mut *mut doca_devinfo_remote,
+) -> doca_error_t {
+    // SAFETY: the same contract.
+    unsafe { crate::dev::doca_devinfo_rep_list_destroy(list) }
+}
+
+/// `doca_devinfo_remote_property_get`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_devinfo_remote_property_get(
+    devinfo_remote: *const doca_devinfo_remote,
+    property: doca_devinfo_remote_property,
+    value: *mut u8,
+    size: u32,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle.
+        let r = unsafe { handle(devinfo_remote, "devinfo_remote") }?;
+        let info = r.info();
+        match property {
+            REMOTE_VUID => {
+                let v = info.vuid().as_bytes();
+                let v = &v[..v.len().min(VUID_SIZE - 1)];
+                put_value(value, size, v, true, "DOCA_DEVINFO_REMOTE_PROPERTY_VUID")
+            }
+            REMOTE_PCI_ADDR => put_value(
+                value,
+                size,
+                &bdf(info.pci_addr()).to_ne_bytes(),
+                false,
+                "DOCA_DEVINFO_REMOTE_PROPERTY_PCI_ADDR (struct doca_pci_bdf)",
+            ),
+            REMOTE_PCI_FUNC_TYPE => put_value(
+                value,
+                size,
+                &(info.pci_func_type() as u32).to_ne_bytes(),
+                false,
+                "DOCA_DEVINFO_REMOTE_PROPERTY_PCI_FUNC_TYPE",
+            ),
+            p => Err(unknown("doca_devinfo_remote_property", p)),
+        }
+    })
+}
+
+/// `doca_dev_remote_open`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_dev_remote_open(
+    devinfo_remote: *mut doca_devinfo_remote,
+    dev_remote: *mut *mut doca_dev_remote,
+) -> doca_error_t {
+    // SAFETY: the same contract.
+    unsafe { crate::dev::doca_dev_rep_open(devinfo_remote, dev_remote) }
+}
+
+/// `doca_dev_remote_close`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_dev_remote_close(dev_remote: *mut doca_dev_remote) -> doca_error_t {
+    // SAFETY: the same contract.
+    unsafe { crate::dev::doca_dev_rep_close(dev_remote) }
+}
+
+/// `doca_dev_remote_as_devinfo`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_dev_remote_as_devinfo(
+    dev_remote: *mut doca_dev_remote,
+    devinfo_remote: *mut *mut doca_devinfo_remote,
+) -> doca_error_t {
+    ffi(|| {
+        let out = out_ptr(devinfo_remote, "devinfo_remote")?;
+        // SAFETY: NULL or an open remote device handle.
+        unsafe { handle(dev_remote, "dev_remote") }?;
+        // SAFETY: a live handle (checked above).
+        let info = unsafe { crate::dev::doca_dev_rep_as_devinfo(dev_remote) };
+        // SAFETY: checked non-NULL.
+        unsafe { put(out, info) };
+        Ok(())
+    })
+}
+
+/// `doca_dma_devinfo_caps_get`: `DOCA_DMA_CAP_HW_OFFLOAD` when the device runs DMA
+/// jobs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_dma_devinfo_caps_get(
+    devinfo: *mut doca_devinfo,
+    caps: *mut u32,
+) -> doca_error_t {
+    ffi(|| {
+        let caps = out_ptr(caps, "caps")?;
+        // SAFETY: NULL or a live handle.
+        let d = unsafe { handle(devinfo, "devinfo") }?;
+        let supported = d
+            .info
+            .job_supported(doca_dma::JOB_MEMCPY)
+            .map(|()| DMA_CAP_HW_OFFLOAD)
+            .unwrap_or(0);
+        // SAFETY: checked non-NULL.
+        unsafe { put(caps, supported) };
+        Ok(())
+    })
+}
+
+// ---- buffers and inventories ----
+
+/// `doca_buf_head_get`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_head_get(buf: *mut doca_buf, head: *mut *mut u8) -> doca_error_t {
+    ffi(|| {
+        let out = out_ptr(head, "head")?;
+        // SAFETY: NULL or a live buffer.
+        let b = unsafe { handle(buf, "buf") }?;
+        // SAFETY: checked non-NULL.
+        unsafe { put(out, b.head()) };
+        Ok(())
+    })
+}
+
+/// `doca_buf_len_get`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_len_get(buf: *mut doca_buf, len: *mut usize) -> doca_error_t {
+    ffi(|| {
+        let out = out_ptr(len, "len")?;
+        // SAFETY: NULL or a live buffer.
+        let b = unsafe { handle(buf, "buf") }?;
+        // SAFETY: checked non-NULL.
+        unsafe { put(out, b.len()) };
+        Ok(())
+    })
+}
+
+/// `doca_buf_refcount_get` (2.2 names it `doca_buf_get_refcount`).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_refcount_get(
+    buf: *mut doca_buf,
+    refcount: *mut u16,
+) -> doca_error_t {
+    // SAFETY: the same contract.
+    unsafe { crate::mem::doca_buf_get_refcount(buf, refcount) }
+}
+
+/// `doca_buf_inventory_create` of 1.x: a name (which plays no part) instead of user
+/// data.
+#[unsafe(export_name = "doca1__buf_inventory_create")]
+pub unsafe extern "C" fn doca_buf_inventory_create(
+    _name: *const c_char,
+    num_elements: usize,
+    extensions: u32,
+    buf_inventory: *mut *mut doca_buf_inventory,
+) -> doca_error_t {
+    ffi(|| {
+        new_handle(buf_inventory, "buf_inventory", || {
+            BufInventory::create(Data(0), num_elements, extensions)
+        })
+    })
+}
+
+/// `doca_buf_inventory_property_set`: every inventory property is read-only.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_inventory_property_set(
+    inventory: *mut doca_buf_inventory,
+    property: doca_buf_inventory_property,
+    _value: *const u8,
+    _size: u32,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle.
+        unsafe { handle(inventory, "inventory") }?;
+        match property {
+            INV_NUM_ELEMENTS | INV_NUM_FREE_ELEMENTS | INV_EXTENSIONS => Err(err(
+                ErrorCode::NotPermitted,
+                "buffer inventory properties are read-only",
+            )),
+            p => Err(unknown("doca_buf_inventory_property", p)),
+        }
+    })
+}
+
+/// `doca_buf_inventory_property_get` (`value` is written, whatever its `const`).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_inventory_property_get(
+    inventory: *mut doca_buf_inventory,
+    property: doca_buf_inventory_property,
+    value: *const u8,
+    size: u32,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle.
+        let inv = unsafe { handle(inventory, "inventory") }?;
+        let (v, what) = match property {
+            INV_NUM_ELEMENTS => (
+                inv.num_elements(),
+                "DOCA_BUF_INVENTORY_PROPERTY_NUM_ELEMENTS",
+            ),
+            INV_NUM_FREE_ELEMENTS => (
+                inv.num_free_elements(),
+                "DOCA_BUF_INVENTORY_PROPERTY_NUM_FREE_ELEMENTS",
+            ),
+            // Only DOCA_BUF_EXTENSION_NONE exists.
+            INV_EXTENSIONS => (0, "DOCA_BUF_INVENTORY_PROPERTY_EXTENSIONS"),
+            p => return Err(unknown("doca_buf_inventory_property", p)),
+        };
+        put_value(value as *mut u8, size, &v.to_ne_bytes(), false, what)
+    })
+}
+
+// ---- memory maps ----
+
+/// `doca_mmap_create` of 1.x: a named, chunked memory map (populated after start).
+#[unsafe(export_name = "doca1__mmap_create")]
+pub unsafe extern "C" fn doca_mmap_create(
+    name: *const c_char,
+    mmap: *mut *mut doca_mmap,
+) -> doca_error_t {
+    ffi(|| {
+        let name = if name.is_null() {
+            ""
+        } else {
+            // SAFETY: a NUL-terminated string (the C contract).
+            unsafe { cstr(name, "name") }?
+        };
+        new_handle(mmap, "mmap", || {
+            let mut m = Mmap::chunked(Data(0));
+            m.set_name(name);
+            // 1.x: one device unless set before start.
+            m.set_max_num_devices(1)?;
+            Ok(m)
+        })
+    })
+}
+
+/// `doca_mmap_property_set`: before start, and not on an mmap from an export.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_mmap_property_set(
+    mmap: *mut doca_mmap,
+    property: doca_mmap_property,
+    value: *const u8,
+    size: u32,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle used by this thread.
+        let m = unsafe { handle_mut(mmap, "mmap") }?;
+        if m.from_export() || m.exported() {
+            return Err(err(
+                ErrorCode::NotPermitted,
+                "an exported mmap, or one created from an export, keeps its properties",
+            ));
+        }
+        match property {
+            MMAP_MAX_NUM_CHUNKS => {
+                m.set_max_num_chunks(get_u32(value, size, "DOCA_MMAP_MAX_NUM_CHUNKS")?)
+            }
+            MMAP_MAX_NUM_DEVICES => {
+                m.set_max_num_devices(get_u32(value, size, "DOCA_MMAP_MAX_NUM_DEVICES")?)
+            }
+            MMAP_ACCESS_FLAGS => {
+                let bits = get_u32(value, size, "DOCA_MMAP_ACCESS_FLAGS")?;
+                let flags = doca_core::AccessFlags::from_bits(bits).ok_or_else(|| {
+                    invalid(format!("{bits:#x} is not a set of doca_access_flags"))
+                })?;
+                m.set_permissions(flags)
+            }
+            MMAP_NAME | MMAP_NUM_BUFS | MMAP_EXPORTED | MMAP_FROM_EXPORT => Err(err(
+                ErrorCode::NotPermitted,
+                "this memory map property is read-only",
+            )),
+            p => Err(unknown("doca_mmap_property", p)),
+        }
+    })
+}
+
+/// `doca_mmap_property_get` (`value` is written, whatever its `const`). The name comes
+/// back NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_mmap_property_get(
+    mmap: *mut doca_mmap,
+    property: doca_mmap_property,
+    value: *const u8,
+    size: u32,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle.
+        let m = unsafe { handle(mmap, "mmap") }?;
+        let value = value as *mut u8;
+        let u32v = |v: u32, what| put_value(value, size, &v.to_ne_bytes(), false, what);
+        match property {
+            MMAP_NAME => put_value(value, size, m.name().as_bytes(), true, "DOCA_MMAP_NAME"),
+            MMAP_MAX_NUM_CHUNKS => u32v(m.max_num_chunks(), "DOCA_MMAP_MAX_NUM_CHUNKS"),
+            MMAP_MAX_NUM_DEVICES => u32v(m.max_num_devices(), "DOCA_MMAP_MAX_NUM_DEVICES"),
+            MMAP_NUM_BUFS => u32v(m.num_bufs(), "DOCA_MMAP_NUM_BUFS"),
+            MMAP_ACCESS_FLAGS => u32v(m.permissions().bits(), "DOCA_MMAP_ACCESS_FLAGS"),
+            MMAP_EXPORTED => put_value(
+                value,
+                size,
+                &[u8::from(m.exported())],
+                false,
+                "DOCA_MMAP_EXPORTED",
+            ),
+            MMAP_FROM_EXPORT => put_value(
+                value,
+                size,
+                &[u8::from(m.from_export())],
+                false,
+                "DOCA_MMAP_FROM_EXPORT",
+            ),
+            p => Err(unknown("doca_mmap_property", p)),
+        }
+    })
+}
+
+/// `doca_mmap_populate`: adds a memory range to a started mmap; `free_cb(addr, len,
+/// opaque)` is called once the mmap and its buffers are gone. `pg_sz` must be a power
+/// of two of at least 4096 (the range itself need not be aligned).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_mmap_populate(
+    mmap: *mut doca_mmap,
+    addr: *mut c_void,
+    len: usize,
+    pg_sz: usize,
+    free_cb: Option<doca_mmap_memrange_free_cb_t>,
+    opaque: *mut c_void,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle used by this thread.
+        let m = unsafe { handle_mut(mmap, "mmap") }?;
+        if pg_sz < 4096 || !pg_sz.is_power_of_two() {
+            return Err(invalid(format!(
+                "pg_sz {pg_sz} is not a power of two of at least 4096"
+            )));
+        }
+        let opaque = opaque as usize;
+        let cb = free_cb.map(|f| -> Box<dyn FnOnce(*mut u8, usize) + Send> {
+            Box::new(move |a, l| {
+                // SAFETY: the program's callback, with the range it populated and its
+                // opaque value.
+                unsafe { f(a.cast(), l, opaque as *mut c_void) }
+            })
+        });
+        // SAFETY: the program keeps the range valid, and touches it only through the
+        // mmap's buffers, until the free callback says it is released (the C contract).
+        unsafe { m.populate(addr.cast(), len, cb) }
+    })
+}
+
+/// `doca_mmap_export`: a descriptor for `doca_mmap_create_from_export` on the DPU side,
+/// in memory the caller frees with `free()`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_mmap_export(
+    mmap: *mut doca_mmap,
+    dev: *const doca_dev,
+    export_desc: *mut *mut u8,
+    export_desc_len: *mut usize,
+) -> doca_error_t {
+    ffi(|| {
+        let (out, out_len) = (
+            out_ptr(export_desc, "export_desc")?,
+            out_ptr(export_desc_len, "export_desc_len")?,
+        );
+        // SAFETY: NULL or live handles.
+        let (m, d) = unsafe { (handle(mmap, "mmap")?, handle(dev, "dev")?) };
+        let blob = m.export_dpu(&d.dev)?;
+        // SAFETY: a fresh allocation of the blob's size (at least 1 byte).
+        let p = unsafe { libc::malloc(blob.len().max(1)) } as *mut u8;
+        if p.is_null() {
+            return Err(err(
+                ErrorCode::NoMemory,
+                "no memory for the export descriptor",
+            ));
+        }
+        // SAFETY: `p` holds blob.len() bytes; the outputs were checked non-NULL.
+        unsafe {
+            std::ptr::copy_nonoverlapping(blob.as_ptr(), p, blob.len());
+            put(out, p);
+            put(out_len, blob.len());
+        }
+        Ok(())
+    })
+}
+
+/// `doca_mmap_create_from_export` of 1.x: a name (which plays no part) instead of user
+/// data.
+#[unsafe(export_name = "doca1__mmap_create_from_export")]
+pub unsafe extern "C" fn doca_mmap_create_from_export(
+    _name: *const c_char,
+    export_desc: *const u8,
+    export_desc_len: usize,
+    dev: *mut doca_dev,
+    mmap: *mut *mut doca_mmap,
+) -> doca_error_t {
+    // SAFETY: the same contract; no user data.
+    unsafe {
+        crate::mem::doca_mmap_create_from_export(
+            std::ptr::null(),
+            export_desc.cast(),
+            export_desc_len,
+            dev,
+            mmap,
+        )
+    }
+}
+
+// ---- work queues ----
+
+/// `doca_workq_property_set`: the depth, while the queue is attached to no context.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_workq_property_set(
+    workq: *mut doca_workq,
+    property: doca_workq_property,
+    value: *const u8,
+    size: u32,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle used by this thread.
+        let w = unsafe { handle_mut(workq, "workq") }?;
+        match property {
+            WORKQ_DEPTH => {
+                let depth = get_u32(value, size, "DOCA_WORKQ_PROPERTY_DEPTH")?;
+                w.wq.set_depth(depth)
+            }
+            p => Err(unknown("doca_workq_property", p)),
+        }
+    })
+}
+
+/// `doca_workq_property_get`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_workq_property_get(
+    workq: *const doca_workq,
+    property: doca_workq_property,
+    value: *mut u8,
+    size: u32,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle.
+        let w = unsafe { handle(workq, "workq") }?;
+        match property {
+            WORKQ_DEPTH => put_value(
+                value,
+                size,
+                &w.wq.depth().to_ne_bytes(),
+                false,
+                "DOCA_WORKQ_PROPERTY_DEPTH",
+            ),
+            p => Err(unknown("doca_workq_property", p)),
+        }
+    })
+}
+
+/// `struct doca_dma_job_memcpy` of 1.x: the 2.2 job and the number of bytes to copy.
+#[repr(C)]
+#[derive(Debug)]
+pub struct doca_dma_job_memcpy_v1 {
+    /// The 2.2 part: base, destination, source.
+    pub job: doca_dma_job_memcpy,
+    /// Bytes copied from the source's head to the destination's head.
+    pub num_bytes_to_copy: usize,
+}
+
+/// `doca_workq_submit` of 1.x: a DMA memcpy copies `num_bytes_to_copy` bytes between
+/// the buffers' heads; other jobs as in 2.2.
+#[unsafe(export_name = "doca1__workq_submit")]
+pub unsafe extern "C" fn doca_workq_submit(
+    workq: *mut doca_workq,
+    job: *const doca_job,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle used by this thread.
+        let w = unsafe { handle_mut(workq, "workq") }?;
+        // SAFETY: NULL or a job struct of its type whose context is NULL or live (the C
+        // contract).
+        let (ctx, t) = unsafe { crate::exec::job_head(job) }?;
+        let bytes = if t == doca_dma::JOB_MEMCPY {
+            // SAFETY: a DMA memcpy job of 1.x is the larger struct.
+            let j = unsafe { &*(job as *const doca_dma_job_memcpy_v1) };
+            if j.num_bytes_to_copy == 0 {
+                return Err(invalid("num_bytes_to_copy is 0"));
+            }
+            j.num_bytes_to_copy as u64
+        } else {
+            0
+        };
+        w.wq.submit_in_place(&ctx.ctx, |rec: &mut JobRecord| {
+            // SAFETY: as above.
+            unsafe { crate::exec::fill_from_c(job, ctx, t, rec) }?;
+            rec.params[doca_dma::MemcpyJob::BYTES] = bytes;
+            Ok(())
+        })
+    })
+}

@@ -1,0 +1,230 @@
+//! The 1.x C interface (DOCA 1.3-1.4 Core and DMA) as a DOCA program sees it: installed
+//! beside the other generations by `scripts/install-capi.sh`, the programs in
+//! `tests/c1/` are compiled with strict flags and `pkg-config --cflags --libs doca-1`
+//! (the DPU side with `doca-1-dpu`), and run with no topology file and again with
+//! engine threads, under valgrind when it is installed. A symbol check compares the
+//! headers of `include1/` with what the installed library exports.
+
+mod common;
+
+use common::*;
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+fn build1(name: &str, module: &str) -> PathBuf {
+    compile(
+        &crate_dir().join("tests/c1").join(format!("{name}.c")),
+        &format!("{name}-1"),
+        module,
+    )
+}
+
+#[test]
+fn local_dma_copy_with_populated_chunks() {
+    let bin = build1("dma_local_copy1", "doca-1");
+    for engine in [false, true] {
+        let out = run(&bin, &[], engine);
+        assert!(
+            out.contains("dma_local_copy1: copied 31 bytes: This is a sample piece of text"),
+            "{out}"
+        );
+    }
+    let out = run(&bin, &["-p", "3b:00.0", "-t", "another text"], false);
+    assert!(out.contains("copied 13 bytes: another text"), "{out}");
+    // A device that is not there: a clear failure.
+    let o = Command::new(&bin)
+        .args(["-p", "7f:00.0"])
+        .env_remove("DOCA_SW_TOPOLOGY")
+        .env_remove("DOCA_SW_ROLE")
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("No DMA device at 7f:00.0"), "{err}");
+}
+
+#[test]
+fn memory_workflows_of_the_guide() {
+    let bin = build1("workflows1", "doca-1");
+    for engine in [false, true] {
+        let out = run(&bin, &[], engine);
+        assert!(
+            out.contains("workflows1: region-based access: 24 copies"),
+            "{out}"
+        );
+        assert!(out.contains("random access, single map: 8 copies"), "{out}");
+        assert!(
+            out.contains("random access, map per buffer: 8 copies"),
+            "{out}"
+        );
+        assert!(out.contains("workflows1: done"), "{out}");
+    }
+}
+
+#[test]
+fn misuse_table_of_the_1x_calls() {
+    let bin = build1("misuse1", "doca-1");
+    for engine in [false, true] {
+        let out = run(&bin, &[], engine);
+        assert!(out.contains("misuse1: 40 rows"), "{out}");
+    }
+}
+
+/// Host and DPU as two processes: the host exports a one-chunk memory map; the DPU side
+/// lists its remote devices, creates the map from the export, reads the host's text by
+/// DMA and writes its reply back.
+#[test]
+fn host_to_dpu_dma_through_an_export_as_two_processes() {
+    let host = build1("dma_host1", "doca-1");
+    let dpu = build1("dma_dpu1", "doca-1-dpu");
+    let info = PathBuf::from("/tmp/doca1_buffer_info.txt");
+    for (engine, reply) in [(false, "reply from the DPU"), (true, "second reply")] {
+        let _ = std::fs::remove_file(&info);
+        let _ = std::fs::remove_file("/tmp/doca1_export_desc.bin");
+        let mut hc = Command::new(&host);
+        hc.env_remove("DOCA_SW_TOPOLOGY")
+            .env_remove("DOCA_SW_ROLE")
+            .stdin(Stdio::piped());
+        if engine {
+            hc.env("DOCA_SW_TOPOLOGY", engine_topology());
+        }
+        let mut h = Running::spawn(hc, "dma_host1");
+        let t = std::time::Instant::now();
+        while !info.exists() {
+            if let Some(st) = h.ended() {
+                h.fail(&format!(
+                    "ended ({st:?}) before writing its buffer information"
+                ));
+            }
+            if t.elapsed() > std::time::Duration::from_secs(60) {
+                h.fail("wrote no buffer information within 60 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let out = run_beside(&dpu, &["-w", reply], engine, &[], Some(&mut h));
+        assert!(out.contains("remote device 3b:00.0 vuid"), "{out}");
+        assert!(
+            out.contains("dma_dpu1: Memory content: This is a sample piece of text"),
+            "{out}"
+        );
+        assert!(out.contains("wrote back into host memory"), "{out}");
+        h.child.stdin.take().unwrap().write_all(b"\n").unwrap();
+        let hout = check(&h.finish(), "dma_host1");
+        assert!(
+            hout.contains(&format!("dma_host1: Memory content: {reply}")),
+            "{hout}"
+        );
+        // The export ended with the host: the DPU side is refused now.
+        let o = Command::new(&dpu)
+            .env_remove("DOCA_SW_TOPOLOGY")
+            .env_remove("DOCA_SW_ROLE")
+            .output()
+            .unwrap();
+        assert!(!o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("Failed to create mmap from export"), "{err}");
+    }
+}
+
+/// Every function the 1.x headers declare is exported by the installed 1.x library
+/// (the inline `doca_buf_inventory_buf_by_addr` aside), and no `doca1__` link name
+/// leaks out.
+#[test]
+fn the_1x_library_exports_what_its_headers_declare() {
+    let inc = prefix().join("include/doca-1");
+    let mut declared = BTreeSet::new();
+    for e in std::fs::read_dir(crate_dir().join("include1")).unwrap() {
+        let text = std::fs::read_to_string(e.unwrap().path()).unwrap();
+        for line in text.lines() {
+            let rest = line
+                .strip_prefix("doca_error_t ")
+                .or_else(|| line.strip_prefix("struct doca_ctx *"));
+            if let Some((name, _)) = rest.and_then(|r| r.split_once('('))
+                && name.starts_with("doca_")
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            {
+                declared.insert(name.to_owned());
+            }
+        }
+    }
+    assert!(declared.len() > 40, "{declared:?}");
+    assert!(inc.join("doca_mmap.h").exists());
+    let lib = prefix().join("lib/doca-1/libdoca_common.so.1");
+    let out = check(
+        &Command::new("nm")
+            .args(["-D", "--defined-only"])
+            .arg(&lib)
+            .output()
+            .unwrap(),
+        "nm",
+    );
+    let exported: BTreeSet<&str> = out
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .collect();
+    let missing: Vec<_> = declared
+        .iter()
+        .filter(|n| !exported.contains(n.as_str()))
+        .collect();
+    assert!(missing.is_empty(), "declared but not exported: {missing:?}");
+    assert!(!exported.iter().any(|n| n.starts_with("doca1__")));
+}
+
+fn is_v1(p: &std::path::Path) -> bool {
+    p.ends_with("v1.rs")
+}
+
+/// Every function `include1/` declares is defined (by the 1.x face, or by 2.2's
+/// function of the same name and meaning), and every function the 1.x face defines is
+/// declared.
+#[test]
+fn headers_and_rust_declare_the_same_functions_1x() {
+    let h = header_functions("include1");
+    let v1: BTreeSet<String> = rust_functions(is_v1).into_iter().map(|f| f.name).collect();
+    let kept: BTreeSet<String> =
+        rust_functions(|p| !is_v1(p) && !p.components().any(|c| c.as_os_str() == "v3"))
+            .into_iter()
+            .map(|f| f.name)
+            .collect();
+    let missing: Vec<_> = h
+        .iter()
+        .filter(|n| !v1.contains(*n) && !kept.contains(*n))
+        .collect();
+    let undeclared: Vec<_> = v1.iter().filter(|n| !h.contains(*n)).collect();
+    assert!(
+        missing.is_empty(),
+        "declared in include1, not implemented: {missing:?}"
+    );
+    assert!(
+        undeclared.is_empty(),
+        "implemented for 1.x, not declared in include1: {undeclared:?}"
+    );
+    assert!(h.len() > 40, "only {} functions found", h.len());
+}
+
+/// A shadow header of the 1.x face's Rust signatures, compiled with `include1/`: any
+/// prototype that disagrees is a "conflicting types" error.
+#[test]
+fn header_prototypes_match_rust_signatures_1x() {
+    let p = prefix();
+    let mut text = String::from("#include <stdbool.h>\n#include <stdint.h>\n#include <stdio.h>\n");
+    text.push_str(&include_all("include1"));
+    let fns = rust_functions(is_v1);
+    assert!(fns.len() > 20, "only {} functions", fns.len());
+    for f in &fns {
+        text.push_str(&c_prototype(f));
+    }
+    let src = scratch().join("shadow1.c");
+    std::fs::create_dir_all(src.parent().unwrap()).unwrap();
+    std::fs::write(&src, &text).unwrap();
+    let out = Command::new("cc")
+        .args(STRICT)
+        .args(["-DDOCA_ALLOW_EXPERIMENTAL_API", "-c", "-o", "/dev/null"])
+        .arg(&src)
+        .arg(format!("-I{}", p.join("include/doca-1").display()))
+        .output()
+        .unwrap();
+    check(&out, "the shadow header of the 1.x Rust signatures");
+}
