@@ -226,6 +226,65 @@ pub unsafe extern "C" fn doca_devinfo_property_get(
     })
 }
 
+/// Devices open through the 1.x face: (handle, opens). Opening a device already open
+/// gives the same handle (the guide's device life cycle); it closes with its last close.
+static OPEN_DEVS: std::sync::Mutex<Vec<(usize, u32)>> = std::sync::Mutex::new(Vec::new());
+
+/// `doca_dev_open` of 1.x: a device already open is the same `struct doca_dev`.
+#[unsafe(export_name = "doca1__dev_open")]
+pub unsafe extern "C" fn doca_dev_open(
+    devinfo: *mut doca_devinfo,
+    dev: *mut *mut doca_dev,
+) -> doca_error_t {
+    ffi(|| {
+        let out = out_ptr(dev, "dev")?;
+        // SAFETY: NULL or a live handle.
+        let info = unsafe { handle(devinfo, "devinfo") }?;
+        let mut open = doca_core::lock(&OPEN_DEVS);
+        for (h, n) in open.iter_mut() {
+            // SAFETY: registered handles are open devices (removed at their last close).
+            let d = unsafe { &*(*h as *const doca_dev) };
+            if d.dev.as_devinfo().pci_addr() == info.info.pci_addr()
+                && d.dev.as_devinfo().role() == info.info.role()
+            {
+                *n += 1;
+                // SAFETY: checked non-NULL.
+                unsafe { put(out, *h as *mut doca_dev) };
+                return Ok(());
+            }
+        }
+        let mut h = std::ptr::null_mut();
+        // SAFETY: the same contract, with a local output.
+        match unsafe { crate::dev::doca_dev_open(devinfo, &mut h) } {
+            0 => {}
+            e => {
+                return Err(doca_core::Error::from_raw(e).unwrap_or_else(|| invalid("open failed")));
+            }
+        }
+        open.push((h as usize, 1));
+        // SAFETY: checked non-NULL.
+        unsafe { put(out, h) };
+        Ok(())
+    })
+}
+
+/// `doca_dev_close` of 1.x: the last close of a device closes it.
+#[unsafe(export_name = "doca1__dev_close")]
+pub unsafe extern "C" fn doca_dev_close(dev: *mut doca_dev) -> doca_error_t {
+    {
+        let mut open = doca_core::lock(&OPEN_DEVS);
+        if let Some(i) = open.iter().position(|(h, _)| *h == dev as usize) {
+            if open[i].1 > 1 {
+                open[i].1 -= 1;
+                return 0;
+            }
+            open.swap_remove(i);
+        }
+    }
+    // SAFETY: the same contract: an open device, closed once more.
+    unsafe { crate::dev::doca_dev_close(dev) }
+}
+
 /// `doca_dev_as_devinfo` of 1.x: the information through an output parameter.
 #[unsafe(export_name = "doca1__dev_as_devinfo")]
 pub unsafe extern "C" fn doca_dev_as_devinfo(

@@ -25,10 +25,10 @@ int main(void)
 {
 	static char memory[4 * 8192];
 	struct doca_devinfo **list, *info;
-	struct doca_dev *dev;
+	struct doca_dev *dev, *dev2;
 	struct doca_mmap *mmap, *one;
 	struct doca_buf_inventory *inv;
-	struct doca_buf *buf, *b2;
+	struct doca_buf *buf, *b2, *b3;
 	struct doca_dma *dma;
 	struct doca_ctx *ctx;
 	struct doca_workq *wq;
@@ -36,7 +36,7 @@ int main(void)
 	struct doca_dma_job_memcpy job = {0};
 	struct doca_pci_bdf bdf;
 	uint32_t n = 0, u32 = 0, depth = 8;
-	uint8_t small[8], ipv4[4], flag = 7;
+	uint8_t small[8], ipv4[4], flag = 7, *head;
 	char vuid[128];
 	uint8_t *desc = NULL;
 	size_t desc_len = 0;
@@ -55,6 +55,10 @@ int main(void)
 	ASSERT(strlen(vuid) > 0);
 	CHECK(doca_devinfo_property_get(list[0], DOCA_DEVINFO_PROPERTY_IPV4_ADDR, ipv4, sizeof(ipv4)));
 	CHECK(doca_dev_open(list[0], &dev));
+	/* A device already open is the same device; it closes with its last close. */
+	CHECK(doca_dev_open(list[0], &dev2));
+	ASSERT(dev2 == dev);
+	CHECK(doca_dev_close(dev2));
 	CHECK(doca_devinfo_list_destroy(list));
 	CHECK(doca_dev_as_devinfo(dev, &info));
 	CHECK(doca_devinfo_property_get(info, DOCA_DEVINFO_PROPERTY_PCI_ADDR, (uint8_t *)&bdf, sizeof(bdf)));
@@ -111,6 +115,11 @@ int main(void)
 	ROW(doca_buf_inventory_buf_by_addr(inv, mmap, memory + 12288, 64, &buf), DOCA_ERROR_INVALID_VALUE);
 	CHECK(doca_buf_inventory_buf_by_addr(inv, mmap, memory, 4096, &buf));
 	CHECK(doca_buf_inventory_buf_by_addr(inv, mmap, memory + 16384, 4096, &b2));
+	/* A duplicate describes the same region. */
+	CHECK(doca_buf_inventory_buf_dup(inv, buf, &b3));
+	CHECK(doca_buf_head_get(b3, &head));
+	ASSERT(head == (uint8_t *)memory);
+	CHECK(doca_buf_refcount_rm(b3, NULL));
 	CHECK(doca_buf_inventory_property_get(inv, DOCA_BUF_INVENTORY_PROPERTY_NUM_FREE_ELEMENTS, (const uint8_t *)&u32,
 					      sizeof(u32)));
 	ASSERT(u32 == 2);
@@ -129,6 +138,10 @@ int main(void)
 	CHECK(doca_ctx_workq_add(ctx, wq));
 	ROW(doca_workq_property_set(wq, DOCA_WORKQ_PROPERTY_DEPTH, (const uint8_t *)&depth, sizeof(depth)),
 	    DOCA_ERROR_NOT_PERMITTED);
+	/* The life cycle of chapter 5: work queues go before stop, stop before destroy. */
+	ROW(doca_ctx_stop(ctx), DOCA_ERROR_IN_USE);
+	ROW(doca_workq_destroy(wq), DOCA_ERROR_IN_USE);
+	ROW(doca_dma_destroy(dma), DOCA_ERROR_IN_USE);
 	ROW(doca_workq_property_get(wq, DOCA_WORKQ_PROPERTY_DEPTH, small, 8), DOCA_ERROR_INVALID_VALUE);
 	job.base.type = DOCA_DMA_JOB_MEMCPY;
 	job.base.ctx = ctx;
@@ -154,6 +167,12 @@ int main(void)
 	CHECK(doca_dma_destroy(dma));
 	CHECK(doca_buf_refcount_rm(buf, NULL));
 	CHECK(doca_buf_refcount_rm(b2, NULL));
+	/* A stopped inventory gives no buffer until it is started again. */
+	CHECK(doca_buf_inventory_stop(inv));
+	ROW(doca_buf_inventory_buf_by_addr(inv, mmap, memory, 64, &buf), DOCA_ERROR_BAD_STATE);
+	CHECK(doca_buf_inventory_start(inv));
+	CHECK(doca_buf_inventory_buf_by_addr(inv, mmap, memory, 64, &buf));
+	CHECK(doca_buf_refcount_rm(buf, NULL));
 	CHECK(doca_buf_inventory_stop(inv));
 	CHECK(doca_buf_inventory_destroy(inv));
 	CHECK(doca_mmap_dev_rm(mmap, dev));
