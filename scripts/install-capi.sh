@@ -99,36 +99,47 @@ mv "$stage/dpu-include" "$inc/dpu"
 mv "$stage/doca-dpu" "$lib/doca-dpu"
 mv "$stage/pc-dpu" "$pc/dpu"
 mv "$stage"/doca.pc "$stage"/doca-libs.pc "$stage"/doca-dpu.pc "$pc/"
+# The library of generation $1 (version $2) in the directory $3, from the archive: the
+# names the generation shares with 2.2 under another meaning are defined as
+# doca<gen>__<rest>; they take their public names, and the 2.2 functions of those names
+# are renamed out of the way (doca22__<rest>, not exported). The libraries named after
+# $4... are links to the one library.
+generation_libs() {
+    local gen="$1" ver="$2" dir="$3" major="${2%%.*}"
+    shift 3
+    local work
+    work="$(mktemp -d "$stage/.gen.XXXXXX")"
+    nm --defined-only "$archive" 2>/dev/null | awk -v p="^doca${gen}__" '$3 ~ p {print $3}' | sort -u >"$work/newer"
+    [ -s "$work/newer" ] || { echo "install-capi: no ${gen}.x symbols found in $archive" >&2; exit 1; }
+    nm --defined-only "$archive" 2>/dev/null | awk '$3 ~ /^doca_/ {print $3}' | sort -u >"$work/older"
+    while read -r sym; do
+        pub="doca_${sym#doca${gen}__}"
+        if grep -qx "$pub" "$work/older"; then
+            echo "$pub doca22__${pub#doca_}"
+        fi
+        echo "$sym $pub"
+    done <"$work/newer" >"$work/renames"
+    objcopy --redefine-syms="$work/renames" "$archive" "$dir/libdoca_common.a"
+    printf '{\n  global: doca_*;\n  local: *;\n};\n' >"$work/exports.map"
+    cc -shared -o "$dir/libdoca_common.so.$ver" -Wl,-soname,"libdoca_common.so.$major" \
+        -Wl,--whole-archive "$dir/libdoca_common.a" -Wl,--no-whole-archive \
+        -Wl,--version-script="$work/exports.map" -Wl,--gc-sections \
+        -lpthread -ldl -lm -lgcc_s -lc
+    ln -s "libdoca_common.so.$ver" "$dir/libdoca_common.so.$major"
+    ln -s "libdoca_common.so.$major" "$dir/libdoca_common.so"
+    for l in "$@"; do
+        echo "INPUT(libdoca_common.so.$major)" >"$dir/libdoca_$l.so"
+        echo "INPUT(libdoca_common.a)" >"$dir/libdoca_$l.a"
+        ln -s "libdoca_common.so.$major" "$dir/libdoca_$l.so.$major"
+    done
+    rm -rf "$work"
+}
+
 # ---- The 3.x generation, beside 2.2's ----
-# Names both generations use with different meanings are defined as doca3__<rest> in
-# the archive: here they take their public names, and the 2.2 functions of the same
-# names are renamed out of the way (doca22__<rest>, not exported).
 version3=3.3.0
 stage3="$stage/doca-3"
 mkdir -p "$stage3/lib/dpu" "$stage3/include/dpu" "$stage3/pc/dpu"
-nm --defined-only "$archive" 2>/dev/null | awk '$3 ~ /^doca3__/ {print $3}' | sort -u >"$stage3/newer"
-[ -s "$stage3/newer" ] || { echo "install-capi: no 3.x symbols found in $archive" >&2; exit 1; }
-nm --defined-only "$archive" 2>/dev/null | awk '$3 ~ /^doca_/ {print $3}' | sort -u >"$stage3/older"
-while read -r sym; do
-    pub="doca_${sym#doca3__}"
-    if grep -qx "$pub" "$stage3/older"; then
-        echo "$pub doca22__${pub#doca_}"
-    fi
-    echo "$sym $pub"
-done <"$stage3/newer" >"$stage3/renames"
-objcopy --redefine-syms="$stage3/renames" "$archive" "$stage3/lib/libdoca_common.a"
-printf '{\n  global: doca_*;\n  local: *;\n};\n' >"$stage3/exports.map"
-cc -shared -o "$stage3/lib/libdoca_common.so.$version3" -Wl,-soname,libdoca_common.so.3 \
-    -Wl,--whole-archive "$stage3/lib/libdoca_common.a" -Wl,--no-whole-archive \
-    -Wl,--version-script="$stage3/exports.map" -Wl,--gc-sections \
-    -lpthread -ldl -lm -lgcc_s -lc
-ln -s "libdoca_common.so.$version3" "$stage3/lib/libdoca_common.so.3"
-ln -s libdoca_common.so.3 "$stage3/lib/libdoca_common.so"
-for l in dma sha erasure_coding argp comch; do
-    echo "INPUT(libdoca_common.so.3)" >"$stage3/lib/libdoca_$l.so"
-    echo "INPUT(libdoca_common.a)" >"$stage3/lib/libdoca_$l.a"
-    ln -s libdoca_common.so.3 "$stage3/lib/libdoca_$l.so.3"
-done
+generation_libs 3 "$version3" "$stage3/lib" dma sha erasure_coding argp comch
 cp "$root"/crates/doca-capi/include3/doca_*.h "$stage3/include/"
 cp "$root/crates/doca-capi/include3/dpu/doca_build_config.h" "$stage3/include/dpu/"
 cc -c -fPIC -O2 -Wall -Wextra -Werror -I"$stage3/include/dpu" \
@@ -142,7 +153,6 @@ for spec in argp:argp:Argp dma:dma:DMA erasure-coding:erasure_coding:Erasure\ Co
         -e "s|@SONAME@|$soname|" -e "s|@TITLE@|$title|" "$pc3/doca-lib.pc.in" >"$stage3/pc/doca-$name.pc"
     cp "$stage3/pc/doca-$name.pc" "$stage3/pc/dpu/doca-$name.pc"
 done
-rm "$stage3/newer" "$stage3/older" "$stage3/renames" "$stage3/exports.map"
 
 rm -rf "$inc/doca-3" "$lib/doca-3"
 mkdir -p "$pc/dpu"
@@ -154,36 +164,12 @@ mv "$stage3/lib" "$lib/doca-3"
 rm -rf "$stage3"
 
 # ---- The 1.x generation (1.3-1.4), beside the others ----
-# Names 1.x shares with 2.2 under another prototype are defined as doca1__<rest>: here
-# they take their public names, and the 2.2 functions of those names are renamed out of
-# the way (doca22__<rest>, not exported). The headers 1.x keeps from 2.2 (errors, log,
-# argp, build configuration) are copied beside its own.
+# The headers 1.x keeps from 2.2 (errors, log, argp, build configuration) are copied
+# beside its own.
 version1=1.4.0079
 stage1="$stage/doca-1"
 mkdir -p "$stage1/lib/dpu" "$stage1/include/dpu" "$stage1/pc/doca-1" "$stage1/pc/doca-1-dpu"
-nm --defined-only "$archive" 2>/dev/null | awk '$3 ~ /^doca1__/ {print $3}' | sort -u >"$stage1/newer"
-[ -s "$stage1/newer" ] || { echo "install-capi: no 1.x symbols found in $archive" >&2; exit 1; }
-nm --defined-only "$archive" 2>/dev/null | awk '$3 ~ /^doca_/ {print $3}' | sort -u >"$stage1/older"
-while read -r sym; do
-    pub="doca_${sym#doca1__}"
-    if grep -qx "$pub" "$stage1/older"; then
-        echo "$pub doca22__${pub#doca_}"
-    fi
-    echo "$sym $pub"
-done <"$stage1/newer" >"$stage1/renames"
-objcopy --redefine-syms="$stage1/renames" "$archive" "$stage1/lib/libdoca_common.a"
-printf '{\n  global: doca_*;\n  local: *;\n};\n' >"$stage1/exports.map"
-cc -shared -o "$stage1/lib/libdoca_common.so.$version1" -Wl,-soname,libdoca_common.so.1 \
-    -Wl,--whole-archive "$stage1/lib/libdoca_common.a" -Wl,--no-whole-archive \
-    -Wl,--version-script="$stage1/exports.map" -Wl,--gc-sections \
-    -lpthread -ldl -lm -lgcc_s -lc
-ln -s "libdoca_common.so.$version1" "$stage1/lib/libdoca_common.so.1"
-ln -s libdoca_common.so.1 "$stage1/lib/libdoca_common.so"
-for l in dma argp; do
-    echo "INPUT(libdoca_common.so.1)" >"$stage1/lib/libdoca_$l.so"
-    echo "INPUT(libdoca_common.a)" >"$stage1/lib/libdoca_$l.a"
-    ln -s libdoca_common.so.1 "$stage1/lib/libdoca_$l.so.1"
-done
+generation_libs 1 "$version1" "$stage1/lib" dma argp
 for h in doca_error.h doca_log.h doca_argp.h doca_compat.h doca_config.h doca_common_defines.h doca_build_config.h; do
     cp "$root/crates/doca-capi/include/$h" "$stage1/include/"
 done
@@ -197,7 +183,6 @@ for spec in doca-1:doca-1 doca-1-dpu:doca-1-dpu doca-1/doca:doca-1 doca-1-dpu/do
     sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version1|" -e "s|@NAME@|${out##*/}|" \
         "$pc1/$tmpl.pc.in" >"$stage1/pc/$out.pc"
 done
-rm "$stage1/newer" "$stage1/older" "$stage1/renames" "$stage1/exports.map"
 
 rm -rf "$inc/doca-1" "$lib/doca-1" "$pc/doca-1" "$pc/doca-1-dpu"
 mv "$stage1/pc/doca-1.pc" "$stage1/pc/doca-1-dpu.pc" "$pc/"

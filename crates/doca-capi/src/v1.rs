@@ -141,6 +141,13 @@ fn put_value(value: *mut u8, size: u32, bytes: &[u8], string: bool, what: &str) 
     Ok(())
 }
 
+/// A text property: at most `max - 1` bytes of `text`, NUL-terminated (see
+/// [`put_value`]).
+fn put_text(value: *mut u8, size: u32, text: &str, max: usize, what: &str) -> Result<()> {
+    let t = text.as_bytes();
+    put_value(value, size, &t[..t.len().min(max - 1)], true, what)
+}
+
 /// Reads a `uint32_t` property value.
 fn get_u32(value: *const u8, size: u32, what: &str) -> Result<u32> {
     if value.is_null() {
@@ -185,11 +192,13 @@ pub unsafe extern "C" fn doca_devinfo_property_get(
         let d = unsafe { handle(devinfo, "devinfo") }?;
         let info = &d.info;
         match property {
-            DEVINFO_VUID => {
-                let v = local_vuid(info);
-                let v = &v.as_bytes()[..v.len().min(VUID_SIZE - 1)];
-                put_value(value, size, v, true, "DOCA_DEVINFO_PROPERTY_VUID")
-            }
+            DEVINFO_VUID => put_text(
+                value,
+                size,
+                &local_vuid(info),
+                VUID_SIZE,
+                "DOCA_DEVINFO_PROPERTY_VUID",
+            ),
             DEVINFO_PCI_ADDR => put_value(
                 value,
                 size,
@@ -211,16 +220,20 @@ pub unsafe extern "C" fn doca_devinfo_property_get(
                 false,
                 "DOCA_DEVINFO_PROPERTY_IPV6_ADDR",
             ),
-            DEVINFO_IFACE_NAME => {
-                let n = info.iface_name().as_bytes();
-                let n = &n[..n.len().min(IFACE_NAME_SIZE - 1)];
-                put_value(value, size, n, true, "DOCA_DEVINFO_PROPERTY_IFACE_NAME")
-            }
-            DEVINFO_IBDEV_NAME => {
-                let n = info.ibdev_name().as_bytes();
-                let n = &n[..n.len().min(IBDEV_NAME_SIZE - 1)];
-                put_value(value, size, n, true, "DOCA_DEVINFO_PROPERTY_IBDEV_NAME")
-            }
+            DEVINFO_IFACE_NAME => put_text(
+                value,
+                size,
+                info.iface_name(),
+                IFACE_NAME_SIZE,
+                "DOCA_DEVINFO_PROPERTY_IFACE_NAME",
+            ),
+            DEVINFO_IBDEV_NAME => put_text(
+                value,
+                size,
+                info.ibdev_name(),
+                IBDEV_NAME_SIZE,
+                "DOCA_DEVINFO_PROPERTY_IBDEV_NAME",
+            ),
             p => Err(unknown("doca_devinfo_property", p)),
         }
     })
@@ -361,11 +374,13 @@ pub unsafe extern "C" fn doca_devinfo_remote_property_get(
         let r = unsafe { handle(devinfo_remote, "devinfo_remote") }?;
         let info = r.info();
         match property {
-            REMOTE_VUID => {
-                let v = info.vuid().as_bytes();
-                let v = &v[..v.len().min(VUID_SIZE - 1)];
-                put_value(value, size, v, true, "DOCA_DEVINFO_REMOTE_PROPERTY_VUID")
-            }
+            REMOTE_VUID => put_text(
+                value,
+                size,
+                info.vuid(),
+                VUID_SIZE,
+                "DOCA_DEVINFO_REMOTE_PROPERTY_VUID",
+            ),
             REMOTE_PCI_ADDR => put_value(
                 value,
                 size,

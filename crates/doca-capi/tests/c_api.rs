@@ -288,26 +288,11 @@ fn headers_and_rust_declare_the_same_functions() {
 /// disagrees is a "conflicting types" error.
 #[test]
 fn header_prototypes_match_rust_signatures() {
-    let p = prefix();
-    let mut text = String::from("#include <stdbool.h>\n#include <stdint.h>\n#include <stdio.h>\n");
-    text.push_str(&include_all("include"));
-    for f in rust_functions(is_v22) {
-        if f.name == "doca_capi_log_text" || f.name == "doca_capi_build_role_set" {
-            continue;
-        }
-        text.push_str(&c_prototype(&f));
-    }
-    let src = scratch().join("shadow.c");
-    std::fs::create_dir_all(src.parent().unwrap()).unwrap();
-    std::fs::write(&src, &text).unwrap();
-    let out = Command::new("cc")
-        .args(STRICT)
-        .args(["-DDOCA_ALLOW_EXPERIMENTAL_API", "-c", "-o", "/dev/null"])
-        .arg(&src)
-        .arg(format!("-I{}", p.join("include").display()))
-        .output()
-        .unwrap();
-    check(&out, "the shadow header of the Rust signatures");
+    let fns: Vec<RustFn> = rust_functions(is_v22)
+        .into_iter()
+        .filter(|f| f.name != "doca_capi_log_text" && f.name != "doca_capi_build_role_set")
+        .collect();
+    check_shadow_prototypes("include", "include", &fns, "shadow");
 }
 
 /// Every declared function links from the installed library (by its DOCA library name).

@@ -208,23 +208,7 @@ fn headers_and_rust_declare_the_same_functions_1x() {
 /// prototype that disagrees is a "conflicting types" error.
 #[test]
 fn header_prototypes_match_rust_signatures_1x() {
-    let p = prefix();
-    let mut text = String::from("#include <stdbool.h>\n#include <stdint.h>\n#include <stdio.h>\n");
-    text.push_str(&include_all("include1"));
     let fns = rust_functions(is_v1);
     assert!(fns.len() > 20, "only {} functions", fns.len());
-    for f in &fns {
-        text.push_str(&c_prototype(f));
-    }
-    let src = scratch().join("shadow1.c");
-    std::fs::create_dir_all(src.parent().unwrap()).unwrap();
-    std::fs::write(&src, &text).unwrap();
-    let out = Command::new("cc")
-        .args(STRICT)
-        .args(["-DDOCA_ALLOW_EXPERIMENTAL_API", "-c", "-o", "/dev/null"])
-        .arg(&src)
-        .arg(format!("-I{}", p.join("include/doca-1").display()))
-        .output()
-        .unwrap();
-    check(&out, "the shadow header of the 1.x Rust signatures");
+    check_shadow_prototypes("include1", "include/doca-1", &fns, "shadow1");
 }

@@ -107,29 +107,12 @@ fn headers_and_rust_declare_the_same_functions_3x() {
 /// any prototype that disagrees is a "conflicting types" error.
 #[test]
 fn header_prototypes_match_rust_signatures_3x() {
-    let p = prefix();
-    let mut text = String::from("#include <stdbool.h>\n#include <stdint.h>\n#include <stdio.h>\n");
-    text.push_str(&include_all("include3"));
-    let mut n = 0;
-    for f in rust_functions(is_v3) {
-        if f.name == "doca_capi_log_text3" {
-            continue;
-        }
-        text.push_str(&c_prototype(&f));
-        n += 1;
-    }
-    assert!(n > 60, "only {n} functions");
-    let src = scratch().join("shadow3.c");
-    std::fs::create_dir_all(src.parent().unwrap()).unwrap();
-    std::fs::write(&src, &text).unwrap();
-    let out = Command::new("cc")
-        .args(STRICT)
-        .args(["-DDOCA_ALLOW_EXPERIMENTAL_API", "-c", "-o", "/dev/null"])
-        .arg(&src)
-        .arg(format!("-I{}", p.join("include/doca-3").display()))
-        .output()
-        .unwrap();
-    check(&out, "the shadow header of the 3.x Rust signatures");
+    let fns: Vec<RustFn> = rust_functions(is_v3)
+        .into_iter()
+        .filter(|f| f.name != "doca_capi_log_text3")
+        .collect();
+    assert!(fns.len() > 60, "only {} functions", fns.len());
+    check_shadow_prototypes("include3", "include/doca-3", &fns, "shadow3");
 }
 
 /// Every declared function links from the installed 3.x library, and the names both

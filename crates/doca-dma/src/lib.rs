@@ -287,16 +287,7 @@ fn copy(src: &BufDesc, dst: &BufDesc, env: &ExecEnv<'_>) -> Result<()> {
 
 /// [`copy`] of one buffer into one buffer: the same checks, in a straight line.
 fn copy_one(src: &BufDesc, dst: &BufDesc, env: &ExecEnv<'_>) -> Result<()> {
-    let dev = env.dev();
-    if !src.mmap_has_device(dev) || !dst.mmap_has_device(dev) {
-        return Err(Error::with_context(
-            ErrorCode::NotPermitted,
-            "a buffer's mmap was not given access to the context's device (mmap dev_add)",
-        ));
-    }
-    if !dst.mmap_writable() {
-        return Err(not_writable(dst));
-    }
+    check_access(src, dst, env)?;
     if src.data_len() as u64 > MAX_BUF_SIZE {
         return Err(Error::with_context(
             ErrorCode::InvalidValue,
@@ -337,16 +328,10 @@ fn copy_one(src: &BufDesc, dst: &BufDesc, env: &ExecEnv<'_>) -> Result<()> {
     out
 }
 
-/// The 1.x memcpy ([`MemcpyJob::BYTES`] set): `n` bytes from the source's head to the
-/// destination's head, whatever their data sections say (1.x buffers have none); the
-/// data sections are left as they are.
-fn copy_heads(src: &BufDesc, dst: &BufDesc, n: u64, env: &ExecEnv<'_>) -> Result<()> {
-    if src.next().is_some() || dst.next().is_some() {
-        return Err(Error::with_context(
-            ErrorCode::InvalidValue,
-            "a copy of num_bytes_to_copy takes single buffers, not lists",
-        ));
-    }
+/// A single source and destination the context's device may use: both mmaps reach it,
+/// and the destination's may be written.
+#[inline]
+fn check_access(src: &BufDesc, dst: &BufDesc, env: &ExecEnv<'_>) -> Result<()> {
     let dev = env.dev();
     if !src.mmap_has_device(dev) || !dst.mmap_has_device(dev) {
         return Err(Error::with_context(
@@ -357,6 +342,20 @@ fn copy_heads(src: &BufDesc, dst: &BufDesc, n: u64, env: &ExecEnv<'_>) -> Result
     if !dst.mmap_writable() {
         return Err(not_writable(dst));
     }
+    Ok(())
+}
+
+/// The 1.x memcpy ([`MemcpyJob::BYTES`] set): `n` bytes from the source's head to the
+/// destination's head, whatever their data sections say (1.x buffers have none); the
+/// data sections are left as they are.
+fn copy_heads(src: &BufDesc, dst: &BufDesc, n: u64, env: &ExecEnv<'_>) -> Result<()> {
+    if src.next().is_some() || dst.next().is_some() {
+        return Err(Error::with_context(
+            ErrorCode::InvalidValue,
+            "a copy of num_bytes_to_copy takes single buffers, not lists",
+        ));
+    }
+    check_access(src, dst, env)?;
     let n = usize::try_from(n).unwrap_or(usize::MAX);
     if n as u64 > MAX_BUF_SIZE {
         return Err(Error::with_context(

@@ -342,6 +342,31 @@ pub fn c_prototype(f: &RustFn) -> String {
     format!("{} {}({});\n", c_type(&f.ret), f.name, params)
 }
 
+/// A shadow header of `fns` (C prototypes from their Rust signatures), compiled with
+/// every header of the crate's `headers_dir` as installed in `installed` under the
+/// prefix: any prototype that disagrees is a "conflicting types" error.
+pub fn check_shadow_prototypes(headers_dir: &str, installed: &str, fns: &[RustFn], name: &str) {
+    let mut text = String::from("#include <stdbool.h>\n#include <stdint.h>\n#include <stdio.h>\n");
+    text.push_str(&include_all(headers_dir));
+    for f in fns {
+        text.push_str(&c_prototype(f));
+    }
+    let src = scratch().join(format!("{name}.c"));
+    std::fs::create_dir_all(src.parent().unwrap()).unwrap();
+    std::fs::write(&src, &text).unwrap();
+    let out = Command::new("cc")
+        .args(STRICT)
+        .args(["-DDOCA_ALLOW_EXPERIMENTAL_API", "-c", "-o", "/dev/null"])
+        .arg(&src)
+        .arg(format!("-I{}", prefix().join(installed).display()))
+        .output()
+        .unwrap();
+    check(
+        &out,
+        &format!("the shadow header of the Rust signatures ({name})"),
+    );
+}
+
 /// `pkg-config --cflags --libs` of the space-separated `modules`.
 pub fn pkg_flags(modules: &str) -> Vec<String> {
     pkg_config(
