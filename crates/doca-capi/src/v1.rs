@@ -113,8 +113,9 @@ fn local_vuid(info: &doca_core::DevInfo) -> String {
     )
 }
 
-/// The bytes of a property value, checked against the caller's size: `exact` for
-/// fixed-size values, else a NUL-terminated string that must fit.
+/// The bytes of a property value, checked against the caller's size: exactly the
+/// value's size for a fixed-size value, room for the text and its NUL for a `string`
+/// (the rest of the buffer is zeroed).
 fn put_value(value: *mut u8, size: u32, bytes: &[u8], string: bool, what: &str) -> Result<()> {
     let value = out_ptr(value, "value")?;
     let size = size as usize;

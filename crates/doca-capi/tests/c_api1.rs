@@ -79,12 +79,16 @@ fn misuse_table_of_the_1x_calls() {
 fn host_to_dpu_dma_through_an_export_as_two_processes() {
     let host = build1("dma_host1", "doca-1");
     let dpu = build1("dma_dpu1", "doca-1-dpu");
-    let info = PathBuf::from("/tmp/doca1_buffer_info.txt");
+    let dir = scratch().join("dma-pair1");
+    std::fs::create_dir_all(&dir).unwrap();
+    let d = dir.display().to_string();
+    let info = dir.join("doca1_buffer_info.txt");
     for (engine, reply) in [(false, "reply from the DPU"), (true, "second reply")] {
         let _ = std::fs::remove_file(&info);
-        let _ = std::fs::remove_file("/tmp/doca1_export_desc.bin");
+        let _ = std::fs::remove_file(dir.join("doca1_export_desc.bin"));
         let mut hc = Command::new(&host);
-        hc.env_remove("DOCA_SW_TOPOLOGY")
+        hc.args(["-d", &d])
+            .env_remove("DOCA_SW_TOPOLOGY")
             .env_remove("DOCA_SW_ROLE")
             .stdin(Stdio::piped());
         if engine {
@@ -103,7 +107,7 @@ fn host_to_dpu_dma_through_an_export_as_two_processes() {
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
-        let out = run_beside(&dpu, &["-w", reply], engine, &[], Some(&mut h));
+        let out = run_beside(&dpu, &["-w", reply, "-d", &d], engine, &[], Some(&mut h));
         assert!(out.contains("remote device 3b:00.0 vuid"), "{out}");
         assert!(
             out.contains("dma_dpu1: Memory content: This is a sample piece of text"),
@@ -118,6 +122,7 @@ fn host_to_dpu_dma_through_an_export_as_two_processes() {
         );
         // The export ended with the host: the DPU side is refused now.
         let o = Command::new(&dpu)
+            .args(["-d", &d])
             .env_remove("DOCA_SW_TOPOLOGY")
             .env_remove("DOCA_SW_ROLE")
             .output()

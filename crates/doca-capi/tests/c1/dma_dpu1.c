@@ -4,7 +4,7 @@
  * from the host's export, copies the host's text into local memory with a DMA job, then
  * writes its reply back into the host's memory.
  *
- *   dma_dpu1 [-p BB:DD.F] [-r BB:DD.F] [-w REPLY]     (built with doca-1-dpu)
+ *   dma_dpu1 [-p BB:DD.F] [-r BB:DD.F] [-w REPLY] [-d DIR]     (built with doca-1-dpu)
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -24,6 +24,7 @@ struct dpu_config {
 	char pci[16];	     /* The DPU device. */
 	char host_pci[16];   /* The host function it serves. */
 	char reply[MAX_TEXT]; /* What goes back. */
+	char dir[MAX_PATH];   /* Where the host's files are. */
 };
 
 static doca_error_t pci_callback(void *param, void *config)
@@ -53,6 +54,16 @@ static doca_error_t reply_callback(void *param, void *config)
 	if (strlen(param) >= MAX_TEXT)
 		return DOCA_ERROR_INVALID_VALUE;
 	strcpy(conf->reply, param);
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t dir_callback(void *param, void *config)
+{
+	struct dpu_config *conf = config;
+
+	if (strlen(param) >= MAX_PATH - 32)
+		return DOCA_ERROR_INVALID_VALUE;
+	strcpy(conf->dir, param);
 	return DOCA_SUCCESS;
 }
 
@@ -154,11 +165,17 @@ static doca_error_t dpu_side(const struct dpu_config *conf)
 	int host_len = 0;
 	char *local = calloc(1, MAX_TEXT);
 	uint32_t max_chunks = 1;
+	char desc_path[MAX_PATH], info_path[MAX_PATH];
 	FILE *f;
 	doca_error_t result;
 
 	if (local == NULL)
 		return DOCA_ERROR_NO_MEMORY;
+	if (pair_path(desc_path, conf->dir, DESC_FILE) != DOCA_SUCCESS ||
+	    pair_path(info_path, conf->dir, INFO_FILE) != DOCA_SUCCESS) {
+		free(local);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
 	result = open_device_at(conf->pci, &dev);
 	if (result != DOCA_SUCCESS) {
 		DOCA_LOG_ERR("No device at %s: %s", conf->pci, doca_get_error_string(result));
@@ -168,14 +185,14 @@ static doca_error_t dpu_side(const struct dpu_config *conf)
 	result = check_remote(dev, conf->host_pci);
 	if (result != DOCA_SUCCESS)
 		goto out;
-	f = fopen(DESC_PATH, "rb");
+	f = fopen(desc_path, "rb");
 	desc_len = f != NULL ? fread(desc, 1, sizeof(desc), f) : 0;
 	if (f != NULL)
 		fclose(f);
-	f = fopen(INFO_PATH, "r");
+	f = fopen(info_path, "r");
 	if (desc_len == 0 || f == NULL || fscanf(f, "%" SCNu64 "%d", &host_addr, &host_len) != 2 || host_len <= 0 ||
 	    host_len > MAX_TEXT) {
-		DOCA_LOG_ERR("Failed to read %s and %s", DESC_PATH, INFO_PATH);
+		DOCA_LOG_ERR("Failed to read %s and %s", desc_path, info_path);
 		if (f != NULL)
 			fclose(f);
 		result = DOCA_ERROR_IO_FAILED;
@@ -275,6 +292,7 @@ int main(int argc, char **argv)
 	strcpy(conf.pci, "03:00.0");
 	strcpy(conf.host_pci, "3b:00.0");
 	strcpy(conf.reply, "reply from the DPU");
+	strcpy(conf.dir, "/tmp");
 	result = doca_argp_init("dma_dpu1", &conf);
 	if (result != DOCA_SUCCESS)
 		return EXIT_FAILURE;
@@ -283,6 +301,8 @@ int main(int argc, char **argv)
 		result = add_param("r", "rep-pci", "Host function PCI address - default: 3b:00.0", host_pci_callback);
 	if (result == DOCA_SUCCESS)
 		result = add_param("w", "reply", "Text written back into the host's memory", reply_callback);
+	if (result == DOCA_SUCCESS)
+		result = add_param("d", "dir", "Directory of the host's files - default: /tmp", dir_callback);
 	if (result == DOCA_SUCCESS)
 		result = doca_argp_start(argc, argv);
 	if (result == DOCA_SUCCESS)

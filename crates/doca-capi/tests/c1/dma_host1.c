@@ -3,7 +3,7 @@
  * text, writes the export descriptor and the buffer's address and length to files, and
  * waits (a line on stdin) while the DPU side reads the text and writes its reply.
  *
- *   dma_host1 [-p BB:DD.F] [-t TEXT]
+ *   dma_host1 [-p BB:DD.F] [-t TEXT] [-d DIR]
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -18,6 +18,7 @@ DOCA_LOG_REGISTER(DMA_HOST1);
 struct host_config {
 	char pci[16];
 	char text[MAX_TEXT];
+	char dir[MAX_PATH];
 };
 
 static doca_error_t pci_callback(void *param, void *config)
@@ -45,9 +46,21 @@ static doca_error_t text_callback(void *param, void *config)
 	return DOCA_SUCCESS;
 }
 
+static doca_error_t dir_callback(void *param, void *config)
+{
+	struct host_config *conf = config;
+
+	if (strlen(param) >= MAX_PATH - 32) {
+		DOCA_LOG_ERR("Directory name is too long");
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	strcpy(conf->dir, param);
+	return DOCA_SUCCESS;
+}
+
 static doca_error_t register_params(void)
 {
-	struct doca_argp_param *p, *t;
+	struct doca_argp_param *p, *t, *d;
 	doca_error_t result;
 
 	result = doca_argp_param_create(&p);
@@ -69,7 +82,18 @@ static doca_error_t register_params(void)
 	doca_argp_param_set_description(t, "Text the DPU side reads");
 	doca_argp_param_set_callback(t, text_callback);
 	doca_argp_param_set_type(t, DOCA_ARGP_TYPE_STRING);
-	return doca_argp_register_param(t);
+	result = doca_argp_register_param(t);
+	if (result != DOCA_SUCCESS)
+		return result;
+	result = doca_argp_param_create(&d);
+	if (result != DOCA_SUCCESS)
+		return result;
+	doca_argp_param_set_short_name(d, "d");
+	doca_argp_param_set_long_name(d, "dir");
+	doca_argp_param_set_description(d, "Directory of the files both sides meet through - default: /tmp");
+	doca_argp_param_set_callback(d, dir_callback);
+	doca_argp_param_set_type(d, DOCA_ARGP_TYPE_STRING);
+	return doca_argp_register_param(d);
 }
 
 static doca_error_t host_side(const struct host_config *conf)
@@ -79,12 +103,18 @@ static doca_error_t host_side(const struct host_config *conf)
 	uint8_t *desc = NULL;
 	size_t desc_len = 0;
 	char *buffer = calloc(1, MAX_TEXT);
-	char line[8];
+	char line[8], desc_path[MAX_PATH], info_path[MAX_PATH], tmp_path[MAX_PATH];
 	FILE *f;
 	doca_error_t result;
 
 	if (buffer == NULL)
 		return DOCA_ERROR_NO_MEMORY;
+	if (pair_path(desc_path, conf->dir, DESC_FILE) != DOCA_SUCCESS ||
+	    pair_path(info_path, conf->dir, INFO_FILE) != DOCA_SUCCESS ||
+	    pair_path(tmp_path, conf->dir, INFO_FILE ".tmp") != DOCA_SUCCESS) {
+		free(buffer);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
 	strcpy(buffer, conf->text);
 	result = open_device_at(conf->pci, &dev);
 	if (result != DOCA_SUCCESS) {
@@ -105,16 +135,16 @@ static doca_error_t host_side(const struct host_config *conf)
 		DOCA_LOG_ERR("Failed to export the memory map: %s", doca_get_error_string(result));
 		goto out;
 	}
-	f = fopen(DESC_PATH, "wb");
+	f = fopen(desc_path, "wb");
 	if (f == NULL || fwrite(desc, 1, desc_len, f) != desc_len || fclose(f) != 0) {
-		DOCA_LOG_ERR("Failed to write %s", DESC_PATH);
+		DOCA_LOG_ERR("Failed to write %s", desc_path);
 		result = DOCA_ERROR_IO_FAILED;
 		goto out;
 	}
-	f = fopen(INFO_PATH ".tmp", "w");
+	f = fopen(tmp_path, "w");
 	if (f == NULL || fprintf(f, "%" PRIu64 "\n%d\n", (uint64_t)(uintptr_t)buffer, MAX_TEXT) < 0 ||
-	    fclose(f) != 0 || rename(INFO_PATH ".tmp", INFO_PATH) != 0) {
-		DOCA_LOG_ERR("Failed to write %s", INFO_PATH);
+	    fclose(f) != 0 || rename(tmp_path, info_path) != 0) {
+		DOCA_LOG_ERR("Failed to write %s", info_path);
 		result = DOCA_ERROR_IO_FAILED;
 		goto out;
 	}
@@ -142,6 +172,7 @@ int main(int argc, char **argv)
 
 	strcpy(conf.pci, "3b:00.0");
 	strcpy(conf.text, "This is a sample piece of text");
+	strcpy(conf.dir, "/tmp");
 	result = doca_argp_init("dma_host1", &conf);
 	if (result != DOCA_SUCCESS)
 		return EXIT_FAILURE;

@@ -10,9 +10,19 @@
 #include <doca_error.h>
 #include <doca_log.h>
 
-#define DESC_PATH "/tmp/doca1_export_desc.bin"
-#define INFO_PATH "/tmp/doca1_buffer_info.txt"
+/* The files the two sides meet through, in a directory both name (-d; default /tmp). */
+#define DESC_FILE "doca1_export_desc.bin"
+#define INFO_FILE "doca1_buffer_info.txt"
 #define MAX_TEXT 256
+#define MAX_PATH 4096
+
+/* dir/name into out (at least MAX_PATH bytes). */
+static inline doca_error_t pair_path(char *out, const char *dir, const char *name)
+{
+	int n = snprintf(out, MAX_PATH, "%s/%s", dir, name);
+
+	return n > 0 && n < MAX_PATH ? DOCA_SUCCESS : DOCA_ERROR_INVALID_VALUE;
+}
 
 /* "BB:DD.F" into a doca_pci_bdf. */
 static inline doca_error_t parse_pci_addr(const char *text, struct doca_pci_bdf *out)
