@@ -2,8 +2,11 @@
 //! buffers created, started, stopped and destroyed in any order; references added and
 //! removed too often; data sections set anywhere; lists chained and unchained; DMA jobs
 //! submitted between any buffers and retrieved later, their buffers released early.
-//! Handles are never used after a successful destroy of their owner (that is the C
-//! program's own bug); everything else is fair. Every call must return a DOCA code; the
+//! The 1.x face is driven too: named memory maps populated chunk by chunk inside their
+//! memory, properties read and set with any size, and 1.x DMA jobs with any
+//! `num_bytes_to_copy`. Handles are never used after a successful destroy of their
+//! owner, and chunks lie in memory the program owns (those are the C program's own
+//! bugs); everything else is fair. Every call must return a DOCA code; the
 //! process must not crash, and memory stays clean under AddressSanitizer.
 
 #![no_main]
@@ -18,6 +21,7 @@ use doca_capi::exec::{
 };
 use doca_capi::libs::{doca_dma, doca_dma_as_ctx, doca_dma_create};
 use doca_capi::mem::*;
+use doca_capi::v1;
 use libfuzzer_sys::fuzz_target;
 use std::ffi::c_void;
 use std::ptr::null_mut;
@@ -68,6 +72,37 @@ enum Op {
         ud: u8,
     },
     Retrieve,
+    /// A 1.x memory map: named, its chunk limit set (any value, any size), started.
+    NewMmap1 {
+        size: u16,
+        max_chunks: u32,
+        size_arg: u8,
+    },
+    /// `doca_mmap_populate` of a range inside the map's memory.
+    Populate {
+        m: u8,
+        off: u16,
+        len: u16,
+        pg_shift: u8,
+    },
+    /// A property read or written with any size.
+    MmapProp {
+        m: u8,
+        prop: u8,
+        size: u8,
+        set: bool,
+        value: u32,
+    },
+    DevProp {
+        prop: u8,
+        size: u16,
+    },
+    /// A 1.x DMA job with any byte count.
+    Submit1 {
+        src: u8,
+        dst: u8,
+        n: u16,
+    },
 }
 
 struct MmapH {
@@ -126,6 +161,7 @@ fuzz_target!(|ops: Vec<Op>| unsafe {
     let mut bufs: Vec<(*mut doca_buf, usize)> = Vec::new();
     // Jobs in flight: their structs live until retrieved (the C contract).
     let mut jobs: Vec<Box<doca_dma_job_memcpy>> = Vec::new();
+    let mut jobs1: Vec<Box<v1::doca_dma_job_memcpy_v1>> = Vec::new();
     let mut inflight = 0usize;
 
     for op in ops.into_iter().take(200) {
@@ -296,6 +332,103 @@ fuzz_target!(|ops: Vec<Op>| unsafe {
                     inflight -= 1;
                 }
             }
+            Op::NewMmap1 {
+                size,
+                max_chunks,
+                size_arg,
+            } => {
+                if mmaps.len() < 3 {
+                    let mut m = MmapH {
+                        h: null_mut(),
+                        mem: vec![0u8; 1 + size as usize % 16384],
+                    };
+                    assert_eq!(v1::doca_mmap_create(c"fuzz".as_ptr(), &mut m.h), SUCCESS);
+                    let v = max_chunks % 8;
+                    let _ = v1::doca_mmap_property_set(
+                        m.h,
+                        v1::MMAP_MAX_NUM_CHUNKS,
+                        (&v as *const u32).cast(),
+                        u32::from(size_arg % 6),
+                    );
+                    let _ = doca_mmap_start(m.h);
+                    let _ = doca_mmap_dev_add(m.h, dev);
+                    mmaps.push(m);
+                }
+            }
+            Op::Populate {
+                m,
+                off,
+                len,
+                pg_shift,
+            } => {
+                if let Some(m) = pick(&mmaps, m) {
+                    let n = mmaps[m].mem.len();
+                    let off = off as usize % n;
+                    let len = (len as usize) % (n - off + 1);
+                    let base = mmaps[m].mem.as_mut_ptr().add(off);
+                    let _ = v1::doca_mmap_populate(
+                        mmaps[m].h,
+                        base.cast(),
+                        len,
+                        1usize << (pg_shift % 16),
+                        None,
+                        null_mut(),
+                    );
+                }
+            }
+            Op::MmapProp {
+                m,
+                prop,
+                size,
+                set,
+                value,
+            } => {
+                if let Some(m) = pick(&mmaps, m) {
+                    let mut buf = [0u8; 64];
+                    buf[..4].copy_from_slice(&value.to_ne_bytes());
+                    let size = u32::from(size) % 65;
+                    let prop = i32::from(prop % 9);
+                    if set {
+                        let _ = v1::doca_mmap_property_set(mmaps[m].h, prop, buf.as_ptr(), size);
+                    } else {
+                        let _ =
+                            v1::doca_mmap_property_get(mmaps[m].h, prop, buf.as_mut_ptr(), size);
+                    }
+                }
+            }
+            Op::DevProp { prop, size } => {
+                let mut info: *mut doca_devinfo = null_mut();
+                if v1::doca_dev_as_devinfo(dev, &mut info) == SUCCESS {
+                    let mut buf = [0u8; 300];
+                    let _ = v1::doca_devinfo_property_get(
+                        info,
+                        i32::from(prop % 8),
+                        buf.as_mut_ptr(),
+                        u32::from(size) % 301,
+                    );
+                }
+            }
+            Op::Submit1 { src, dst, n } => {
+                if let (Some(s), Some(d)) = (pick(&bufs, src), pick(&bufs, dst)) {
+                    let mut job = Box::new(v1::doca_dma_job_memcpy_v1 {
+                        job: doca_dma_job_memcpy {
+                            base: doca_job {
+                                type_: 65537,
+                                flags: 0,
+                                ctx,
+                                user_data: doca_capi::doca_data::from_u64(0),
+                            },
+                            dst_buff: bufs[d].0,
+                            src_buff: bufs[s].0,
+                        },
+                        num_bytes_to_copy: n as usize,
+                    });
+                    if v1::doca_workq_submit(wq, &job.job.base) == SUCCESS {
+                        inflight += 1;
+                        jobs1.push(job);
+                    }
+                }
+            }
         }
     }
     // Drain the work queue; then everything is torn down, whatever state it is in.
@@ -307,6 +440,7 @@ fuzz_target!(|ops: Vec<Op>| unsafe {
         }
     }
     drop(jobs);
+    drop(jobs1);
     // Buffers still referenced keep their inventories and mmaps: release them all, as
     // many times as it takes, then destroy.
     for _ in 0..70000 {
