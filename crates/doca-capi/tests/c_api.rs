@@ -488,7 +488,6 @@ fn sample_dma_local_copy_on_the_dpu_side() {
 #[test]
 fn sample_dma_copy_host_and_dpu_as_two_processes() {
     use std::io::Write;
-    use std::process::Stdio;
     let host = build_sample("dma_copy_host", "doca");
     let dpu = build_sample("dma_copy_dpu", "doca-dpu");
     let dir = scratch().join("dma-copy");
@@ -514,31 +513,8 @@ fn sample_dma_copy_host_and_dpu_as_two_processes() {
         } else {
             vec![]
         };
-        let mut hc = Command::new(&host);
-        hc.args(&paths)
-            .env_remove("DOCA_SW_TOPOLOGY")
-            .env_remove("DOCA_SW_ROLE")
-            .stdin(Stdio::piped());
-        if engine {
-            hc.env("DOCA_SW_TOPOLOGY", engine_topology());
-        }
-        let mut h = Running::spawn(hc, "dma_copy_host");
-        let t = std::time::Instant::now();
-        while !(info.exists()
-            && std::fs::metadata(&info)
-                .map(|m| m.len() > 0)
-                .unwrap_or(false))
-        {
-            if let Some(st) = h.ended() {
-                h.fail(&format!(
-                    "ended ({st:?}) before writing its buffer information"
-                ));
-            }
-            if t.elapsed() > std::time::Duration::from_secs(60) {
-                h.fail("wrote no buffer information within 60 s");
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        let pargs: Vec<&str> = paths.iter().map(String::as_str).collect();
+        let mut h = start_host(&host, &pargs, engine, &info, "dma_copy_host");
         std::thread::sleep(std::time::Duration::from_millis(50));
         let mut dargs = paths.clone();
         dargs.extend(["-w".to_string(), "reply from the DPU".to_string()]);
@@ -560,15 +536,7 @@ fn sample_dma_copy_host_and_dpu_as_two_processes() {
             "{hout}"
         );
         // The export ended with the host: its descriptor is refused now.
-        let o = Command::new(&dpu)
-            .args(&paths)
-            .env_remove("DOCA_SW_TOPOLOGY")
-            .env_remove("DOCA_SW_ROLE")
-            .output()
-            .unwrap();
-        assert!(!o.status.success());
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(err.contains("Failed to create mmap from export"), "{err}");
+        assert_export_refused(&dpu, &pargs);
     }
 }
 

@@ -11,7 +11,7 @@ use common::*;
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 fn build1(name: &str, module: &str) -> PathBuf {
     compile(
@@ -34,10 +34,8 @@ fn local_dma_copy_with_populated_chunks() {
     let out = run(&bin, &["-p", "3b:00.0", "-t", "another text"], false);
     assert!(out.contains("copied 13 bytes: another text"), "{out}");
     // A device that is not there: a clear failure.
-    let o = Command::new(&bin)
+    let o = default_machine(&bin)
         .args(["-p", "7f:00.0"])
-        .env_remove("DOCA_SW_TOPOLOGY")
-        .env_remove("DOCA_SW_ROLE")
         .output()
         .unwrap();
     assert!(!o.status.success());
@@ -86,27 +84,7 @@ fn host_to_dpu_dma_through_an_export_as_two_processes() {
     for (engine, reply) in [(false, "reply from the DPU"), (true, "second reply")] {
         let _ = std::fs::remove_file(&info);
         let _ = std::fs::remove_file(dir.join("doca1_export_desc.bin"));
-        let mut hc = Command::new(&host);
-        hc.args(["-d", &d])
-            .env_remove("DOCA_SW_TOPOLOGY")
-            .env_remove("DOCA_SW_ROLE")
-            .stdin(Stdio::piped());
-        if engine {
-            hc.env("DOCA_SW_TOPOLOGY", engine_topology());
-        }
-        let mut h = Running::spawn(hc, "dma_host1");
-        let t = std::time::Instant::now();
-        while !info.exists() {
-            if let Some(st) = h.ended() {
-                h.fail(&format!(
-                    "ended ({st:?}) before writing its buffer information"
-                ));
-            }
-            if t.elapsed() > std::time::Duration::from_secs(60) {
-                h.fail("wrote no buffer information within 60 s");
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        let mut h = start_host(&host, &["-d", &d], engine, &info, "dma_host1");
         let out = run_beside(&dpu, &["-w", reply, "-d", &d], engine, &[], Some(&mut h));
         assert!(out.contains("remote device 3b:00.0 vuid"), "{out}");
         assert!(
@@ -121,15 +99,7 @@ fn host_to_dpu_dma_through_an_export_as_two_processes() {
             "{hout}"
         );
         // The export ended with the host: the DPU side is refused now.
-        let o = Command::new(&dpu)
-            .args(["-d", &d])
-            .env_remove("DOCA_SW_TOPOLOGY")
-            .env_remove("DOCA_SW_ROLE")
-            .output()
-            .unwrap();
-        assert!(!o.status.success());
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(err.contains("Failed to create mmap from export"), "{err}");
+        assert_export_refused(&dpu, &["-d", &d]);
     }
 }
 
@@ -139,21 +109,7 @@ fn host_to_dpu_dma_through_an_export_as_two_processes() {
 #[test]
 fn the_1x_library_exports_what_its_headers_declare() {
     let inc = prefix().join("include/doca-1");
-    let mut declared = BTreeSet::new();
-    for e in std::fs::read_dir(crate_dir().join("include1")).unwrap() {
-        let text = std::fs::read_to_string(e.unwrap().path()).unwrap();
-        for line in text.lines() {
-            let rest = line
-                .strip_prefix("doca_error_t ")
-                .or_else(|| line.strip_prefix("struct doca_ctx *"));
-            if let Some((name, _)) = rest.and_then(|r| r.split_once('('))
-                && name.starts_with("doca_")
-                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            {
-                declared.insert(name.to_owned());
-            }
-        }
-    }
+    let declared = header_functions("include1");
     assert!(declared.len() > 40, "{declared:?}");
     assert!(inc.join("doca_mmap.h").exists());
     let lib = prefix().join("lib/doca-1/libdoca_common.so.1");

@@ -261,6 +261,47 @@ impl Drop for Running {
     }
 }
 
+/// A command for `bin` on the default machine (no topology file, no role set).
+pub fn default_machine(bin: &Path) -> Command {
+    let mut c = Command::new(bin);
+    c.env_remove("DOCA_SW_TOPOLOGY").env_remove("DOCA_SW_ROLE");
+    c
+}
+
+/// Starts the host side of a pair on the default machine (or with engine threads), its
+/// stdin piped, and waits until it has written `ready` (not empty): the test fails if
+/// the host ends first or takes over 60 s.
+pub fn start_host(bin: &Path, args: &[&str], engine: bool, ready: &Path, what: &str) -> Running {
+    let mut c = default_machine(bin);
+    c.args(args).stdin(std::process::Stdio::piped());
+    if engine {
+        c.env("DOCA_SW_TOPOLOGY", engine_topology());
+    }
+    let mut h = Running::spawn(c, what);
+    let t = std::time::Instant::now();
+    while !std::fs::metadata(ready).is_ok_and(|m| m.len() > 0) {
+        if let Some(st) = h.ended() {
+            h.fail(&format!(
+                "ended ({st:?}) before writing its buffer information"
+            ));
+        }
+        if t.elapsed() > std::time::Duration::from_secs(60) {
+            h.fail("wrote no buffer information within 60 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    h
+}
+
+/// Runs the DPU side of a pair once its host has ended: the export is gone, so
+/// creating the memory map from it fails.
+pub fn assert_export_refused(dpu: &Path, args: &[&str]) {
+    let o = default_machine(dpu).args(args).output().unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("Failed to create mmap from export"), "{err}");
+}
+
 /// Runs a C test program (under valgrind when available) and returns its stdout.
 pub fn run(bin: &Path, args: &[&str], engine: bool) -> String {
     run_env(bin, args, engine, &[])
