@@ -39,7 +39,8 @@
 use crate::{Endpoint, MAX_CONNECTIONS, MAX_MESSAGE_SIZE, MAX_QUEUE_SIZE, MAX_SERVICE_NAME_LEN};
 use crate::{PeerId, check_name};
 use doca_core::device::{Capability, Role};
-use doca_core::exec::{CtxPhase, ExecEnv, PollOut};
+use doca_core::exec::ChannelOps;
+use doca_core::exec::{CtxPhase, PollOut};
 use doca_core::types::action::COMCH_FIRST;
 use doca_core::{Ctx, CtxOps, Data, Dev, DevInfo, DevRep, Error, ErrorCode, JobRecord, Result};
 use std::collections::VecDeque;
@@ -450,21 +451,6 @@ impl CtxOps for Ops {
     fn handles(&self, job_type: u32) -> bool {
         job_type == JOB_SEND
     }
-    fn validate(&self, _: &mut JobRecord, _: &Dev) -> Result<()> {
-        Err(Error::with_context(
-            ErrorCode::NotSupported,
-            "comch messages are sent with its send task, not as jobs on a work queue",
-        ))
-    }
-    fn execute(&self, _: &mut JobRecord, _: &ExecEnv<'_>) -> Result<()> {
-        Err(Error::new(ErrorCode::NotSupported))
-    }
-    fn polled(&self) -> bool {
-        true
-    }
-    fn starts_later(&self) -> bool {
-        !self.0.server
-    }
     fn on_start(&self) -> Result<()> {
         let s = &self.0;
         let conf = lock(&s.conf);
@@ -494,6 +480,12 @@ impl CtxOps for Ops {
     }
     fn on_stop(&self) {
         self.0.close();
+    }
+}
+
+impl ChannelOps for Ops {
+    fn starts_later(&self) -> bool {
+        !self.0.server
     }
     fn inflight(&self) -> u32 {
         self.0.inflight.load(Ordering::Acquire)
@@ -709,7 +701,7 @@ impl Comch {
             cbs: Mutex::new(Callbacks::default()),
             rbuf: Mutex::new(Vec::new()),
         });
-        let ctx = Ctx::new(Ops(Arc::clone(&s)));
+        let ctx = Ctx::new_channel(Ops(Arc::clone(&s)));
         ctx.dev_add(dev)?;
         Ok(Comch { ctx, s })
     }

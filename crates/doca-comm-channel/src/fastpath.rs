@@ -18,10 +18,11 @@
 
 use crate::comch::{Connection, TAG_CONSUMER_GONE, TAG_CONSUMER_NEW, lock};
 use doca_core::device::Capability;
-use doca_core::exec::{CtxPhase, ExecEnv, PollOut};
+use doca_core::exec::ChannelOps;
+use doca_core::exec::{CtxPhase, PollOut};
 use doca_core::memory::with_io_locked;
 use doca_core::types::action::COMCH_FIRST;
-use doca_core::{Buf, BufDesc, Ctx, CtxOps, Data, Dev, Error, ErrorCode, JobRecord, Result};
+use doca_core::{Buf, BufDesc, Ctx, CtxOps, Data, Error, ErrorCode, JobRecord, Result};
 use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -169,18 +170,6 @@ impl CtxOps for ConsumerOps {
     fn handles(&self, job_type: u32) -> bool {
         job_type == JOB_CONSUMER_RECV
     }
-    fn validate(&self, _: &mut JobRecord, _: &Dev) -> Result<()> {
-        Err(Error::new(ErrorCode::NotSupported))
-    }
-    fn execute(&self, _: &mut JobRecord, _: &ExecEnv<'_>) -> Result<()> {
-        Err(Error::new(ErrorCode::NotSupported))
-    }
-    fn polled(&self) -> bool {
-        true
-    }
-    fn starts_later(&self) -> bool {
-        true
-    }
     fn on_start(&self) -> Result<()> {
         let s = &self.0;
         if !s.conn.is_up() {
@@ -238,6 +227,12 @@ impl CtxOps for ConsumerOps {
         }
         *lock(&s.sock) = None;
         *lock(&s.far_end) = None;
+    }
+}
+
+impl ChannelOps for ConsumerOps {
+    fn starts_later(&self) -> bool {
+        true
     }
     fn inflight(&self) -> u32 {
         self.0.tasks.inflight.load(Ordering::Acquire)
@@ -401,7 +396,7 @@ impl Consumer {
             posted: Mutex::new(VecDeque::new()),
             tasks: Tasks::new(),
         });
-        let ctx = Ctx::new(ConsumerOps(Arc::clone(&s)));
+        let ctx = Ctx::new_channel(ConsumerOps(Arc::clone(&s)));
         ctx.dev_add(&conn.dev()?)?;
         Ok(Consumer { ctx, s })
     }
@@ -581,15 +576,6 @@ impl CtxOps for ProducerOps {
     fn handles(&self, job_type: u32) -> bool {
         job_type == JOB_PRODUCER_SEND
     }
-    fn validate(&self, _: &mut JobRecord, _: &Dev) -> Result<()> {
-        Err(Error::new(ErrorCode::NotSupported))
-    }
-    fn execute(&self, _: &mut JobRecord, _: &ExecEnv<'_>) -> Result<()> {
-        Err(Error::new(ErrorCode::NotSupported))
-    }
-    fn polled(&self) -> bool {
-        true
-    }
     fn on_start(&self) -> Result<()> {
         if !self.0.conn.is_up() {
             return Err(Error::with_context(
@@ -600,6 +586,9 @@ impl CtxOps for ProducerOps {
         lock(&self.0.pending).reserve(self.0.tasks.limit.load(Ordering::Relaxed) as usize);
         Ok(())
     }
+}
+
+impl ChannelOps for ProducerOps {
     fn inflight(&self) -> u32 {
         self.0.tasks.inflight.load(Ordering::Acquire)
     }
@@ -645,7 +634,7 @@ impl Producer {
             pending: Mutex::new(VecDeque::new()),
             tasks: Tasks::new(),
         });
-        let ctx = Ctx::new(ProducerOps(Arc::clone(&s)));
+        let ctx = Ctx::new_channel(ProducerOps(Arc::clone(&s)));
         ctx.dev_add(&conn.dev()?)?;
         Ok(Producer { ctx, s })
     }

@@ -419,7 +419,7 @@ impl AsyncPe {
     /// (comch) are refused (`NotSupported`): their callbacks would run under the
     /// queue's lock.
     pub fn connect_and_start(&self, ctx: &Ctx) -> Result<()> {
-        if ctx.shared.polled {
+        if ctx.is_channel() {
             return Err(Error::with_context(
                 ErrorCode::NotSupported,
                 "contexts with their own events (comch) are not driven by an AsyncPe",

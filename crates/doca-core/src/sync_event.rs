@@ -22,7 +22,7 @@
 
 use crate::device::{Capability, Dev, DevInfo, Role};
 use crate::error::{Error, ErrorCode, Result};
-use crate::exec::{Ctx, CtxOps, ExecEnv, Job, JobRecord};
+use crate::exec::{Ctx, CtxOps, ExecEnv, Job, JobOps, JobRecord};
 use crate::memory::export::{Export, ExportSpec, Import, exporter_gone};
 use crate::types::{Data, action};
 use crate::xproc::blob::Kind;
@@ -992,6 +992,30 @@ impl CtxOps for SyncEventOps {
         (JOB_WAIT_GT..=JOB_WAIT_EQ).contains(&job_type)
     }
 
+    fn on_start(&self) -> Result<()> {
+        if self.shared.imported().is_some() {
+            self.shared.remote_ok(true)?;
+        } else {
+            let cfg = self.shared.cfg.lock().unwrap_or_else(|e| e.into_inner());
+            if cfg.publisher.is_none() || cfg.subscriber.is_none() {
+                return Err(bad_state(
+                    "a sync event needs a publisher and a subscriber location before start",
+                ));
+            }
+        }
+        self.shared
+            .mode
+            .compare_exchange(IDLE, ASYNC, Ordering::AcqRel, Ordering::Acquire)
+            .map(|_| ())
+            .map_err(|_| bad_state("sync event is already started in synchronous mode"))
+    }
+
+    fn on_stop(&self) {
+        self.shared.mode.store(IDLE, Ordering::Release);
+    }
+}
+
+impl JobOps for SyncEventOps {
     fn validate(&self, job: &mut JobRecord, _dev: &Dev) -> Result<()> {
         if job.job_type == JOB_WAIT_GT && job.params[0] > MAX_ASYNC_WAIT_VALUE {
             return Err(Error::with_context(
@@ -1057,27 +1081,5 @@ impl CtxOps for SyncEventOps {
             }
         }
         Ok(())
-    }
-
-    fn on_start(&self) -> Result<()> {
-        if self.shared.imported().is_some() {
-            self.shared.remote_ok(true)?;
-        } else {
-            let cfg = self.shared.cfg.lock().unwrap_or_else(|e| e.into_inner());
-            if cfg.publisher.is_none() || cfg.subscriber.is_none() {
-                return Err(bad_state(
-                    "a sync event needs a publisher and a subscriber location before start",
-                ));
-            }
-        }
-        self.shared
-            .mode
-            .compare_exchange(IDLE, ASYNC, Ordering::AcqRel, Ordering::Acquire)
-            .map(|_| ())
-            .map_err(|_| bad_state("sync event is already started in synchronous mode"))
-    }
-
-    fn on_stop(&self) {
-        self.shared.mode.store(IDLE, Ordering::Release);
     }
 }

@@ -5,7 +5,7 @@
 #![allow(clippy::result_large_err)]
 
 use doca_core::device::{self, Capability, Topology};
-use doca_core::exec::{CtxOps, ExecEnv, JobRecord};
+use doca_core::exec::{CtxOps, ExecEnv, JobOps, JobRecord};
 use doca_core::{Ctx, Dev, ErrorCode, Result, RetrieveError, WorkQ};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -27,6 +27,9 @@ impl CtxOps for Panicky {
     fn handles(&self, job_type: u32) -> bool {
         job_type == JOB
     }
+}
+
+impl JobOps for Panicky {
     fn validate(&self, _job: &mut JobRecord, _dev: &Dev) -> Result<()> {
         Ok(())
     }

@@ -32,7 +32,7 @@
 //! ```
 
 use doca_core::device::Capability;
-use doca_core::exec::{CtxOps, ExecEnv, Job, JobRecord};
+use doca_core::exec::{CtxOps, ExecEnv, Job, JobOps, JobRecord};
 use doca_core::memory::with_io_locked;
 use doca_core::types::action;
 use doca_core::{BufDesc, Ctx, Data, Dev, DevInfo, Error, ErrorCode, RemoteMemory, Result};
@@ -193,7 +193,9 @@ impl CtxOps for DmaOps {
     fn handles(&self, job_type: u32) -> bool {
         job_type == JOB_MEMCPY
     }
+}
 
+impl JobOps for DmaOps {
     fn validate(&self, job: &mut JobRecord, _dev: &Dev) -> Result<()> {
         let (Some(dst), Some(src)) = (job.buf(MemcpyJob::DST), job.buf(MemcpyJob::SRC)) else {
             return Err(Error::with_context(

@@ -39,7 +39,7 @@
 //! ```
 
 use doca_core::device::Capability;
-use doca_core::exec::{CtxOps, ExecEnv, Job, JobRecord};
+use doca_core::exec::{CtxOps, ExecEnv, Job, JobOps, JobRecord};
 use doca_core::memory::with_io_locked;
 use doca_core::types::action;
 use doca_core::{AccessFlags, Buf, BufDesc, Ctx, Data, Dev, DevInfo, Error, ErrorCode, Result};
@@ -665,7 +665,9 @@ impl CtxOps for EcOps {
     fn handles(&self, job_type: u32) -> bool {
         supported(job_type).is_ok()
     }
+}
 
+impl JobOps for EcOps {
     fn validate(&self, job: &mut JobRecord, _dev: &Dev) -> Result<()> {
         self.shape(job).map(|_| ())
     }

@@ -30,7 +30,7 @@
 //! ```
 
 use doca_core::device::Capability;
-use doca_core::exec::{CtxOps, ExecEnv, Job, JobRecord};
+use doca_core::exec::{CtxOps, ExecEnv, Job, JobOps, JobRecord};
 use doca_core::lock;
 use doca_core::memory::with_io_locked;
 use doca_core::types::action;
@@ -503,7 +503,9 @@ impl CtxOps for ShaOps {
     fn handles(&self, job_type: u32) -> bool {
         ShaAlgo::from_job_type(job_type).is_some()
     }
+}
 
+impl JobOps for ShaOps {
     fn validate(&self, job: &mut JobRecord, _dev: &Dev) -> Result<()> {
         let (Some(req), Some(_resp)) = (job.buf(ShaJob::REQ), job.buf(ShaJob::RESP)) else {
             return Err(Error::with_context(

@@ -1,16 +1,18 @@
 //! `doca_ctx`: the life cycle every library context shares.
 
-use super::engine::{Engine, ExecEnv};
-use super::job::JobRecord;
-use super::workq::{WorkQ, WqShared};
+use super::engine::{Engine, ExecEnv, Runner};
+use super::job::{Completion, JobRecord};
 use crate::device::{Capability, Dev};
 use crate::error::{Error, ErrorCode, Result};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
-/// What a library plugs into a context: its capability, its job types, and how to
-/// validate and run a job.
+/// What every library says about its contexts, whichever of the two kinds they are:
+/// its name, the device capability it needs, its task types, and what it does when a
+/// context starts and stops. A library implements this and one of [`JobOps`] (contexts
+/// whose jobs the engine validates and runs) or [`ChannelOps`] (contexts that take their
+/// own tasks and are polled).
 pub trait CtxOps: Send + Sync + 'static {
     /// Library name, for messages ("dma", "sha", ...).
     fn name(&self) -> &'static str;
@@ -18,6 +20,18 @@ pub trait CtxOps: Send + Sync + 'static {
     fn capability(&self) -> Capability;
     /// Whether `job_type` belongs to this library.
     fn handles(&self, job_type: u32) -> bool;
+    /// Called by `Ctx::start` before the context counts as started; an error refuses
+    /// the start.
+    fn on_start(&self) -> Result<()> {
+        Ok(())
+    }
+    /// Called by `Ctx::stop` once the context is stopped.
+    fn on_stop(&self) {}
+}
+
+/// A job library (DMA, SHA, EC, sync events, ...): the engine checks its jobs at submit
+/// and runs them, inline or on engine threads, on a work queue or a progress engine.
+pub trait JobOps: CtxOps {
     /// Checks a job at submit time (the work queue has already checked that the device
     /// supports the job type): a malformed job is refused with `InvalidValue`. Once it
     /// passes, the job is accepted (so a library may take an ordering ticket here).
@@ -29,54 +43,73 @@ pub trait CtxOps: Send + Sync + 'static {
     fn event_driven_supported(&self) -> bool {
         true
     }
-    /// Called by `Ctx::start` before the context counts as started; an error refuses
-    /// the start.
-    fn on_start(&self) -> Result<()> {
-        Ok(())
-    }
-    /// Called by `Ctx::stop` once the context is stopped.
-    fn on_stop(&self) {}
-    /// Whether the context runs its own tasks and events (a message channel) instead of
-    /// jobs on a work queue: a progress engine hands it the tasks submitted
-    /// ([`submit`](CtxOps::submit)) and polls it ([`poll`](CtxOps::poll)) on every
-    /// progress. Asked once, when the context is made.
-    fn polled(&self) -> bool {
-        false
-    }
-    /// For a polled context: whether a start completes later (the context stays
-    /// `Starting` until [`PollOut::started`] says it runs, as a channel's client does
-    /// until it reaches its server).
+}
+
+/// A polled channel (comch, its fast path): its context takes its own tasks (through
+/// the channel's own calls, which count them in flight) and runs its own events; a
+/// progress engine polls it on every progress. It runs no jobs on a work queue.
+pub trait ChannelOps: CtxOps {
+    /// Whether a start completes later (the context stays `Starting` until
+    /// [`PollOut::started`] says it runs, as a channel's client does until it reaches
+    /// its server).
     fn starts_later(&self) -> bool {
         false
     }
-    /// For a polled context: takes a task (the context is running). A refusal gives
-    /// the record back.
-    fn submit(&self, ctx: &Ctx, record: JobRecord) -> std::result::Result<(), (Error, JobRecord)> {
-        let _ = ctx;
-        Err((
-            Error::with_context(
-                ErrorCode::NotSupported,
-                "this context takes no tasks of its own",
-            ),
-            record,
-        ))
-    }
-    /// For a polled context: tasks taken and not completed yet.
-    fn inflight(&self) -> u32 {
-        0
-    }
-    /// For a polled context that is not idle: makes progress, handing completions and
-    /// state changes to `out`. Whether anything happened.
-    fn poll(&self, ctx: &Ctx, out: &mut PollOut<'_>) -> bool {
-        let _ = (ctx, out);
-        false
+    /// Tasks taken and not completed yet.
+    fn inflight(&self) -> u32;
+    /// Makes progress (the context is not idle), handing completions and state changes
+    /// to `out`. Whether anything happened.
+    fn poll(&self, ctx: &Ctx, out: &mut PollOut<'_>) -> bool;
+}
+
+/// The library of a context: one of the two kinds, which the engine tells apart.
+pub(crate) enum Lib {
+    /// Jobs the engine validates and runs.
+    Jobs(Box<dyn JobOps>),
+    /// A channel that takes its own tasks and is polled.
+    Channel(Box<dyn ChannelOps>),
+}
+
+impl Lib {
+    fn common(&self) -> &dyn CtxOps {
+        match self {
+            Lib::Jobs(j) => &**j,
+            Lib::Channel(c) => &**c,
+        }
     }
 }
 
-/// What a polled context ([`CtxOps::poll`]) reports to its progress engine.
+/// What [`Pe::progress`](super::Pe::progress) hands its handler.
+#[derive(Debug)]
+pub enum PeEvent {
+    /// A task completed: `error` is `None` on success.
+    Task(Completion),
+    /// A context changed state (it is already in `next`).
+    State {
+        /// The context.
+        ctx: Ctx,
+        /// The state it left.
+        prev: CtxPhase,
+        /// The state it is in.
+        next: CtxPhase,
+    },
+}
+
+/// What a work queue attached to a context offers it: what sync events and the
+/// context's own checks need, without the context knowing the work queue's type.
+pub(crate) trait WorkqLink: Send + Sync {
+    /// Jobs waiting on a condition.
+    fn pending_jobs(&self) -> u32;
+    /// The event handle (eventfd), once event-driven mode made one.
+    fn event_fd(&self) -> Option<std::os::fd::RawFd>;
+    /// Jobs waiting on a condition may proceed.
+    fn poke(&self);
+}
+
+/// What a polled channel ([`ChannelOps::poll`]) reports to its progress engine.
 pub struct PollOut<'a> {
     pub(crate) ctx: &'a Ctx,
-    pub(crate) on: &'a mut dyn FnMut(super::pe::PeEvent),
+    pub(crate) on: &'a mut dyn FnMut(PeEvent),
 }
 
 impl fmt::Debug for PollOut<'_> {
@@ -88,7 +121,7 @@ impl fmt::Debug for PollOut<'_> {
 impl PollOut<'_> {
     /// A task completed (`error` is `None` on success).
     pub fn complete(&mut self, record: JobRecord, error: Option<Error>) {
-        (self.on)(super::pe::PeEvent::Task(super::job::Completion {
+        (self.on)(PeEvent::Task(Completion {
             error,
             record,
             graph_instance: None,
@@ -112,7 +145,7 @@ impl PollOut<'_> {
         {
             return false;
         }
-        (self.on)(super::pe::PeEvent::State {
+        (self.on)(PeEvent::State {
             ctx: self.ctx.clone(),
             prev: CtxPhase::Starting,
             next: CtxPhase::Running,
@@ -129,7 +162,7 @@ impl PollOut<'_> {
             return;
         }
         self.ctx.shared.set_phase(CtxPhase::Stopping);
-        (self.on)(super::pe::PeEvent::State {
+        (self.on)(PeEvent::State {
             ctx: self.ctx.clone(),
             prev,
             next: CtxPhase::Stopping,
@@ -143,7 +176,7 @@ pub(crate) struct CtxState {
     /// program may still add the same device itself, once.
     pub(crate) dev_implied: bool,
     /// Attached work queues: identity and shared half (for wake-ups).
-    pub(crate) workqs: Vec<(usize, Weak<WqShared>)>,
+    pub(crate) workqs: Vec<(usize, Weak<dyn WorkqLink>)>,
     pub(crate) engine: Option<Arc<Engine>>,
     /// The progress engine the context is connected to (its identity), if any.
     pub(crate) pe: Option<usize>,
@@ -180,20 +213,55 @@ impl CtxPhase {
 }
 
 pub(crate) struct CtxShared {
-    pub(crate) ops: Box<dyn CtxOps>,
+    pub(crate) lib: Lib,
     pub(crate) state: Mutex<CtxState>,
     pub(crate) started: AtomicBool,
     /// A [`CtxPhase`].
     pub(crate) phase: AtomicU8,
     /// Tasks taken from this context's pools and not given back.
     pub(crate) tasks_out: AtomicUsize,
-    /// The library's [`CtxOps::polled`].
-    pub(crate) polled: bool,
 }
 
 impl CtxShared {
     pub(crate) fn state(&self) -> MutexGuard<'_, CtxState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The common part of the library.
+    #[inline]
+    pub(crate) fn ops(&self) -> &dyn CtxOps {
+        self.lib.common()
+    }
+
+    /// The library, when it is a polled channel.
+    #[inline]
+    pub(crate) fn channel(&self) -> Option<&dyn ChannelOps> {
+        match &self.lib {
+            Lib::Channel(c) => Some(&**c),
+            Lib::Jobs(_) => None,
+        }
+    }
+
+    /// Whether the library is a polled channel.
+    #[inline]
+    pub(crate) fn is_channel(&self) -> bool {
+        matches!(self.lib, Lib::Channel(_))
+    }
+
+    /// The library checks a job at submit ([`JobOps::validate`]); a channel's context
+    /// runs no jobs on a work queue (`NotSupported`).
+    #[inline]
+    pub(crate) fn validate(&self, job: &mut JobRecord, dev: &Dev) -> Result<()> {
+        match &self.lib {
+            Lib::Jobs(j) => j.validate(job, dev),
+            Lib::Channel(c) => Err(Error::with_context(
+                ErrorCode::NotSupported,
+                format!(
+                    "a {} context takes its own tasks (doca_task_submit); it runs no jobs on a work queue",
+                    c.name()
+                ),
+            )),
+        }
     }
 
     #[inline]
@@ -235,7 +303,7 @@ pub struct Ctx {
 impl fmt::Debug for Ctx {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Ctx")
-            .field("library", &self.shared.ops.name())
+            .field("library", &self.shared.ops().name())
             .field("started", &self.is_started())
             .finish()
     }
@@ -252,13 +320,49 @@ fn bad_state(msg: &'static str) -> Error {
     Error::with_context(ErrorCode::BadState, msg)
 }
 
+impl Runner for CtxShared {
+    /// Runs a job: a panic in the library's code becomes the job's `Unexpected` error,
+    /// and the thread (an engine thread, or the program's) carries on.
+    #[inline]
+    fn run(&self, record: &mut JobRecord, env: &ExecEnv<'_>) -> Result<()> {
+        if self.phase() == CtxPhase::Stopping {
+            // The context is stopping: what has not run yet is flushed.
+            return Err(Error::with_context(
+                ErrorCode::IoFailed,
+                "task flushed: its context was stopped before it ran",
+            ));
+        }
+        let Lib::Jobs(ops) = &self.lib else {
+            return Err(Error::with_context(
+                ErrorCode::NotSupported,
+                "a channel's context runs no jobs",
+            ));
+        };
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| ops.execute(record, env)))
+            .unwrap_or_else(|_| {
+                Err(Error::with_context(
+                    ErrorCode::Unexpected,
+                    "the job's execution panicked",
+                ))
+            })
+    }
+}
+
 impl Ctx {
-    /// A stopped context for a library.
-    pub fn new(ops: impl CtxOps) -> Ctx {
-        let polled = ops.polled();
+    /// A stopped context for a job library.
+    pub fn new(ops: impl JobOps) -> Ctx {
+        Ctx::with_lib(Lib::Jobs(Box::new(ops)))
+    }
+
+    /// A stopped context for a polled channel.
+    pub fn new_channel(ops: impl ChannelOps) -> Ctx {
+        Ctx::with_lib(Lib::Channel(Box::new(ops)))
+    }
+
+    fn with_lib(lib: Lib) -> Ctx {
         Ctx {
             shared: Arc::new(CtxShared {
-                ops: Box::new(ops),
+                lib,
                 state: Mutex::new(CtxState {
                     dev: None,
                     dev_implied: false,
@@ -270,14 +374,18 @@ impl Ctx {
                 started: AtomicBool::new(false),
                 phase: AtomicU8::new(CtxPhase::Idle as u8),
                 tasks_out: AtomicUsize::new(0),
-                polled,
             }),
         }
     }
 
-    /// The library's operations.
+    /// What the library says about itself (name, capability, task types).
     pub fn ops(&self) -> &dyn CtxOps {
-        &*self.shared.ops
+        self.shared.ops()
+    }
+
+    /// Whether the context is a polled channel's ([`ChannelOps`]).
+    pub fn is_channel(&self) -> bool {
+        self.shared.is_channel()
     }
 
     /// An identity, stable while the context lives.
@@ -294,14 +402,14 @@ impl Ctx {
                 "context is started; stop it before changing devices",
             ));
         }
-        let cap = self.shared.ops.capability();
+        let cap = self.shared.ops().capability();
         if !dev.as_devinfo().has_capability(cap) {
             return Err(Error::with_context(
                 ErrorCode::NotSupported,
                 format!(
                     "device {} does not support the {} library",
                     dev.as_devinfo().pci_addr(),
-                    self.shared.ops.name()
+                    self.shared.ops().name()
                 ),
             ));
         }
@@ -369,10 +477,10 @@ impl Ctx {
         let Some(dev) = st.dev.clone() else {
             return Err(bad_state("context has no device; add one before start"));
         };
-        self.shared.ops.on_start()?;
+        self.shared.ops().on_start()?;
         st.engine = Engine::for_device(&dev);
         self.shared.started.store(true, Ordering::Release);
-        let later = self.shared.polled && self.shared.ops.starts_later();
+        let later = self.shared.channel().is_some_and(|c| c.starts_later());
         self.shared.set_phase(if later {
             CtxPhase::Starting
         } else {
@@ -414,7 +522,7 @@ impl Ctx {
         st.engine = None;
         self.shared.started.store(false, Ordering::Release);
         self.shared.set_phase(CtxPhase::Idle);
-        self.shared.ops.on_stop();
+        self.shared.ops().on_stop();
         Ok(())
     }
 
@@ -466,9 +574,13 @@ impl Ctx {
         self.shared.tasks_out.load(Ordering::Acquire)
     }
 
-    /// `doca_ctx_get_event_driven_supported`.
+    /// `doca_ctx_get_event_driven_supported`: a channel's context has its own events,
+    /// not a work queue's.
     pub fn event_driven_supported(&self) -> bool {
-        self.shared.ops.event_driven_supported()
+        match &self.shared.lib {
+            Lib::Jobs(j) => j.event_driven_supported(),
+            Lib::Channel(_) => false,
+        }
     }
 
     /// Work queues attached.
@@ -506,63 +618,5 @@ impl Ctx {
             Some(m) => Err((self, Error::with_context(ErrorCode::InUse, m))),
             None => Ok(()),
         }
-    }
-}
-
-impl Ctx {
-    /// `doca_ctx_workq_add`: only while started; an event-driven work queue needs a
-    /// context that supports it (`NotSupported`).
-    pub fn workq_add(&self, wq: &mut WorkQ) -> Result<()> {
-        let mut st = self.shared.state();
-        if !self.is_started() {
-            return Err(Error::with_context(
-                ErrorCode::BadState,
-                "context is not started; start it before adding work queues",
-            ));
-        }
-        if wq.has_ctx(self) {
-            return Err(Error::with_context(
-                ErrorCode::AlreadyExist,
-                "work queue is already attached to this context",
-            ));
-        }
-        if wq.event_driven && !self.shared.ops.event_driven_supported() {
-            return Err(Error::with_context(
-                ErrorCode::NotSupported,
-                "this context cannot serve an event-driven work queue",
-            ));
-        }
-        let Some(dev) = st.dev.clone() else {
-            return Err(Error::with_context(
-                ErrorCode::BadState,
-                "context has no device",
-            ));
-        };
-        st.workqs.push((wq.id(), Arc::downgrade(&wq.shared)));
-        let room = wq.depth() as usize;
-        wq.attach(Arc::clone(&self.shared), dev, st.engine.clone(), room);
-        Ok(())
-    }
-
-    /// `doca_ctx_workq_rm`: `NotFound` when not attached; `InUse` while this context's
-    /// jobs on that work queue are not yet retrieved.
-    pub fn workq_rm(&self, wq: &mut WorkQ) -> Result<()> {
-        let Some(i) = wq.slot_of(&self.shared) else {
-            return Err(Error::with_context(
-                ErrorCode::NotFound,
-                "work queue is not attached to this context",
-            ));
-        };
-        let inflight = wq.attached[i].inflight;
-        if inflight > 0 {
-            return Err(Error::with_context(
-                ErrorCode::InUse,
-                format!("{inflight} job(s) of this context are still in flight on the work queue"),
-            ));
-        }
-        wq.detach(i);
-        let id = wq.id();
-        self.shared.state().workqs.retain(|w| w.0 != id);
-        Ok(())
     }
 }

@@ -2,9 +2,7 @@
 //! jobs on them (like a DPU's accelerators) and posts completions to the work queues. A
 //! large job may share its work with idle engine threads ([`ExecEnv::parallel`]).
 
-use super::ctx::CtxShared;
 use super::job::JobRecord;
-use super::workq::{WqShared, complete};
 use crate::device::Dev;
 use crate::lock;
 use std::collections::VecDeque;
@@ -12,9 +10,23 @@ use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 
+/// What runs a job: its context (which checks its state and catches a panic of the
+/// library's code).
+pub(crate) trait Runner: Send + Sync {
+    /// Runs `record` with `env`.
+    fn run(&self, record: &mut JobRecord, env: &ExecEnv<'_>) -> crate::error::Result<()>;
+}
+
+/// Where a job run on an engine thread completes: its work queue.
+pub(crate) trait Sink: Send + Sync {
+    /// Posts the finished job and wakes the queue's owner.
+    fn complete(&self, record: JobRecord, r: crate::error::Result<()>);
+}
+
+/// A job handed to the engine threads.
 pub(crate) struct Task {
-    pub(crate) ctx: Arc<CtxShared>,
-    pub(crate) wq: Arc<WqShared>,
+    pub(crate) runner: Arc<dyn Runner>,
+    pub(crate) sink: Arc<dyn Sink>,
     pub(crate) dev: Dev,
     pub(crate) record: JobRecord,
 }
@@ -51,31 +63,6 @@ impl Help {
             self.done.fetch_add(1, Ordering::AcqRel);
         }
     }
-}
-
-/// Runs a job: a panic in the library's code becomes the job's `Unexpected` error, and
-/// the thread (an engine thread, or the program's) carries on.
-#[inline]
-pub(crate) fn execute_caught(
-    ctx: &CtxShared,
-    record: &mut JobRecord,
-    env: &ExecEnv<'_>,
-) -> crate::error::Result<()> {
-    if ctx.phase() == super::ctx::CtxPhase::Stopping {
-        // The context is stopping: what has not run yet is flushed.
-        return Err(crate::error::Error::with_context(
-            crate::error::ErrorCode::IoFailed,
-            "task flushed: its context was stopped before it ran",
-        ));
-    }
-    std::panic::catch_unwind(AssertUnwindSafe(|| ctx.ops.execute(record, env))).unwrap_or_else(
-        |_| {
-            Err(crate::error::Error::with_context(
-                crate::error::ErrorCode::Unexpected,
-                "the job's execution panicked",
-            ))
-        },
-    )
 }
 
 enum Item {
@@ -361,13 +348,13 @@ fn worker(inner: &Inner) {
                 h.left.fetch_add(1, Ordering::AcqRel);
             }
             Item::Job(Task {
-                ctx,
-                wq,
+                runner,
+                sink,
                 dev,
                 mut record,
             }) => {
-                let r = execute_caught(&ctx, &mut record, &ExecEnv::new(&dev, Some(inner)));
-                complete(&wq, record, r);
+                let r = runner.run(&mut record, &ExecEnv::new(&dev, Some(inner)));
+                sink.complete(record, r);
             }
         }
     }

@@ -3,6 +3,12 @@
 //! [`Event`]), by polling or through an eventfd. Jobs run in the caller by default, or
 //! on the device's engine threads when the topology configures them.
 
+//! The modules build on each other in one direction, with no circle:
+//! `job` (records) <- `engine` (engine threads; what runs a job and where it completes,
+//! as traits) <- `ctx` (contexts, the two kinds of library: [`JobOps`] and
+//! [`ChannelOps`]) <- `workq` (work queues, attaching contexts) <- `pe` (the progress
+//! engine and task pools).
+
 // Refusals hand the job record back and failed jobs come with their completion: boxing
 // them would allocate in the data path, which the work queue never does.
 #![allow(clippy::result_large_err)]
@@ -14,9 +20,9 @@ mod pe;
 mod workq;
 
 pub(crate) use ctx::CtxShared;
-pub use ctx::{Ctx, CtxOps, CtxPhase, PollOut};
+pub use ctx::{ChannelOps, Ctx, CtxOps, CtxPhase, JobOps, PeEvent, PollOut};
 pub use engine::ExecEnv;
 pub use job::{Completion, Event, Job, JobRecord, MAX_JOB_BUFS, RetrieveError};
-pub use pe::{Pe, PeEvent, TaskPool};
+pub use pe::{Pe, TaskPool};
 pub(crate) use workq::Start;
 pub use workq::{MAX_DEPTH, WorkQ};

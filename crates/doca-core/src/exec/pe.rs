@@ -19,6 +19,7 @@
 //! ```
 //! use doca_core::exec::{ExecEnv, Pe, PeEvent};
 //! use doca_core::types::action::DMA_FIRST;
+//! use doca_core::exec::JobOps;
 //! use doca_core::{devinfo_list, Capability, Ctx, CtxOps, Data, Dev, JobRecord, Result};
 //!
 //! // A library whose one task type does nothing.
@@ -27,6 +28,8 @@
 //!     fn name(&self) -> &'static str { "nop" }
 //!     fn capability(&self) -> Capability { Capability::Dma }
 //!     fn handles(&self, t: u32) -> bool { t == DMA_FIRST + 1 }
+//! }
+//! impl JobOps for Nop {
 //!     fn validate(&self, _: &mut JobRecord, _: &Dev) -> Result<()> { Ok(()) }
 //!     fn execute(&self, _: &mut JobRecord, _: &ExecEnv<'_>) -> Result<()> { Ok(()) }
 //! }
@@ -50,7 +53,7 @@
 //! # Ok::<(), doca_core::Error>(())
 //! ```
 
-use super::ctx::{Ctx, CtxPhase, PollOut};
+use super::ctx::{Ctx, CtxPhase, PeEvent, PollOut};
 use super::job::{Completion, JobRecord, RetrieveError};
 use super::workq::{MAX_DEPTH, WorkQ};
 use crate::error::{Error, ErrorCode, Result};
@@ -62,28 +65,12 @@ use std::ptr::NonNull;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// What [`Pe::progress`] hands its handler.
-#[derive(Debug)]
-pub enum PeEvent {
-    /// A task completed: `error` is `None` on success.
-    Task(Completion),
-    /// A context changed state (it is already in `next`).
-    State {
-        /// The context.
-        ctx: Ctx,
-        /// The state it left.
-        prev: CtxPhase,
-        /// The state it is in.
-        next: CtxPhase,
-    },
-}
-
 struct PeInner {
     wq: WorkQ,
     /// Contexts connected here (a context's own record says whether it still is).
     ctxs: Vec<Ctx>,
-    /// Whether any of `ctxs` is polled (runs its own tasks and events).
-    polled: bool,
+    /// Whether any of `ctxs` is a polled channel's.
+    channels: bool,
 }
 
 /// A progress engine (`struct doca_pe`): contexts connected to it submit tasks, and
@@ -103,6 +90,19 @@ impl fmt::Debug for Pe {
     }
 }
 
+/// A task given to the engine for a channel's context: channels take their tasks
+/// through their own calls.
+#[cold]
+fn channel_task(ctx: &Ctx) -> Error {
+    Error::with_context(
+        ErrorCode::NotSupported,
+        format!(
+            "a {} context takes its tasks through its own calls (its send or receive task), not as records submitted to the engine",
+            ctx.ops().name()
+        ),
+    )
+}
+
 fn not_connected() -> Error {
     Error::with_context(
         ErrorCode::NotConnected,
@@ -120,7 +120,7 @@ impl Pe {
             inner: RefCell::new(PeInner {
                 wq,
                 ctxs: Vec::new(),
-                polled: false,
+                channels: false,
             }),
             id,
         })
@@ -158,7 +158,7 @@ impl Pe {
         }
         inner.ctxs.retain(|c| c.connected_pe() == Some(self.id));
         inner.ctxs.push(ctx.clone());
-        inner.polled = inner.ctxs.iter().any(|c| c.shared.polled);
+        inner.channels = inner.ctxs.iter().any(|c| c.is_channel());
         Ok(())
     }
 
@@ -214,11 +214,7 @@ impl Pe {
                 "context has no device",
             ));
         };
-        let id = inner.wq.id();
-        ctx.shared
-            .state()
-            .workqs
-            .push((id, std::sync::Arc::downgrade(&inner.wq.shared)));
+        ctx.shared.state().workqs.push(inner.wq.link());
         inner
             .wq
             .attach(std::sync::Arc::clone(&ctx.shared), dev, engine, room);
@@ -241,7 +237,7 @@ impl Pe {
         match ctx.phase() {
             CtxPhase::Running | CtxPhase::Stopping => {}
             CtxPhase::Idle => return Ok(()),
-            CtxPhase::Starting if ctx.shared.polled => {}
+            CtxPhase::Starting if ctx.is_channel() => {}
             CtxPhase::Starting => {
                 return Err(Error::with_context(
                     ErrorCode::BadState,
@@ -275,11 +271,8 @@ impl Pe {
                 record,
             ));
         }
-        if ctx.shared.polled {
-            if let Err(e) = self.check_connected(ctx) {
-                return Err((e, record));
-            }
-            return ctx.shared.ops.submit(ctx, record);
+        if ctx.is_channel() {
+            return Err((channel_task(ctx), record));
         }
         self.inner().wq.submit(ctx, record)
     }
@@ -298,10 +291,8 @@ impl Pe {
                 "the task's context is not running; start it before submitting",
             ));
         }
-        if ctx.shared.polled {
-            let mut record = JobRecord::new(0, crate::types::Data(0));
-            fill(&mut record)?;
-            return self.submit(ctx, record).map_err(|(e, _)| e);
+        if ctx.is_channel() {
+            return Err(channel_task(ctx));
         }
         self.inner().wq.submit_in_place(ctx, fill)
     }
@@ -396,7 +387,7 @@ impl Pe {
         // Contexts that run their own tasks and events (channels) are polled, with no
         // borrow held: their callbacks may call back into the engine.
         let mut i = 0;
-        while self.inner.borrow().polled {
+        while self.inner.borrow().channels {
             let ctx = {
                 let inner = self.inner.borrow();
                 match inner.ctxs.get(i) {
@@ -405,17 +396,17 @@ impl Pe {
                 }
             };
             i += 1;
-            if !ctx.shared.polled
-                || ctx.phase() == CtxPhase::Idle
-                || ctx.connected_pe() != Some(self.id)
-            {
+            let Some(channel) = ctx.shared.channel() else {
+                continue;
+            };
+            if ctx.phase() == CtxPhase::Idle || ctx.connected_pe() != Some(self.id) {
                 continue;
             }
             let mut out = PollOut {
                 ctx: &ctx,
                 on: &mut *on,
             };
-            progressed |= ctx.shared.ops.poll(&ctx, &mut out);
+            progressed |= channel.poll(&ctx, &mut out);
         }
         loop {
             let ev = {
@@ -479,8 +470,8 @@ impl Pe {
         let polled: u32 = inner
             .ctxs
             .iter()
-            .filter(|c| c.shared.polled && c.connected_pe() == Some(self.id))
-            .map(|c| c.shared.ops.inflight())
+            .filter(|c| c.connected_pe() == Some(self.id))
+            .filter_map(|c| c.shared.channel().map(|ch| ch.inflight()))
             .sum();
         inner.wq.inflight() + polled
     }
@@ -529,11 +520,7 @@ impl Pe {
 /// Tasks of `ctx` in flight on this engine (on its work queue, or held by a polled
 /// context).
 fn ctx_inflight(inner: &PeInner, ctx: &Ctx) -> u32 {
-    let own = if ctx.shared.polled {
-        ctx.shared.ops.inflight()
-    } else {
-        0
-    };
+    let own = ctx.shared.channel().map_or(0, |c| c.inflight());
     own + inner
         .wq
         .slot_of(&ctx.shared)

@@ -5,7 +5,7 @@
 
 use crate::device::{Capability, Dev, DevInfo};
 use crate::error::{Error, ErrorCode, Result};
-use crate::exec::{Ctx, CtxOps, ExecEnv, JobRecord};
+use crate::exec::{Ctx, CtxOps, ExecEnv, JobOps, JobRecord};
 use crate::types::action;
 
 /// The cache invalidation task's job type.
@@ -73,7 +73,9 @@ impl CtxOps for AdviseOps {
     fn handles(&self, job_type: u32) -> bool {
         job_type == JOB_INVALIDATE_CACHE
     }
+}
 
+impl JobOps for AdviseOps {
     fn validate(&self, job: &mut JobRecord, _dev: &Dev) -> Result<()> {
         let Some(b) = job.buf(JobRecord::SRC) else {
             return Err(Error::with_context(

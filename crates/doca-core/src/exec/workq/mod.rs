@@ -6,7 +6,7 @@
 //! - [`wait`]: what engine threads share with the owner, the wake-ups, and waiting on a
 //!   sleeping thread or the eventfd.
 //!
-//! Attaching contexts is the context's side (`Ctx::workq_add` in `ctx.rs`); running graph
+//! Attaching contexts (`Ctx::workq_add`) is at the end of `queue.rs`; running graph
 //! instances lives beside the graphs (`graph/run.rs`).
 
 mod queue;
@@ -15,4 +15,3 @@ mod wait;
 
 pub(crate) use queue::Start;
 pub use queue::{MAX_DEPTH, WorkQ};
-pub(crate) use wait::{WqShared, complete};

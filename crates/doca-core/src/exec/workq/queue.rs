@@ -4,15 +4,16 @@
 use super::wait::WqShared;
 use crate::device::Dev;
 use crate::error::{Error, ErrorCode, Result};
-use crate::exec::ctx::{Ctx, CtxShared};
-use crate::exec::engine::{Engine, ExecEnv, Task, execute_caught};
+use crate::exec::ctx::{Ctx, CtxShared, WorkqLink};
+use crate::exec::engine::Sink;
+use crate::exec::engine::{Engine, ExecEnv, Runner, Task};
 use crate::exec::job::{Completion, JobRecord, RetrieveError};
 use crate::lock;
 use std::collections::VecDeque;
 use std::fmt;
 use std::marker::PhantomData;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
 
 /// Largest work queue depth.
 pub const MAX_DEPTH: u32 = 1 << 20;
@@ -167,6 +168,13 @@ impl WorkQ {
         self.slot_of(&ctx.shared).is_some()
     }
 
+    /// What a context keeps of a work queue attached to it: its identity, and the
+    /// shared half (for wake-ups and event handles).
+    pub(crate) fn link(&self) -> (usize, Weak<dyn WorkqLink>) {
+        let w: Weak<WqShared> = Arc::downgrade(&self.shared);
+        (self.id(), w)
+    }
+
     /// Where `ctx` is in the attached list.
     #[inline]
     pub(crate) fn slot_of(&self, ctx: &Arc<CtxShared>) -> Option<usize> {
@@ -288,7 +296,7 @@ impl WorkQ {
     #[inline(always)]
     fn start_last(&mut self, ctx: &Ctx, slot: usize) -> Result<()> {
         let c = self.local.back_mut().expect("the job just pushed");
-        if !ctx.shared.ops.handles(c.record.job_type) {
+        if !ctx.shared.ops().handles(c.record.job_type) {
             return Err(Error::with_context(
                 ErrorCode::InvalidValue,
                 "job type does not belong to the context's library",
@@ -342,8 +350,8 @@ impl WorkQ {
             (Some(engine), false) => {
                 self.engine_inflight += 1;
                 engine.push(Task {
-                    ctx: Arc::clone(&a.ctx),
-                    wq: Arc::clone(&self.shared),
+                    runner: Arc::clone(&a.ctx) as Arc<dyn Runner>,
+                    sink: Arc::clone(&self.shared) as Arc<dyn Sink>,
                     dev: a.dev.clone(),
                     record,
                 });
@@ -475,7 +483,7 @@ impl WorkQ {
                 break;
             };
             let r = match self.attached_by_id(record.ctx_id) {
-                Some(a) => execute_caught(&a.ctx, &mut record, &ExecEnv::new(&a.dev, None)),
+                Some(a) => a.ctx.run(&mut record, &ExecEnv::new(&a.dev, None)),
                 None => Err(Error::with_context(
                     ErrorCode::Unexpected,
                     "the job's context is no longer attached",
@@ -525,7 +533,7 @@ fn start_job(a: &mut Attached, rec: &mut JobRecord, tag: u32) -> Start {
         }
         a.supported = rec.job_type;
     }
-    if let Err(e) = a.ctx.ops.validate(rec, &a.dev) {
+    if let Err(e) = a.ctx.validate(rec, &a.dev) {
         return Start::Refused(e);
     }
     // Borrowed buffers (the C face) stay alive until the job completes, whatever
@@ -538,10 +546,69 @@ fn start_job(a: &mut Attached, rec: &mut JobRecord, tag: u32) -> Start {
     if a.engine.is_some() {
         return Start::Queue { pending: false };
     }
-    let r = execute_caught(&a.ctx, rec, &ExecEnv::new(&a.dev, None));
+    let r = a.ctx.run(rec, &ExecEnv::new(&a.dev, None));
     if is_pending(&r) {
         return Start::Queue { pending: true };
     }
     rec.graph_tag = 0;
     Start::Finished(r.err())
+}
+
+/// Attaching contexts to work queues: the context's side of it.
+impl Ctx {
+    /// `doca_ctx_workq_add`: only while started; an event-driven work queue needs a
+    /// context that supports it (`NotSupported`).
+    pub fn workq_add(&self, wq: &mut WorkQ) -> Result<()> {
+        let mut st = self.shared.state();
+        if !self.is_started() {
+            return Err(Error::with_context(
+                ErrorCode::BadState,
+                "context is not started; start it before adding work queues",
+            ));
+        }
+        if wq.has_ctx(self) {
+            return Err(Error::with_context(
+                ErrorCode::AlreadyExist,
+                "work queue is already attached to this context",
+            ));
+        }
+        if wq.event_driven && !self.event_driven_supported() {
+            return Err(Error::with_context(
+                ErrorCode::NotSupported,
+                "this context cannot serve an event-driven work queue",
+            ));
+        }
+        let Some(dev) = st.dev.clone() else {
+            return Err(Error::with_context(
+                ErrorCode::BadState,
+                "context has no device",
+            ));
+        };
+        st.workqs.push(wq.link());
+        let room = wq.depth() as usize;
+        wq.attach(Arc::clone(&self.shared), dev, st.engine.clone(), room);
+        Ok(())
+    }
+
+    /// `doca_ctx_workq_rm`: `NotFound` when not attached; `InUse` while this context's
+    /// jobs on that work queue are not yet retrieved.
+    pub fn workq_rm(&self, wq: &mut WorkQ) -> Result<()> {
+        let Some(i) = wq.slot_of(&self.shared) else {
+            return Err(Error::with_context(
+                ErrorCode::NotFound,
+                "work queue is not attached to this context",
+            ));
+        };
+        let inflight = wq.attached[i].inflight;
+        if inflight > 0 {
+            return Err(Error::with_context(
+                ErrorCode::InUse,
+                format!("{inflight} job(s) of this context are still in flight on the work queue"),
+            ));
+        }
+        wq.detach(i);
+        let id = wq.id();
+        self.shared.state().workqs.retain(|w| w.0 != id);
+        Ok(())
+    }
 }

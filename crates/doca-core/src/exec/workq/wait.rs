@@ -85,16 +85,30 @@ impl WqShared {
     }
 }
 
-/// Posts a job finished on an engine thread to its work queue, and wakes the owner
-/// sleeping in `wait` and an armed event handle.
-pub(crate) fn complete(wq: &WqShared, record: JobRecord, r: Result<()>) {
-    let c = completion(record, r);
-    let sleeping = {
-        let mut q = lock(&wq.cq);
-        q.push_back(c);
-        wq.sleeping.load(Ordering::Relaxed)
-    };
-    wq.wake(sleeping);
+impl crate::exec::engine::Sink for WqShared {
+    /// Posts a job finished on an engine thread to its work queue, and wakes the owner
+    /// sleeping in `wait` and an armed event handle.
+    fn complete(&self, record: JobRecord, r: Result<()>) {
+        let c = completion(record, r);
+        let sleeping = {
+            let mut q = lock(&self.cq);
+            q.push_back(c);
+            self.sleeping.load(Ordering::Relaxed)
+        };
+        self.wake(sleeping);
+    }
+}
+
+impl crate::exec::ctx::WorkqLink for WqShared {
+    fn pending_jobs(&self) -> u32 {
+        WqShared::pending_jobs(self)
+    }
+    fn event_fd(&self) -> Option<RawFd> {
+        WqShared::event_fd(self)
+    }
+    fn poke(&self) {
+        WqShared::poke(self)
+    }
 }
 
 impl WorkQ {
