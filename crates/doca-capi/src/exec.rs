@@ -10,8 +10,7 @@ use crate::{
     new_handle, out_ptr, put,
 };
 use doca_core::exec::JobRecord;
-use doca_core::sync_event::{JOB_GET, JOB_UPDATE_ADD, JOB_UPDATE_SET, JOB_WAIT_GT};
-use doca_core::{BufDesc, Ctx, ErrorCode, RetrieveError, WorkQ};
+use doca_core::{Ctx, ErrorCode, RetrieveError, WorkQ};
 use std::ffi::c_int;
 use std::mem::{offset_of, size_of};
 
@@ -188,14 +187,6 @@ const _: () = {
     assert!(size_of::<doca_data>() == 8);
 };
 
-fn buf_arg(p: *const doca_buf, what: &str) -> Result<*mut BufDesc> {
-    if p.is_null() {
-        Err(invalid(format!("the job's {what} buffer is NULL")))
-    } else {
-        Ok(p as *mut BufDesc)
-    }
-}
-
 /// Runs `f` with the context and the job record a C job describes; the context is
 /// borrowed for the call only. The record borrows the job's buffers (pinned by the work
 /// queue while the job is in flight).
@@ -242,8 +233,29 @@ pub(crate) unsafe fn job_head<'a>(job: *const doca_job) -> Result<(&'a doca_ctx,
     Ok((ctx, t))
 }
 
+/// The 2.2 job translations, one per library, made from each library's task table.
+mod jobs {
+    /// DMA's.
+    pub(super) mod dma {
+        doca_dma::dma_task_table!(crate::tasks::c22_jobs);
+    }
+    /// SHA's.
+    pub(super) mod sha {
+        doca_sha::sha_task_table!(crate::tasks::c22_jobs);
+    }
+    /// Erasure coding's.
+    pub(super) mod ec {
+        doca_ec::ec_task_table!(crate::tasks::c22_jobs);
+    }
+    /// The sync event's.
+    pub(super) mod sync_event {
+        doca_core::sync_event_task_table!(crate::tasks::c22_jobs);
+    }
+}
+
 /// Writes the record of a C job that passed [`job_head`] into `out`, an empty record
-/// (where the work queue keeps it, for a submission).
+/// (where the work queue keeps it, for a submission), through the job's library's task
+/// table.
 ///
 /// # Safety
 /// As [`with_job_from_c`].
@@ -256,107 +268,38 @@ pub(crate) unsafe fn fill_from_c(
     // SAFETY: checked by `job_head`.
     let ud = unsafe { &*job }.user_data;
     // SAFETY: the job type belongs to the context's library, so the struct is that
-    // library's job struct for this type (the caller's contract); buffers are live
-    // while the job is in flight (the C contract).
-    let rec = unsafe {
+    // library's job struct for this type (the caller's contract); buffers and handles
+    // are live while the job is in flight (the C contract).
+    unsafe {
         match ctx.kind {
-            Kind::Dma => {
-                let j = &*(job as *const doca_dma_job_memcpy);
-                ::doca_dma::MemcpyJob::fill_borrowed(
-                    out,
-                    buf_arg(j.src_buff, "source")?,
-                    buf_arg(j.dst_buff, "destination")?,
-                    ud,
-                );
-                return Ok(());
-            }
-            Kind::Sha => {
-                let j = &*(job as *const doca_sha_job);
-                let (req, resp) = (
-                    buf_arg(j.req_buf, "request")?,
-                    buf_arg(j.resp_buf, "response")?,
-                );
-                match ::doca_sha::ShaAlgo::from_job_type(t) {
-                    Some((_, true)) => {
-                        let p = &*(job as *const doca_sha_partial_job);
-                        let session = handle(p.session, "partial job's session")?;
-                        let fin = match j.flags {
-                            0 => false,
-                            1 => true,
-                            f => {
-                                return Err(invalid(format!(
-                                    "SHA job flags {f:#x} are not NONE (0) or SHA_PARTIAL_FINAL (1)"
-                                )));
-                            }
-                        };
-                        ::doca_sha::ShaPartialJob::record_borrowed(
-                            t,
-                            &session.session,
-                            req,
-                            resp,
-                            fin,
-                            ud,
-                        )
-                    }
-                    _ => {
-                        if j.flags != 0 {
-                            return Err(invalid("SHA_PARTIAL_FINAL is for partial jobs only"));
-                        }
-                        ::doca_sha::ShaJob::record_borrowed(t, req, resp, ud)
-                    }
-                }
-            }
-            Kind::Ec => {
-                let j = &*(job as *const doca_ec_job);
-                let m = handle(j.matrix, "EC job's matrix")?;
-                ::doca_ec::record_borrowed(
-                    t,
-                    m,
-                    buf_arg(j.src_buff, "source")?,
-                    buf_arg(j.dst_buff, "destination")?,
-                    ud,
-                )
-            }
-            Kind::SyncEvent => {
-                let mut r = JobRecord::new(t, ud);
-                match t {
-                    JOB_WAIT_GT => {
-                        let j = &*(job as *const doca_sync_event_job_wait);
-                        r.params[0] = j.value;
-                        r.params[1] = j.mask;
-                    }
-                    JOB_GET => {
-                        let j = &*(job as *const doca_sync_event_job_get);
-                        let p = out_ptr(j.value, "get job's value")?;
-                        r.params[1] = p as usize as u64;
-                    }
-                    JOB_UPDATE_SET => {
-                        let j = &*(job as *const doca_sync_event_job_update_set);
-                        r.params[0] = j.value;
-                    }
-                    _ => {
-                        let j = &*(job as *const doca_sync_event_job_update_add);
-                        r.params[0] = j.value;
-                        r.params[1] = j.fetched as usize as u64;
-                    }
-                }
-                r
-            }
+            Kind::Dma => jobs::dma::fill(job, t, ud, out),
+            Kind::Sha => jobs::sha::fill(job, t, ud, out),
+            Kind::Ec => jobs::ec::fill(job, t, ud, out),
+            Kind::SyncEvent => jobs::sync_event::fill(job, t, ud, out),
         }
-    };
-    *out = rec;
-    Ok(())
+    }
 }
 
-/// What a finished job writes back to the program's memory beyond its buffers: the
-/// value a sync event get job read, the previous value of an add job.
+/// What a finished job writes back to the program's memory beyond its buffers, as its
+/// task table says: the value a sync event get job read, the previous value of an add
+/// job.
 ///
 /// # Safety
 /// The record came from [`with_job_from_c`]; its output pointers are still valid.
-pub(crate) unsafe fn write_back(rec: &JobRecord) {
-    if (rec.job_type == JOB_GET || rec.job_type == JOB_UPDATE_ADD) && rec.params[1] != 0 {
-        // SAFETY: the program's output pointer, valid until it retrieves the event.
-        unsafe { *(rec.params[1] as usize as *mut u64) = rec.params[2] };
+pub(crate) unsafe fn write_back(rec: &JobRecord, failed: bool) {
+    let tables = [
+        doca_dma::tasks::ALL,
+        doca_sha::tasks::ALL,
+        doca_ec::tasks::ALL,
+        doca_core::sync_event::tasks::ALL,
+    ];
+    if let Some(spec) = tables
+        .iter()
+        .flat_map(|t| t.iter())
+        .find(|s| !s.write_back.is_empty() && s.covers(rec.job_type))
+    {
+        // SAFETY: the caller's contract.
+        unsafe { spec.write_back(rec, failed) };
     }
 }
 
@@ -435,7 +378,7 @@ pub(crate) unsafe fn deliver(ev: *mut doca_event, c: doca_core::Completion) {
     }
     // SAFETY: forwarded.
     unsafe {
-        write_back(&c.record);
+        write_back(&c.record, c.error.is_some());
         put(ev, event_of(&c));
     }
 }

@@ -452,8 +452,9 @@ unsafe fn settle(h: &mut doca_graph_instance, mut inst: GraphInstance) {
             h.subs[i] = std::ptr::null_mut();
         }
         if let Ok(Some(rec)) = inst.node_record(n) {
+            let failed = inst.node_result(n).unwrap_or(0) != 0;
             // SAFETY: the record came from with_job_from_c.
-            unsafe { write_back(rec) };
+            unsafe { write_back(rec, failed) };
         }
         let ev = h.evs[i];
         if ev.is_null() {

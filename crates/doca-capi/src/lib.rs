@@ -66,6 +66,7 @@ pub mod log;
 pub mod mem;
 pub mod rdma_bridge;
 pub mod sync_event;
+pub mod tasks;
 pub mod v1;
 pub mod v3;
 

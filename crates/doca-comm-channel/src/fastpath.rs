@@ -32,6 +32,39 @@ use std::sync::{Arc, Mutex};
 pub const JOB_PRODUCER_SEND: u32 = COMCH_FIRST + 2;
 /// The job type of a consumer's post-receive completion.
 pub const JOB_CONSUMER_RECV: u32 = COMCH_FIRST + 3;
+
+/// A producer's send task (`doca_comch_producer_task_send`): taken by the producer
+/// itself. Buffer 0 the data; parameter 0 the consumer id (low half) and the immediate
+/// data's length (high half), 1 and 2 the immediate data.
+pub static PRODUCER_SEND_TASK: doca_core::exec::TaskSpec = doca_core::exec::TaskSpec {
+    lib: "comch producer",
+    name: "send",
+    job_type: JOB_PRODUCER_SEND,
+    job_types: &[JOB_PRODUCER_SEND],
+    inputs: &[],
+    write_back: &[],
+    hooks: doca_core::exec::TaskHooks::NONE,
+};
+
+/// A consumer's post-receive task (`doca_comch_consumer_task_post_recv`): taken by the
+/// consumer itself. Buffer 1 the buffer received into; once it completes, its
+/// parameters are the record's (the producer's id and the immediate data).
+pub static CONSUMER_POST_RECV_TASK: doca_core::exec::TaskSpec = doca_core::exec::TaskSpec {
+    lib: "comch consumer",
+    name: "post_recv",
+    job_type: JOB_CONSUMER_RECV,
+    job_types: &[JOB_CONSUMER_RECV],
+    inputs: &[],
+    write_back: &[],
+    hooks: doca_core::exec::TaskHooks {
+        finish: Some(|t, rec, _| {
+            for (p, v) in t.params.iter().zip(rec.params) {
+                p.set(v);
+            }
+        }),
+        ..doca_core::exec::TaskHooks::NONE
+    },
+};
 /// Largest buffer one send carries (`*_cap_get_max_buf_size`).
 pub const MAX_BUF_SIZE: u32 = 64 * 1024;
 /// Most immediate data bytes (`doca_comch_consumer_cap_get_max_imm_data_len`).

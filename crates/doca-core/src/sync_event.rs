@@ -45,6 +45,153 @@ pub const JOB_UPDATE_ADD: u32 = action::SYNC_EVENT_FIRST + 4;
 /// A wait for `(event & mask) == value` (the task generation's `wait_eq` task).
 pub const JOB_WAIT_EQ: u32 = action::SYNC_EVENT_FIRST + 5;
 
+/// The sync event's task table: the one declaration of its job and task types, handed
+/// to a generator macro (`$gen`): [`task_specs!`](crate::task_specs) makes
+/// [`tasks`] from it, and the C faces make their 2.2 job translation and their 3.x task
+/// functions from it. Record layout: parameter 0 the value (set, add, wait), 1 the
+/// wait's mask or the program's result pointer, 2 the value read (get) or the value
+/// before (add).
+#[macro_export]
+macro_rules! sync_event_task_table {
+    ($gen:path) => {
+        $gen! {
+            lib: "sync event",
+            c3_handle: doca_sync_event3,
+            tasks: [
+                {
+                    spec: GET @ $crate::sync_event::tasks::GET,
+                    module: get,
+                    name: "get",
+                    job: $crate::sync_event::JOB_GET,
+                    job_types: [$crate::sync_event::JOB_GET],
+                    inputs: [
+                        param ret_val_ptr: 1 (*mut u64)
+                            get doca_sync_event_task_get_get_ret_val_ptr
+                            set doca_sync_event_task_get_set_ret_val_ptr,
+                    ],
+                    write_back: [2 -> 1],
+                    hooks: $crate::exec::TaskHooks::NONE,
+                    c3: {
+                        task: doca_sync_event_task_get,
+                        cb: doca_sync_event_task_get_completion_cb_t,
+                        set_conf: doca_sync_event_task_get_set_conf (num_idle_not_permitted),
+                        alloc_init: doca_sync_event_task_get_alloc_init,
+                        as_task: doca_sync_event_task_get_as_doca_task,
+                        setters: void,
+                    },
+                    c22: { doca_sync_event_job_get { value: ret_val_ptr } },
+                },
+                {
+                    spec: NOTIFY_SET @ $crate::sync_event::tasks::NOTIFY_SET,
+                    module: notify_set,
+                    name: "notify_set",
+                    job: $crate::sync_event::JOB_UPDATE_SET,
+                    job_types: [$crate::sync_event::JOB_UPDATE_SET],
+                    inputs: [
+                        param set_val: 0 (u64)
+                            get doca_sync_event_task_notify_set_get_set_val
+                            set doca_sync_event_task_notify_set_set_set_val,
+                    ],
+                    write_back: [],
+                    hooks: $crate::exec::TaskHooks::NONE,
+                    c3: {
+                        task: doca_sync_event_task_notify_set,
+                        cb: doca_sync_event_task_notify_set_completion_cb_t,
+                        set_conf: doca_sync_event_task_notify_set_set_conf (num_idle_not_permitted),
+                        alloc_init: doca_sync_event_task_notify_set_alloc_init,
+                        as_task: doca_sync_event_task_notify_set_as_doca_task,
+                        setters: void,
+                    },
+                    c22: { doca_sync_event_job_update_set { value: set_val } },
+                },
+                {
+                    spec: NOTIFY_ADD @ $crate::sync_event::tasks::NOTIFY_ADD,
+                    module: notify_add,
+                    name: "notify_add",
+                    job: $crate::sync_event::JOB_UPDATE_ADD,
+                    job_types: [$crate::sync_event::JOB_UPDATE_ADD],
+                    inputs: [
+                        param inc_val: 0 (u64)
+                            get doca_sync_event_task_notify_add_get_inc_val
+                            set doca_sync_event_task_notify_add_set_inc_val,
+                        param fetched_val_ptr: 1 (*mut u64)
+                            get doca_sync_event_task_notify_add_get_fetched_val_ptr
+                            set doca_sync_event_task_notify_add_set_fetched_val_ptr,
+                    ],
+                    write_back: [2 -> 1],
+                    hooks: $crate::exec::TaskHooks::NONE,
+                    c3: {
+                        task: doca_sync_event_task_notify_add,
+                        cb: doca_sync_event_task_notify_add_completion_cb_t,
+                        set_conf: doca_sync_event_task_notify_add_set_conf (num_idle_not_permitted),
+                        alloc_init: doca_sync_event_task_notify_add_alloc_init,
+                        as_task: doca_sync_event_task_notify_add_as_doca_task,
+                        setters: void,
+                    },
+                    c22: { doca_sync_event_job_update_add { value: inc_val, fetched: fetched_val_ptr } },
+                },
+                {
+                    spec: WAIT_GT @ $crate::sync_event::tasks::WAIT_GT,
+                    module: wait_gt,
+                    name: "wait_gt",
+                    job: $crate::sync_event::JOB_WAIT_GT,
+                    job_types: [$crate::sync_event::JOB_WAIT_GT],
+                    inputs: [
+                        param wait_val: 0 (u64)
+                            get doca_sync_event_task_wait_gt_get_wait_val
+                            set doca_sync_event_task_wait_gt_set_wait_val,
+                        param mask: 1 (u64)
+                            get doca_sync_event_task_wait_gt_get_mask
+                            set doca_sync_event_task_wait_gt_set_mask,
+                    ],
+                    write_back: [],
+                    hooks: $crate::exec::TaskHooks::NONE,
+                    c3: {
+                        task: doca_sync_event_task_wait_gt,
+                        cb: doca_sync_event_task_wait_gt_completion_cb_t,
+                        set_conf: doca_sync_event_task_wait_gt_set_conf (num_idle_not_permitted),
+                        alloc_init: doca_sync_event_task_wait_gt_alloc_init,
+                        as_task: doca_sync_event_task_wait_gt_as_doca_task,
+                        setters: void,
+                    },
+                    c22: { doca_sync_event_job_wait { value: wait_val, mask: mask } },
+                },
+                {
+                    spec: WAIT_EQ @ $crate::sync_event::tasks::WAIT_EQ,
+                    module: wait_eq,
+                    name: "wait_eq",
+                    job: $crate::sync_event::JOB_WAIT_EQ,
+                    job_types: [$crate::sync_event::JOB_WAIT_EQ],
+                    inputs: [
+                        param wait_val: 0 (u64)
+                            get doca_sync_event_task_wait_eq_get_wait_val
+                            set doca_sync_event_task_wait_eq_set_wait_val,
+                        param mask: 1 (u64)
+                            get doca_sync_event_task_wait_eq_get_mask
+                            set doca_sync_event_task_wait_eq_set_mask,
+                    ],
+                    write_back: [],
+                    hooks: $crate::exec::TaskHooks::NONE,
+                    c3: {
+                        task: doca_sync_event_task_wait_eq,
+                        cb: doca_sync_event_task_wait_eq_completion_cb_t,
+                        set_conf: doca_sync_event_task_wait_eq_set_conf (num_idle_not_permitted),
+                        alloc_init: doca_sync_event_task_wait_eq_alloc_init,
+                        as_task: doca_sync_event_task_wait_eq_as_doca_task,
+                        setters: void,
+                    },
+                    c22: {},
+                },
+            ],
+        }
+    };
+}
+
+/// The sync event's task types, from [`sync_event_task_table!`](crate::sync_event_task_table).
+pub mod tasks {
+    crate::sync_event_task_table!(crate::task_specs);
+}
+
 /// Largest value and threshold of an asynchronous wait job (the guide's limit).
 pub const MAX_ASYNC_WAIT_VALUE: u64 = 254;
 

@@ -44,6 +44,53 @@ pub const MAX_LIST_ELEMENTS: u32 = 256;
 /// Largest copy (2 GiB).
 pub const MAX_BUF_SIZE: u64 = 1 << 31;
 
+/// DMA's task table: the one declaration of its job and task types, handed to a
+/// generator macro (`$gen`): [`doca_core::task_specs!`] makes [`tasks`] from it, and the C
+/// faces make their 2.2 job translation and their 3.x task functions from it. Record
+/// layout: buffer 0 the source, 1 the destination.
+#[macro_export]
+macro_rules! dma_task_table {
+    ($gen:path) => {
+        $gen! {
+            lib: "dma",
+            c3_handle: doca_dma3,
+            tasks: [
+                {
+                    spec: MEMCPY @ $crate::tasks::MEMCPY,
+                    module: memcpy,
+                    name: "memcpy",
+                    job: $crate::JOB_MEMCPY,
+                    job_types: [$crate::JOB_MEMCPY],
+                    inputs: [
+                        buf src: 0 (*const doca_buf)
+                            get doca_dma_task_memcpy_get_src
+                            set doca_dma_task_memcpy_set_src,
+                        buf dst: 1 (*mut doca_buf)
+                            get doca_dma_task_memcpy_get_dst
+                            set doca_dma_task_memcpy_set_dst,
+                    ],
+                    write_back: [],
+                    hooks: doca_core::exec::TaskHooks::NONE,
+                    c3: {
+                        task: doca_dma_task_memcpy,
+                        cb: doca_dma_task_memcpy_completion_cb_t,
+                        set_conf: doca_dma_task_memcpy_set_conf (num),
+                        alloc_init: doca_dma_task_memcpy_alloc_init,
+                        as_task: doca_dma_task_memcpy_as_task,
+                        setters: void,
+                    },
+                    c22: { doca_dma_job_memcpy { src_buff: src, dst_buff: dst } },
+                },
+            ],
+        }
+    };
+}
+
+/// DMA's task types, from [`dma_task_table!`].
+pub mod tasks {
+    crate::dma_task_table!(doca_core::task_specs);
+}
+
 /// A DMA context (`struct doca_dma`).
 #[derive(Debug, Clone)]
 pub struct Dma {

@@ -147,11 +147,156 @@ impl MatrixInner {
     }
 }
 
+/// Erasure coding's task table: the one declaration of its job and task types, handed
+/// to a generator macro (`$gen`): [`doca_core::task_specs!`] makes [`tasks`] from it,
+/// and the C faces make their 2.2 job translation and their 3.x task functions from it.
+/// Record layout: buffer 0 the source blocks, 1 the destination; parameter 0 the
+/// matrix's handle, the matrix itself kept alive as the record's object.
+#[macro_export]
+macro_rules! ec_task_table {
+    ($gen:path) => {
+        $gen! {
+            lib: "ec",
+            c3_handle: doca_ec3,
+            tasks: [
+                {
+                    spec: GALOIS_MUL @ $crate::tasks::GALOIS_MUL,
+                    module: galois_mul,
+                    name: "galois_mul",
+                    job: $crate::JOB_GALOIS_MUL,
+                    job_types: [$crate::JOB_GALOIS_MUL],
+                    inputs: [
+                        handle coding_matrix: 0 (*const doca_ec_matrix)
+                            get doca_ec_task_galois_mul_get_coding_matrix
+                            set doca_ec_task_galois_mul_set_coding_matrix,
+                        buf src_buf: 0 (*const doca_buf)
+                            get doca_ec_task_galois_mul_get_src_buf
+                            set doca_ec_task_galois_mul_set_src_buf,
+                        buf dst_buf: 1 (*mut doca_buf)
+                            get doca_ec_task_galois_mul_get_dst_buf
+                            set doca_ec_task_galois_mul_set_dst_buf,
+                    ],
+                    write_back: [],
+                    hooks: doca_core::exec::TaskHooks::NONE,
+                    c3: {
+                        task: doca_ec_task_galois_mul,
+                        cb: doca_ec_task_galois_mul_completion_cb_t,
+                        set_conf: doca_ec_task_galois_mul_set_conf (num),
+                        alloc_init: doca_ec_task_galois_mul_allocate_init,
+                        as_task: doca_ec_task_galois_mul_as_task,
+                        setters: void,
+                    },
+                    c22: { doca_ec_job { matrix: coding_matrix, src_buff: src_buf, dst_buff: dst_buf } },
+                },
+                {
+                    spec: CREATE @ $crate::tasks::CREATE,
+                    module: create,
+                    name: "create",
+                    job: $crate::JOB_CREATE,
+                    job_types: [$crate::JOB_CREATE],
+                    inputs: [
+                        handle coding_matrix: 0 (*const doca_ec_matrix)
+                            get doca_ec_task_create_get_coding_matrix
+                            set doca_ec_task_create_set_coding_matrix,
+                        buf original_data_blocks: 0 (*const doca_buf)
+                            get doca_ec_task_create_get_original_data_blocks
+                            set doca_ec_task_create_set_original_data_blocks,
+                        buf rdnc_blocks: 1 (*mut doca_buf)
+                            get doca_ec_task_create_get_rdnc_blocks
+                            set doca_ec_task_create_set_rdnc_blocks,
+                    ],
+                    write_back: [],
+                    hooks: doca_core::exec::TaskHooks::NONE,
+                    c3: {
+                        task: doca_ec_task_create,
+                        cb: doca_ec_task_create_completion_cb_t,
+                        set_conf: doca_ec_task_create_set_conf (num),
+                        alloc_init: doca_ec_task_create_allocate_init,
+                        as_task: doca_ec_task_create_as_task,
+                        setters: void,
+                    },
+                    c22: { doca_ec_job { matrix: coding_matrix, src_buff: original_data_blocks, dst_buff: rdnc_blocks } },
+                },
+                {
+                    spec: UPDATE @ $crate::tasks::UPDATE,
+                    module: update,
+                    name: "update",
+                    job: $crate::JOB_UPDATE,
+                    job_types: [$crate::JOB_UPDATE],
+                    inputs: [
+                        handle update_matrix: 0 (*const doca_ec_matrix)
+                            get doca_ec_task_update_get_update_matrix
+                            set doca_ec_task_update_set_update_matrix,
+                        buf original_updated_and_rdnc_blocks: 0 (*const doca_buf)
+                            get doca_ec_task_update_get_original_updated_and_rdnc_blocks
+                            set doca_ec_task_update_set_original_updated_and_rdnc_blocks,
+                        buf updated_rdnc_blocks: 1 (*mut doca_buf)
+                            get doca_ec_task_update_get_updated_rdnc_blocks
+                            set doca_ec_task_update_set_updated_rdnc_blocks,
+                    ],
+                    write_back: [],
+                    hooks: doca_core::exec::TaskHooks::NONE,
+                    c3: {
+                        task: doca_ec_task_update,
+                        cb: doca_ec_task_update_completion_cb_t,
+                        set_conf: doca_ec_task_update_set_conf (num),
+                        alloc_init: doca_ec_task_update_allocate_init,
+                        as_task: doca_ec_task_update_as_task,
+                        setters: void,
+                    },
+                    c22: { doca_ec_job { matrix: update_matrix, src_buff: original_updated_and_rdnc_blocks, dst_buff: updated_rdnc_blocks } },
+                },
+                {
+                    spec: RECOVER @ $crate::tasks::RECOVER,
+                    module: recover,
+                    name: "recover",
+                    job: $crate::JOB_RECOVER,
+                    job_types: [$crate::JOB_RECOVER],
+                    inputs: [
+                        handle recover_matrix: 0 (*const doca_ec_matrix)
+                            get doca_ec_task_recover_get_recover_matrix
+                            set doca_ec_task_recover_set_recover_matrix,
+                        buf available_blocks: 0 (*const doca_buf)
+                            get doca_ec_task_recover_get_available_blocks
+                            set doca_ec_task_recover_set_available_blocks,
+                        buf recovered_data_blocks: 1 (*mut doca_buf)
+                            get doca_ec_task_recover_get_recovered_data_blocks
+                            set doca_ec_task_recover_set_recovered_data_blocks,
+                    ],
+                    write_back: [],
+                    hooks: doca_core::exec::TaskHooks::NONE,
+                    c3: {
+                        task: doca_ec_task_recover,
+                        cb: doca_ec_task_recover_completion_cb_t,
+                        set_conf: doca_ec_task_recover_set_conf (num),
+                        alloc_init: doca_ec_task_recover_allocate_init,
+                        as_task: doca_ec_task_recover_as_task,
+                        setters: void,
+                    },
+                    c22: { doca_ec_job { matrix: recover_matrix, src_buff: available_blocks, dst_buff: recovered_data_blocks } },
+                },
+            ],
+        }
+    };
+}
+
+/// Erasure coding's task types, from [`ec_task_table!`].
+pub mod tasks {
+    crate::ec_task_table!(doca_core::task_specs);
+}
+
 /// A matrix object (`struct doca_matrix`) of one EC context. Clones share it; jobs in
 /// flight keep it alive.
 #[derive(Clone)]
 pub struct Matrix {
     inner: Arc<MatrixInner>,
+}
+
+impl Matrix {
+    /// The object a job's record keeps alive while in flight (its `aux`).
+    pub fn as_aux(&self) -> Arc<dyn Any + Send + Sync> {
+        self.inner.clone()
+    }
 }
 
 impl fmt::Debug for Matrix {

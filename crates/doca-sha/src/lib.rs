@@ -57,6 +57,208 @@ pub const MAX_LIST_ELEMENTS: u32 = 256;
 /// Largest source (4 GiB).
 pub const MAX_SRC_BUFFER_SIZE: u64 = 1 << 32;
 
+/// SHA's task table: the one declaration of its job and task types, handed to a
+/// generator macro (`$gen`): [`doca_core::task_specs!`] makes [`tasks`] from it, and the C
+/// faces make their 2.2 job translation and their 3.x task functions from it. Record
+/// layout: buffer 0 the source, 1 the digest's destination; parameter 0 the flags
+/// (`FLAG_PARTIAL_FINAL`), 1 the partial session's ticket (taken at submit), 2 the
+/// algorithm of a 3.x task (a 2.2 job says it with its job type); the partial session
+/// is the record's object.
+#[macro_export]
+macro_rules! sha_task_table {
+    ($gen:path) => {
+        $gen! {
+            lib: "sha",
+            c3_handle: doca_sha3,
+            tasks: [
+                {
+                    spec: HASH @ $crate::tasks::HASH,
+                    module: hash,
+                    name: "hash",
+                    job: $crate::JOB_SHA1,
+                    job_types: [$crate::JOB_SHA1, $crate::JOB_SHA256, $crate::JOB_SHA512],
+                    inputs: [
+                        param algorithm: 2 (doca_sha_algorithm)
+                            get doca_sha_task_hash_get_algorithm
+                            set doca_sha_task_hash_set_algorithm,
+                        buf src: 0 (*const doca_buf)
+                            get doca_sha_task_hash_get_src
+                            set doca_sha_task_hash_set_src,
+                        buf dst: 1 (*mut doca_buf)
+                            get doca_sha_task_hash_get_dst as (*const doca_buf)
+                            set doca_sha_task_hash_set_dst,
+                        flag flags: 0 (u64),
+                    ],
+                    write_back: [],
+                    hooks: $crate::task_hooks::HASH,
+                    c3: {
+                        task: doca_sha_task_hash,
+                        cb: doca_sha_task_hash_completion_cb_t,
+                        set_conf: doca_sha_task_hash_set_conf (log),
+                        alloc_init: doca_sha_task_hash_alloc_init,
+                        as_task: doca_sha_task_hash_as_task,
+                        setters: checked,
+                    },
+                    c22: { doca_sha_job { req_buf: src, resp_buf: dst, flags: flags } },
+                },
+                {
+                    spec: PARTIAL_HASH @ $crate::tasks::PARTIAL_HASH,
+                    module: partial_hash,
+                    name: "partial_hash",
+                    job: $crate::JOB_SHA1_PARTIAL,
+                    job_types: [$crate::JOB_SHA1_PARTIAL, $crate::JOB_SHA256_PARTIAL, $crate::JOB_SHA512_PARTIAL],
+                    inputs: [
+                        param algorithm: 2 (doca_sha_algorithm)
+                            get doca_sha_task_partial_hash_get_algorithm
+                            set doca_sha_task_partial_hash_set_algorithm,
+                        buf src: 0 (*const doca_buf)
+                            get doca_sha_task_partial_hash_get_src
+                            set doca_sha_task_partial_hash_set_src,
+                        buf dst: 1 (*mut doca_buf)
+                            get doca_sha_task_partial_hash_get_dst as (*const doca_buf)
+                            set doca_sha_task_partial_hash_set_dst,
+                        flag final_buf: 0 (u64),
+                        object session: 0 (*mut doca_sha_partial_session),
+                    ],
+                    write_back: [],
+                    hooks: $crate::task_hooks::PARTIAL_HASH,
+                    c3: {
+                        task: doca_sha_task_partial_hash,
+                        cb: doca_sha_task_partial_hash_completion_cb_t,
+                        set_conf: doca_sha_task_partial_hash_set_conf (log),
+                        alloc_init: doca_sha_task_partial_hash_alloc_init,
+                        as_task: doca_sha_task_partial_hash_as_task,
+                        setters: checked,
+                    },
+                    c22: { doca_sha_partial_job { sha_job.req_buf: src, sha_job.resp_buf: dst, sha_job.flags: final_buf, session: session } },
+                },
+            ],
+        }
+    };
+}
+
+/// SHA's task types, from [`sha_task_table!`].
+pub mod tasks {
+    crate::sha_task_table!(doca_core::task_specs);
+}
+
+/// What SHA's task types do beyond their table's slots.
+pub mod task_hooks {
+    use super::{FLAG_PARTIAL_FINAL, PartialSession, ShaAlgo};
+    use doca_core::exec::{JobRecord, TaskHooks, TaskInputs};
+    use doca_core::{Error, ErrorCode, Result};
+
+    /// A partial hash task's own state: a segment was submitted since its start.
+    pub const STARTED: u64 = 1;
+    /// Its own state: the final segment completed, the digest is in its destination.
+    pub const HAS_RESULT: u64 = 2;
+
+    /// The algorithm of a 3.x task (`enum doca_sha_algorithm`: 0 SHA-1, 1 SHA-256, 2
+    /// SHA-512).
+    pub fn algorithm(v: u64) -> Result<ShaAlgo> {
+        match v {
+            0 => Ok(ShaAlgo::Sha1),
+            1 => Ok(ShaAlgo::Sha256),
+            2 => Ok(ShaAlgo::Sha512),
+            _ => Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                format!(
+                    "{} is not a doca_sha_algorithm (0: SHA1, 1: SHA256, 2: SHA512)",
+                    v as i64
+                ),
+            )),
+        }
+    }
+
+    fn check_hash(slot: usize, v: u64) -> Result<()> {
+        match slot {
+            2 => algorithm(v).map(|_| ()),
+            0 if v != 0 => Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "SHA_PARTIAL_FINAL is for partial jobs only",
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn check_partial(slot: usize, v: u64) -> Result<()> {
+        match slot {
+            2 => algorithm(v).map(|_| ()),
+            0 if v > FLAG_PARTIAL_FINAL => Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                format!("SHA job flags {v:#x} are not NONE (0) or SHA_PARTIAL_FINAL (1)"),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// The session a partial hash task carries.
+    pub fn session(t: &TaskInputs) -> Result<PartialSession> {
+        t.aux
+            .borrow()
+            .as_ref()
+            .and_then(PartialSession::from_aux)
+            .ok_or_else(|| {
+                Error::with_context(ErrorCode::BadState, "the partial hash task has no session")
+            })
+    }
+
+    fn partial_init(t: &TaskInputs) {
+        *t.aux.borrow_mut() = Some(PartialSession::new().as_aux());
+    }
+
+    fn not_started(t: &TaskInputs, input: &'static str) -> Result<()> {
+        if input != "src" && t.state.get() & STARTED != 0 {
+            return Err(Error::with_context(
+                ErrorCode::BadState,
+                "the partial hash is in progress; reset the task first",
+            ));
+        }
+        Ok(())
+    }
+
+    fn partial_prepare(t: &TaskInputs, _: &mut JobRecord) -> Result<()> {
+        let state = t.state.get();
+        if state & STARTED == 0 && t.params[0].get() & FLAG_PARTIAL_FINAL != 0 {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "the first segment of a partial hash cannot be the final one: use a hash task",
+            ));
+        }
+        t.state.set((state | STARTED) & !HAS_RESULT);
+        Ok(())
+    }
+
+    fn partial_finish(t: &TaskInputs, _: &JobRecord, failed: bool) {
+        let state = t.state.get();
+        if failed {
+            if let Ok(s) = session(t) {
+                s.reset();
+            }
+            t.state.set(state & !(STARTED | HAS_RESULT));
+        } else if t.params[0].get() & FLAG_PARTIAL_FINAL != 0 {
+            t.state.set((state & !STARTED) | HAS_RESULT);
+        }
+    }
+
+    /// The hash task's.
+    pub const HASH: TaskHooks = TaskHooks {
+        job_type: Some(|t| Ok(algorithm(t.params[2].get())?.job_type())),
+        check_param: Some(check_hash),
+        ..TaskHooks::NONE
+    };
+
+    /// The partial hash task's: its session, its progress, its final flag.
+    pub const PARTIAL_HASH: TaskHooks = TaskHooks {
+        init: Some(partial_init),
+        job_type: Some(|t| Ok(algorithm(t.params[2].get())?.partial_job_type())),
+        check_param: Some(check_partial),
+        before_set: Some(not_started),
+        prepare: Some(partial_prepare),
+        finish: Some(partial_finish),
+    };
+}
+
 /// A SHA algorithm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ShaAlgo {
@@ -275,6 +477,19 @@ impl PartialSession {
     /// of segments in flight are kept.
     pub fn reset(&self) {
         lock(&self.state.s).hash = SessionState::Idle;
+    }
+
+    /// The object a partial job's record keeps alive (its `aux`): the session's state.
+    pub fn as_aux(&self) -> Arc<dyn std::any::Any + Send + Sync> {
+        self.state.clone()
+    }
+
+    /// The session whose state a record or a task keeps ([`as_aux`](Self::as_aux)).
+    pub fn from_aux(aux: &Arc<dyn std::any::Any + Send + Sync>) -> Option<PartialSession> {
+        Arc::clone(aux)
+            .downcast::<SessionCell>()
+            .ok()
+            .map(|state| PartialSession { state })
     }
 }
 

@@ -12,7 +12,7 @@ use crate::{
     Result, cstr, doca_data, doca_error_t, ffi, ffi_value, handle, invalid, new_handle, out_ptr,
     put,
 };
-use doca_comm_channel::comch::{self, Comch, Connection, JOB_SEND};
+use doca_comm_channel::comch::{self, Comch, Connection};
 use doca_core::Data;
 use std::ffi::c_char;
 use std::sync::Arc;
@@ -402,7 +402,12 @@ unsafe fn send_direct(t: &doca_task, task: *mut doca_task) -> Result<()> {
     let off = std::mem::offset_of!(Lib3<ComchC>, ctx);
     // SAFETY: a send task's context is the one embedded in a comch handle (only comch
     // configures this hook), which outlives its tasks.
-    let h = unsafe { &*t.ctx.cast::<u8>().sub(off).cast::<Lib3<ComchC>>() };
+    let h = unsafe {
+        &*super::pe::task_ctx(t)
+            .cast::<u8>()
+            .sub(off)
+            .cast::<Lib3<ComchC>>()
+    };
     let conn = t.params[0].get() as *const Connection;
     let msg = t.params[1].get() as *const u8;
     let len = t.params[2].get() as usize;
@@ -420,7 +425,7 @@ pub unsafe extern "C" fn doca_comch_client_task_send_set_conf(comch_client: *mut
             comch::MAX_SEND_TASKS
         )));
     }
-    h.ctx.set_conf_direct(JOB_SEND, task_completion_cb, task_error_cb, num_send_tasks, send_direct, None)?;
+    h.ctx.set_conf_direct(&comch::SEND_TASK, task_completion_cb, task_error_cb, num_send_tasks, send_direct)?;
     h.lib.set_send_tasks(num_send_tasks)
 });
 
@@ -438,7 +443,7 @@ pub unsafe extern "C" fn doca_comch_client_task_send_alloc_init(comch_client: *m
             h.lib.max_msg_size()
         )));
     }
-    let t = h.ctx.alloc_task(JOB_SEND, Data(0), |t| {
+    let t = h.ctx.alloc_task(&comch::SEND_TASK, Data(0), |t| {
         t.params[0].set(peer as u64);
         t.params[1].set(msg as u64);
         t.params[2].set(u64::from(len));

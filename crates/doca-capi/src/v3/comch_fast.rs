@@ -11,11 +11,11 @@ use crate::mem::{doca_buf, doca_mmap};
 use crate::{Result, doca_error_t, ffi, ffi_value, handle, invalid, new_handle, out_ptr, put};
 use doca_comm_channel::comch::Connection;
 use doca_comm_channel::fastpath::{
-    Consumer, JOB_CONSUMER_RECV, JOB_PRODUCER_SEND, MAX_BUF_SIZE, MAX_IMM_DATA_LEN, MAX_NUM_TASKS,
-    MAX_PER_CONNECTION, Producer,
+    CONSUMER_POST_RECV_TASK, Consumer, MAX_BUF_SIZE, MAX_IMM_DATA_LEN, MAX_NUM_TASKS,
+    MAX_PER_CONNECTION, PRODUCER_SEND_TASK, Producer,
 };
 use doca_core::device::Capability;
-use doca_core::{BufDesc, Data, DevInfo, Error, ErrorCode, JobRecord};
+use doca_core::{BufDesc, Data, DevInfo, Error, ErrorCode};
 use std::sync::Arc;
 
 /// `struct doca_comch_consumer`.
@@ -184,17 +184,15 @@ unsafe fn post_direct(t: &doca_task, task: *mut doca_task) -> Result<()> {
     let off = std::mem::offset_of!(Lib3<Consumer>, ctx);
     // SAFETY: a post-receive task's context is the one embedded in a consumer handle
     // (only the consumer configures this hook), which outlives its tasks.
-    let h = unsafe { &*t.ctx.cast::<u8>().sub(off).cast::<Lib3<Consumer>>() };
+    let h = unsafe {
+        &*super::pe::task_ctx(t)
+            .cast::<u8>()
+            .sub(off)
+            .cast::<Lib3<Consumer>>()
+    };
     let buf = t.bufs[1].get() as *mut BufDesc;
     // SAFETY: the buffer stays live until the task completes (the C contract).
     unsafe { h.lib.post_recv_raw(buf, Data::from_ptr(task)) }
-}
-
-/// A post-receive task completed: the producer id and immediate data go to the task.
-unsafe fn post_finish(t: &doca_task, rec: &JobRecord, _failed: bool) {
-    for (p, v) in t.params.iter().zip(rec.params) {
-        p.set(v);
-    }
 }
 
 /// `doca_comch_consumer_task_post_recv_set_conf`.
@@ -210,12 +208,11 @@ pub unsafe extern "C" fn doca_comch_consumer_task_post_recv_set_conf(
         let h = unsafe { handle(consumer, "consumer") }?;
         h.lib.set_num_tasks(num_post_recv_tasks)?;
         h.ctx.set_conf_direct(
-            JOB_CONSUMER_RECV,
+            &CONSUMER_POST_RECV_TASK,
             task_completion_cb,
             task_error_cb,
             num_post_recv_tasks,
             post_direct,
-            Some(post_finish),
         )
     })
 }
@@ -231,7 +228,7 @@ pub unsafe extern "C" fn doca_comch_consumer_task_post_recv_alloc_init(
         // SAFETY: NULL or a live handle.
         let h = unsafe { handle(consumer, "consumer") }?;
         let o = out_ptr(task, "task")?;
-        let t = h.ctx.alloc_task(JOB_CONSUMER_RECV, Data(0), |t| {
+        let t = h.ctx.alloc_task(&CONSUMER_POST_RECV_TASK, Data(0), |t| {
             t.bufs[1].set(buf);
             Ok(())
         })?;
@@ -414,7 +411,12 @@ unsafe fn send_direct(t: &doca_task, task: *mut doca_task) -> Result<()> {
     let off = std::mem::offset_of!(Lib3<Producer>, ctx);
     // SAFETY: a producer send task's context is the one embedded in a producer handle
     // (only the producer configures this hook), which outlives its tasks.
-    let h = unsafe { &*t.ctx.cast::<u8>().sub(off).cast::<Lib3<Producer>>() };
+    let h = unsafe {
+        &*super::pe::task_ctx(t)
+            .cast::<u8>()
+            .sub(off)
+            .cast::<Lib3<Producer>>()
+    };
     let buf = t.bufs[0].get() as *mut BufDesc;
     let (imm, n) = imm_of(t);
     let consumer = t.params[0].get() as u32;
@@ -439,12 +441,11 @@ pub unsafe extern "C" fn doca_comch_producer_task_send_set_conf(
         let h = unsafe { handle(producer, "producer") }?;
         h.lib.set_num_tasks(num_send_tasks)?;
         h.ctx.set_conf_direct(
-            JOB_PRODUCER_SEND,
+            &PRODUCER_SEND_TASK,
             task_completion_cb,
             task_error_cb,
             num_send_tasks,
             send_direct,
-            None,
         )
     })
 }
@@ -485,7 +486,7 @@ pub unsafe extern "C" fn doca_comch_producer_task_send_alloc_init(
         // SAFETY: NULL or a live handle.
         let h = unsafe { handle(producer, "producer") }?;
         let o = out_ptr(task, "task")?;
-        let t = h.ctx.alloc_task(JOB_PRODUCER_SEND, Data(0), |t| {
+        let t = h.ctx.alloc_task(&PRODUCER_SEND_TASK, Data(0), |t| {
             t.bufs[0].set(buf);
             t.params[0].set(u64::from(consumer_id));
             set_imm(t, imm_data, imm_data_len)

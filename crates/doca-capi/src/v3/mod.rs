@@ -40,6 +40,21 @@ use crate::mem::doca_buf;
 use crate::{Result, ffi_value, handle, invalid};
 use std::ffi::c_char;
 
+/// The C functions the libraries' task tables made for this generation (their names,
+/// return and parameter types as Rust spells them), for the header checks.
+pub fn generated_functions() -> impl Iterator<Item = crate::tasks::GenFn> {
+    [
+        dma::C3_FUNCTIONS,
+        sha::C3_FUNCTIONS,
+        ec::C3_FUNCTIONS,
+        sync_event::C3_FUNCTIONS,
+        advise::C3_FUNCTIONS,
+    ]
+    .into_iter()
+    .flatten()
+    .copied()
+}
+
 /// Most tasks one context's pool of one type may hold.
 pub const MAX_TASKS: u32 = 1 << 16;
 

@@ -7,10 +7,11 @@ use crate::{
     DOCA_SUCCESS, Result, doca_data, doca_error_t, err, ffi, ffi_value, free_handle, handle,
     invalid, new_handle, out_ptr, put,
 };
-use doca_core::exec::{CtxPhase, Pe, PeEvent, TaskPool};
+use doca_core::exec::{CtxPhase, Pe, PeEvent, Task, TaskSpec, TaskTypes};
 use doca_core::{Ctx, Data, ErrorCode, JobRecord};
 use std::cell::{Cell, RefCell};
 use std::ffi::c_int;
+use std::ptr::NonNull;
 
 /// `struct doca_pe`.
 pub struct doca_pe {
@@ -42,28 +43,19 @@ pub type doca_pe_event_mode = c_int;
 /// `doca_notification_handle_t`: a file descriptor.
 pub type doca_notification_handle_t = c_int;
 
-/// What a library does with its tasks: writes the job record a task describes into an
-/// empty record ([`JobRecord::new`]), where the engine keeps it.
-pub(crate) type RecordFn = unsafe fn(&doca_task, Data, &mut JobRecord) -> Result<()>;
-
-/// What a library does when one of its tasks completed (`failed` or not), before the
-/// callback runs: writes results the task promises (values read, state of a partial
-/// hash) from the job record it ran as.
-pub(crate) type FinishFn = unsafe fn(&doca_task, &JobRecord, bool);
-
 /// What a library whose context runs its own tasks (comch) does on submission: takes
 /// the task (`task` is its address, the completion's user data).
 pub(crate) type DirectFn = unsafe fn(&doca_task, *mut doca_task) -> Result<()>;
 
-/// One task type of a context: its callbacks, its pool, and how to make its records.
-pub(crate) struct TaskConf {
-    pub(crate) task_type: u32,
+/// What the program is told a task completed with, fixed by its type's `*_set_conf`:
+/// its two callbacks, its context, and, for a context that takes its tasks itself
+/// (comch), the library's submission.
+#[derive(Clone, Copy, Debug)]
+pub struct Conf3 {
     ok: TaskCb,
     err: TaskCb,
-    pool: Option<TaskPool<doca_task>>,
-    record: RecordFn,
-    finish: Option<FinishFn>,
     direct: Option<DirectFn>,
+    ctx: *const doca_ctx3,
 }
 
 /// `struct doca_ctx` of the task generation: embedded in each library's handle.
@@ -72,7 +64,8 @@ pub struct doca_ctx3 {
     pe: Cell<*const doca_pe>,
     user_data: Cell<doca_data>,
     state_cb: Cell<StateCb>,
-    confs: RefCell<Vec<TaskConf>>,
+    /// The configured task types and their pools (the core's task life cycle).
+    tasks: TaskTypes<Conf3>,
 }
 
 impl std::fmt::Debug for doca_ctx3 {
@@ -81,43 +74,14 @@ impl std::fmt::Debug for doca_ctx3 {
     }
 }
 
-/// `struct doca_task` (and every library's typed task, which is this struct): a pool
-/// slot of its context.
-pub struct doca_task {
-    pub(crate) ctx: *const doca_ctx3,
-    pub(crate) task_type: u32,
-    user_data: Cell<doca_data>,
-    pub(crate) status: Cell<doca_error_t>,
-    /// The library's inputs: buffers (`doca_buf` pointers) and parameters.
-    pub(crate) bufs: [Cell<*const crate::mem::doca_buf>; 2],
-    pub(crate) params: [Cell<u64>; 3],
-    /// A library object the task refers to (a matrix, ...).
-    pub(crate) aux: RefCell<Option<std::sync::Arc<dyn std::any::Any + Send + Sync>>>,
-    /// Its type's callbacks and hooks, as configured when it was taken from the pool
-    /// (the configuration cannot change while a task of the type is taken).
-    conf: Cell<Option<Conf>>,
-    /// Its type's direct submission, if its context takes tasks itself.
-    direct: Cell<Option<DirectFn>>,
-    /// Freed by the program while in flight: it goes back to the pool, unreported,
-    /// once it completes.
-    orphan: Cell<bool>,
+/// `struct doca_task` (and every library's typed task, which is this struct): a pooled
+/// task of the core's task life cycle.
+pub type doca_task = Task<Conf3>;
+
+/// The context a task belongs to.
+pub(crate) fn task_ctx(t: &doca_task) -> *const doca_ctx3 {
+    t.handler().map_or(std::ptr::null(), |h| h.ctx)
 }
-
-/// A task type's callbacks and the library's hooks.
-type Conf = (TaskCb, TaskCb, RecordFn, Option<FinishFn>);
-
-impl std::fmt::Debug for doca_task {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("doca_task")
-            .field("task_type", &self.task_type)
-            .field("status", &self.status.get())
-            .finish_non_exhaustive()
-    }
-}
-
-// SAFETY: a task is used by one thread at a time (its holder's, or the engine's while
-// submitted); the raw pointers are handles the program keeps alive.
-unsafe impl Send for doca_task {}
 
 impl Handle for doca_pe {
     type Kind = kind::Boxed;
@@ -125,18 +89,18 @@ impl Handle for doca_pe {
 impl Handle for doca_ctx3 {
     type Kind = kind::Borrowed;
 }
-impl Handle for doca_task {
+impl Handle for Task<Conf3> {
     type Kind = kind::Borrowed;
 }
 
 impl doca_ctx3 {
     pub(crate) fn new(ctx: Ctx) -> doca_ctx3 {
         doca_ctx3 {
+            tasks: TaskTypes::unboxed(&ctx),
             ctx,
             pe: Cell::new(std::ptr::null()),
             user_data: Cell::new(Data(0)),
             state_cb: Cell::new(None),
-            confs: RefCell::new(Vec::new()),
         }
     }
 
@@ -156,122 +120,58 @@ impl doca_ctx3 {
     /// while idle.
     pub(crate) fn set_conf(
         &self,
-        task_type: u32,
+        spec: &'static TaskSpec,
         ok: TaskCb,
         err_cb: TaskCb,
         num_tasks: u32,
-        record: RecordFn,
-        finish: Option<FinishFn>,
     ) -> Result<()> {
-        if ok.is_none() || err_cb.is_none() {
-            return Err(invalid(
-                "both the completion and the error callback are needed",
-            ));
-        }
-        if num_tasks == 0 {
-            return Err(invalid("the number of tasks must be at least 1"));
-        }
-        let mut confs = self.confs.borrow_mut();
-        if let Some(c) = confs.iter().find(|c| c.task_type == task_type)
-            && c.pool.as_ref().is_some_and(|p| p.outstanding() > 0)
-        {
-            return Err(err(
-                ErrorCode::BadState,
-                "tasks of this type are still allocated; free them first",
-            ));
-        }
-        self.ctx.set_task_room(task_type, num_tasks)?;
-        let me: *const doca_ctx3 = self;
-        let pool = TaskPool::new(&self.ctx, num_tasks, |_| doca_task {
-            ctx: me,
-            task_type,
-            user_data: Cell::new(Data(0)),
-            status: Cell::new(DOCA_SUCCESS),
-            bufs: [Cell::new(std::ptr::null()), Cell::new(std::ptr::null())],
-            params: [Cell::new(0), Cell::new(0), Cell::new(0)],
-            aux: RefCell::new(None),
-            conf: Cell::new(None),
-            direct: Cell::new(None),
-            orphan: Cell::new(false),
-        });
-        confs.retain(|c| c.task_type != task_type);
-        confs.push(TaskConf {
-            task_type,
-            ok,
-            err: err_cb,
-            pool: Some(pool),
-            record,
-            finish,
-            direct: None,
-        });
-        Ok(())
+        self.set_conf_with(spec, ok, err_cb, num_tasks, None)
     }
 
     /// [`set_conf`](doca_ctx3::set_conf) of a task type the library's context takes
     /// itself (`direct`), outside the engine's work queue and graphs.
     pub(crate) fn set_conf_direct(
         &self,
-        task_type: u32,
+        spec: &'static TaskSpec,
         ok: TaskCb,
         err_cb: TaskCb,
         num_tasks: u32,
         direct: DirectFn,
-        finish: Option<FinishFn>,
     ) -> Result<()> {
-        unsafe fn no_record(_: &doca_task, _: Data, _: &mut JobRecord) -> Result<()> {
-            Err(err(
-                ErrorCode::NotSupported,
-                "this task runs on its own context only, not as a graph node",
-            ))
-        }
-        self.set_conf(task_type, ok, err_cb, num_tasks, no_record, finish)?;
-        if let Some(c) = self
-            .confs
-            .borrow_mut()
-            .iter_mut()
-            .find(|c| c.task_type == task_type)
-        {
-            c.direct = Some(direct);
-        }
-        Ok(())
+        self.set_conf_with(spec, ok, err_cb, num_tasks, Some(direct))
     }
 
-    /// A library's `*_alloc_init`: a task of `task_type` from the pool, with its user
-    /// data, filled by `init`.
+    fn set_conf_with(
+        &self,
+        spec: &'static TaskSpec,
+        ok: TaskCb,
+        err_cb: TaskCb,
+        num_tasks: u32,
+        direct: Option<DirectFn>,
+    ) -> Result<()> {
+        if ok.is_none() || err_cb.is_none() {
+            return Err(invalid(
+                "both the completion and the error callback are needed",
+            ));
+        }
+        let conf = Conf3 {
+            ok,
+            err: err_cb,
+            direct,
+            ctx: self,
+        };
+        self.tasks.set_conf(spec, conf, num_tasks)
+    }
+
+    /// A library's `*_alloc_init`: a task of `spec`'s type from the pool, with its
+    /// user data, filled by `init`.
     pub(crate) fn alloc_task(
         &self,
-        task_type: u32,
+        spec: &'static TaskSpec,
         user_data: doca_data,
         init: impl FnOnce(&doca_task) -> Result<()>,
     ) -> Result<*mut doca_task> {
-        let confs = self.confs.borrow();
-        let conf = confs.iter().find(|c| c.task_type == task_type);
-        let pool = conf.and_then(|c| c.pool.as_ref()).ok_or_else(|| {
-            err(
-                ErrorCode::BadState,
-                "this task type is not configured: call its *_set_conf before starting the context",
-            )
-        })?;
-        let p = pool.alloc()?;
-        // SAFETY: a pool slot just taken: this call has it to itself.
-        let t = unsafe { p.as_ref() };
-        t.conf.set(conf.map(|c| (c.ok, c.err, c.record, c.finish)));
-        t.direct.set(conf.and_then(|c| c.direct));
-        t.orphan.set(false);
-        t.user_data.set(user_data);
-        t.status.set(DOCA_SUCCESS);
-        for b in &t.bufs {
-            b.set(std::ptr::null());
-        }
-        for v in &t.params {
-            v.set(0);
-        }
-        *t.aux.borrow_mut() = None;
-        if let Err(e) = init(t) {
-            let _ = pool.free(p.as_ptr());
-            return Err(e);
-        }
-        Ok(p.as_ptr())
+        Ok(self.tasks.alloc(spec, user_data, init)?.as_ptr())
     }
 
     fn report_state(&self, prev: CtxPhase, next: CtxPhase) {
@@ -285,30 +185,13 @@ impl doca_ctx3 {
     /// Before a library destroys its instance: only while idle; disconnects it from its
     /// engine.
     pub(crate) fn release(&self) -> Result<()> {
-        if self.ctx.phase() != CtxPhase::Idle {
-            return Err(err(
-                ErrorCode::BadState,
-                "context is not idle; stop it (and progress until it is idle) before destroying it",
-            ));
-        }
-        if self
-            .confs
-            .borrow()
-            .iter()
-            .any(|c| c.pool.as_ref().is_some_and(|p| p.outstanding() > 0))
-        {
-            return Err(err(
-                ErrorCode::InUse,
-                "tasks of this context are still allocated; free them first",
-            ));
-        }
+        self.tasks.clear()?;
         self.ctx.disconnect_pe()?;
         if let Ok(pe) = self.pe() {
             let me: *const doca_ctx3 = self;
             pe.ctxs.borrow_mut().retain(|c| *c != me);
         }
         self.pe.set(std::ptr::null());
-        self.confs.borrow_mut().clear();
         Ok(())
     }
 
@@ -386,36 +269,22 @@ pub unsafe extern "C" fn doca_pe_connect_ctx(
 /// where it lies; its buffers are given back before the callback).
 #[inline(always)]
 fn deliver_task(c: &mut doca_core::Completion) {
-    let task = c.record.user_data.ptr::<doca_task>();
-    let status = c.error.as_ref().map_or(DOCA_SUCCESS, |e| e.raw());
-    // SAFETY: the record's user data is the task it was made from (set at submission), a
-    // pool slot alive while its context is.
-    let t = unsafe { &*task };
-    // SAFETY: a task's context outlives its pool.
-    let ctx = unsafe { &*t.ctx };
-    let Some((ok, err_cb, _, finish)) = t.conf.get() else {
+    // SAFETY: the record's user data is the task it was made from (set at submission),
+    // a pool slot alive while its context is; its pointer parameters are the program's
+    // (the C contract).
+    let Some(d) = (unsafe { Task::<Conf3>::complete(c) }) else {
         return;
     };
-    if t.orphan.get() {
-        // The program gave it back while it was in flight: it is the pool's again now,
-        // and nobody is told.
-        c.record.release_bufs();
-        t.status.set(status);
-        t.orphan.set(false);
-        let _ = give_back(t, task);
-        return;
-    }
-    if let Some(f) = finish {
-        // SAFETY: the library's own hook, on its task and completion.
-        unsafe { f(t, &c.record, c.error.is_some()) };
-    }
-    // The record's buffer references go before the program sees the task.
-    c.record.release_bufs();
-    t.status.set(status);
-    let cb = if status == DOCA_SUCCESS { ok } else { err_cb };
+    let cb = if d.status == DOCA_SUCCESS {
+        d.handler.ok
+    } else {
+        d.handler.err
+    };
     if let Some(cb) = cb {
+        // SAFETY: a task's context outlives its pool.
+        let ctx = unsafe { &*d.handler.ctx };
         // SAFETY: the program's callback, with the task it submitted.
-        unsafe { cb(task, t.user_data.get(), ctx.user_data.get()) };
+        unsafe { cb(d.task.as_ptr(), d.task().user_data(), ctx.user_data.get()) };
     }
 }
 
@@ -588,37 +457,30 @@ pub unsafe extern "C" fn doca_ctx_set_state_changed_cb(ctx: *mut doca_ctx3, cb: 
 
 // ---- tasks ----
 
-/// Submits a task: the library makes its record, the engine runs it.
+/// Submits a task: its record is made from its inputs, the engine runs it (or its
+/// context takes it, for a context with its own tasks).
 #[inline(always)]
 fn submit(task: *mut doca_task) -> Result<()> {
     // SAFETY: NULL or a task the program holds.
     let t = unsafe { handle(task, "task") }?;
-    // SAFETY: a task's context outlives its pool.
-    let ctx = unsafe { &*t.ctx };
-    let (_, _, record, _) = t
-        .conf
-        .get()
+    let conf = t
+        .handler()
         .ok_or_else(|| invalid("task type is not configured on its context"))?;
-    if let Some(direct) = t.direct.get() {
-        t.status.set(ErrorCode::InProgress as doca_error_t);
+    // SAFETY: a task's context outlives its pool.
+    let ctx = unsafe { &*conf.ctx };
+    if let Some(direct) = conf.direct {
+        t.set_submitted();
         // SAFETY: the library's own hook, on its task.
         let r = unsafe { direct(t, task) };
         if r.is_err() {
-            t.status.set(DOCA_SUCCESS);
+            t.set_refused();
         }
         return r;
     }
     let pe = ctx.pe()?;
-    t.status.set(ErrorCode::InProgress as doca_error_t);
-    let r = pe.pe.submit_in_place(&ctx.ctx, |rec| {
-        // SAFETY: the task's inputs are handles the program keeps alive while it is in
-        // flight (the C contract).
-        unsafe { record(t, Data::from_ptr(task), rec) }
-    });
-    if r.is_err() {
-        t.status.set(DOCA_SUCCESS);
-    }
-    r
+    // SAFETY: checked non-NULL above; the task's buffers are handles the program keeps
+    // alive while it is in flight (the C contract).
+    unsafe { pe.pe.submit_task(&ctx.ctx, NonNull::new_unchecked(task)) }
 }
 
 /// The record of a task given to a graph's context node: the task must be of the
@@ -629,20 +491,25 @@ fn submit(task: *mut doca_task) -> Result<()> {
 pub(crate) unsafe fn task_record(task: *mut doca_task, ctx: *const doca_ctx3) -> Result<JobRecord> {
     // SAFETY: the caller's contract.
     let t = unsafe { handle(task, "task") }?;
-    if !std::ptr::eq(t.ctx, ctx) {
+    let conf = t
+        .handler()
+        .ok_or_else(|| invalid("task type is not configured on its context"))?;
+    if !std::ptr::eq(conf.ctx, ctx) {
         return Err(err(
             ErrorCode::NotPermitted,
             "the task is not of the node's context",
         ));
     }
-    let (_, _, record, _) = t
-        .conf
-        .get()
-        .ok_or_else(|| invalid("task type is not configured on its context"))?;
+    if conf.direct.is_some() {
+        return Err(err(
+            ErrorCode::NotSupported,
+            "this task runs on its own context only, not as a graph node",
+        ));
+    }
     let mut rec = JobRecord::new(0, Data(0));
-    // SAFETY: the task's inputs are handles the program keeps alive while it is in
-    // flight (the C contract).
-    unsafe { record(t, Data::from_ptr(task), &mut rec) }?;
+    // SAFETY: checked non-NULL; the task's inputs are handles the program keeps alive
+    // while it is in flight (the C contract).
+    unsafe { t.fill_record(NonNull::new_unchecked(task), &mut rec) }?;
     Ok(rec)
 }
 
@@ -652,31 +519,23 @@ pub(crate) unsafe fn task_record(task: *mut doca_task, ctx: *const doca_ctx3) ->
 /// `task` is a live task.
 pub(crate) unsafe fn task_set_submitted(task: *mut doca_task) {
     // SAFETY: the caller's contract.
-    unsafe { &*task }
-        .status
-        .set(ErrorCode::InProgress as doca_error_t);
+    unsafe { &*task }.set_submitted();
 }
 
 /// A graph's task completed with `status`, as the job `record` (when it ran): the
-/// library's hook writes what the task promises.
+/// table's write-backs and the library's hook run; a task freed while its graph ran
+/// goes back to its pool.
 ///
 /// # Safety
-/// `task` is a live task.
+/// `task` is a live task; the program's pointers in it are valid (the C contract).
 pub(crate) unsafe fn task_set_done(
     task: *mut doca_task,
     status: doca_error_t,
     record: Option<&JobRecord>,
 ) {
     // SAFETY: the caller's contract.
-    let t = unsafe { &*task };
-    if let (Some(rec), Some((_, _, _, Some(f)))) = (record, t.conf.get()) {
-        // SAFETY: the library's own hook, on its task and the record it ran as.
-        unsafe { f(t, rec, status != DOCA_SUCCESS) };
-    }
-    t.status.set(status);
-    if t.orphan.replace(false) {
-        // Freed by the program while its graph ran.
-        let _ = give_back(t, task);
+    unsafe {
+        let _ = (*task).finish(NonNull::new_unchecked(task), status, record);
     }
 }
 
@@ -706,34 +565,19 @@ pub unsafe extern "C" fn doca_task_submit_ex(task: *mut doca_task, flags: u32) -
     })
 }
 
-/// `doca_task_free`: back to its context's pool.
+/// `doca_task_free`: back to its context's pool (a task in flight goes back once it
+/// completes, unreported: DOCA's secure channel frees receives still posted).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_task_free(task: *mut doca_task) {
     ffi_value((), || {
         // SAFETY: NULL or a task the program holds.
         let t = unsafe { handle(task, "task") }?;
-        if t.status.get() == ErrorCode::InProgress as doca_error_t {
-            // Freed in flight (DOCA's secure channel does this with receives still
-            // posted): it goes back to the pool once it completes, unreported.
-            t.orphan.set(true);
-            return Ok(());
-        }
-        give_back(t, task)
+        // SAFETY: a task's context outlives its pool.
+        let ctx = unsafe { task_ctx(t).as_ref() }
+            .ok_or_else(|| invalid("task is not a task of any context"))?;
+        // SAFETY: checked non-NULL above.
+        ctx.tasks.free(unsafe { NonNull::new_unchecked(task) })
     })
-}
-
-/// Returns a task to its context's pool.
-fn give_back(t: &doca_task, task: *mut doca_task) -> Result<()> {
-    // SAFETY: a task's context outlives its pool.
-    let ctx = unsafe { &*t.ctx };
-    *t.aux.borrow_mut() = None;
-    let confs = ctx.confs.borrow();
-    let pool = confs
-        .iter()
-        .find(|c| c.task_type == t.task_type)
-        .and_then(|c| c.pool.as_ref())
-        .ok_or_else(|| invalid("task's pool is gone"))?;
-    pool.free(task)
 }
 
 /// `doca_task_get_status`.
@@ -741,7 +585,7 @@ fn give_back(t: &doca_task, task: *mut doca_task) -> Result<()> {
 pub unsafe extern "C" fn doca_task_get_status(task: *const doca_task) -> doca_error_t {
     ffi_value(ErrorCode::InvalidValue as doca_error_t, || {
         // SAFETY: NULL or a task the program holds.
-        Ok(unsafe { handle(task, "task") }?.status.get())
+        Ok(unsafe { handle(task, "task") }?.status())
     })
 }
 
@@ -750,7 +594,7 @@ pub unsafe extern "C" fn doca_task_get_status(task: *const doca_task) -> doca_er
 pub unsafe extern "C" fn doca_task_set_user_data(task: *mut doca_task, user_data: doca_data) {
     ffi_value((), || {
         // SAFETY: NULL or a task the program holds.
-        unsafe { handle(task, "task") }?.user_data.set(user_data);
+        unsafe { handle(task, "task") }?.set_user_data(user_data);
         Ok(())
     })
 }
@@ -760,7 +604,7 @@ pub unsafe extern "C" fn doca_task_set_user_data(task: *mut doca_task, user_data
 pub unsafe extern "C" fn doca_task_get_user_data(task: *const doca_task) -> doca_data {
     ffi_value(Data(0), || {
         // SAFETY: NULL or a task the program holds.
-        Ok(unsafe { handle(task, "task") }?.user_data.get())
+        Ok(unsafe { handle(task, "task") }?.user_data())
     })
 }
 
@@ -769,6 +613,6 @@ pub unsafe extern "C" fn doca_task_get_user_data(task: *const doca_task) -> doca
 pub unsafe extern "C" fn doca_task_get_ctx(task: *const doca_task) -> *mut doca_ctx3 {
     ffi_value(std::ptr::null_mut(), || {
         // SAFETY: NULL or a task the program holds.
-        Ok(unsafe { handle(task, "task") }?.ctx as *mut doca_ctx3)
+        Ok(task_ctx(unsafe { handle(task, "task") }?) as *mut doca_ctx3)
     })
 }

@@ -451,6 +451,19 @@ pub struct RustFn {
     pub ret: String,
 }
 
+/// The 3.x C functions the libraries' task tables made (no source text spells them out).
+pub fn generated_functions() -> Vec<RustFn> {
+    // `stringify!` spells a pointer type `* const T`.
+    let tidy = |t: &str| t.replace("* const ", "*const ").replace("* mut ", "*mut ");
+    doca_capi::v3::generated_functions()
+        .map(|f| RustFn {
+            name: f.name.to_owned(),
+            params: f.params.iter().map(|p| tidy(p)).collect(),
+            ret: tidy(f.ret),
+        })
+        .collect()
+}
+
 /// Every `.rs` file under `dir`, subdirectories included.
 pub fn rust_sources(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();

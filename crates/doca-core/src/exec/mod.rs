@@ -7,7 +7,8 @@
 //! `job` (records) <- `engine` (engine threads; what runs a job and where it completes,
 //! as traits) <- `ctx` (contexts, the two kinds of library: [`JobOps`] and
 //! [`ChannelOps`]) <- `workq` (work queues, attaching contexts) <- `pe` (the progress
-//! engine and task pools).
+//! engine and task pools) <- `task` (task types as data, and the task generation's life
+//! cycle).
 
 // Refusals hand the job record back and failed jobs come with their completion: boxing
 // them would allocate in the data path, which the work queue never does.
@@ -17,6 +18,7 @@ mod ctx;
 mod engine;
 mod job;
 mod pe;
+mod task;
 mod workq;
 
 pub(crate) use ctx::CtxShared;
@@ -24,5 +26,9 @@ pub use ctx::{ChannelOps, Ctx, CtxOps, CtxPhase, JobOps, PeEvent, PollOut};
 pub use engine::ExecEnv;
 pub use job::{Completion, Event, Job, JobRecord, MAX_JOB_BUFS, RetrieveError};
 pub use pe::{Pe, TaskPool};
+pub use task::{
+    Delivered, InputKind, MAX_JOB_PARAMS, SlotSpec, Task, TaskHooks, TaskInputs, TaskSpec,
+    TaskTypes, WriteBack,
+};
 pub(crate) use workq::Start;
 pub use workq::{MAX_DEPTH, WorkQ};

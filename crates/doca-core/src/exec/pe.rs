@@ -297,6 +297,33 @@ impl Pe {
         self.inner().wq.submit_in_place(ctx, fill)
     }
 
+    /// `doca_task_submit` of a pooled task ([`Task`](super::Task)): its record is made
+    /// from its inputs where the engine keeps it; the task is submitted until
+    /// [`Task::complete`](super::Task::complete) delivers it. A refusal leaves the task
+    /// as it was (the program's).
+    ///
+    /// # Safety
+    /// `task` is a live task of `ctx`'s task types, held by the caller; the buffers set
+    /// in it are live descriptors until it completes.
+    #[inline]
+    pub unsafe fn submit_task<H: Copy>(
+        &self,
+        ctx: &Ctx,
+        task: NonNull<super::Task<H>>,
+    ) -> Result<()> {
+        // SAFETY: the caller's contract.
+        let t = unsafe { task.as_ref() };
+        t.set_submitted();
+        let r = self.submit_in_place(ctx, |rec| {
+            // SAFETY: the caller's contract.
+            unsafe { t.fill_record(task, rec) }
+        });
+        if r.is_err() {
+            t.set_refused();
+        }
+        r
+    }
+
     /// `doca_pe_progress`: delivers the completions at hand (at most as many as were in
     /// flight on entry, so that a handler that submits again cannot keep it busy
     /// forever) and the state changes of stopping contexts. Whether anything happened.

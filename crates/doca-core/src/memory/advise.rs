@@ -11,6 +11,51 @@ use crate::types::action;
 /// The cache invalidation task's job type.
 pub const JOB_INVALIDATE_CACHE: u32 = action::MMAP_ADVISE_FIRST + 1;
 
+/// The mmap advice's task table: the one declaration of its task type, handed to a
+/// generator macro (`$gen`): [`task_specs!`](crate::task_specs) makes [`tasks`] from it,
+/// and the 3.x C face its task functions. Record layout: buffer 0 the range to write
+/// back from the cache.
+#[macro_export]
+macro_rules! mmap_advise_task_table {
+    ($gen:path) => {
+        $gen! {
+            lib: "mmap advise",
+            c3_handle: doca_mmap_advise,
+            tasks: [
+                {
+                    spec: INVALIDATE_CACHE @ $crate::memory::advise::tasks::INVALIDATE_CACHE,
+                    module: invalidate_cache,
+                    name: "invalidate_cache",
+                    job: $crate::memory::advise::JOB_INVALIDATE_CACHE,
+                    job_types: [$crate::memory::advise::JOB_INVALIDATE_CACHE],
+                    inputs: [
+                        buf buf: 0 (*mut doca_buf)
+                            get doca_mmap_advise_task_invalidate_cache_get_buf
+                            set doca_mmap_advise_task_invalidate_cache_set_buf,
+                    ],
+                    write_back: [],
+                    hooks: $crate::exec::TaskHooks::NONE,
+                    c3: {
+                        task: doca_mmap_advise_task_invalidate_cache,
+                        cb: doca_mmap_advise_task_invalidate_cache_completion_cb_t,
+                        set_conf: doca_mmap_advise_task_invalidate_cache_set_conf (num_idle_not_permitted),
+                        alloc_init: doca_mmap_advise_task_invalidate_cache_alloc_init,
+                        as_task: doca_mmap_advise_task_invalidate_cache_as_doca_task,
+                        setters: void,
+                    },
+                    c22: {},
+                },
+            ],
+        }
+    };
+}
+
+/// The mmap advice's task types, from
+/// [`mmap_advise_task_table!`](crate::mmap_advise_task_table).
+pub mod tasks {
+    crate::mmap_advise_task_table!(crate::task_specs);
+}
+
 /// Largest buffer one task covers.
 pub const MAX_BUF_SIZE: u64 = 1 << 32;
 

@@ -1,0 +1,523 @@
+//! What the C faces make from each library's task table (see
+//! `docs/adding-a-task-type.md`): [`c3_tasks!`] makes a 3.x task type's C functions
+//! (`*_set_conf`, `*_alloc_init`, `*_as_task`, the getters and setters of its inputs) and
+//! [`c22_jobs!`] the translation of DOCA 2.2 job structs into records. Both put every
+//! input where the table says, through [`InputValue`]: a C type says what kind of input
+//! it is (a buffer, a value, a pointer the program gives, a library object).
+
+use crate::libs::doca_sha_partial_session;
+use crate::mem::doca_buf;
+use crate::{Result, invalid};
+use doca_core::BufDesc;
+use doca_core::exec::TaskInputs;
+use doca_core::exec::TaskSpec;
+use std::ffi::c_int;
+
+/// A C value that goes into a task's input slot and comes back out of it.
+pub trait InputValue: Copy {
+    /// Stores the value in slot `slot` of `inputs` (a buffer slot for buffers, a
+    /// parameter slot for the rest; a library object is kept alive beside it), after the
+    /// library's check of a parameter. `name` is the input's, for messages.
+    ///
+    /// # Safety
+    /// A handle given (a matrix, a session) is NULL or live.
+    unsafe fn store(
+        self,
+        inputs: &TaskInputs,
+        spec: &TaskSpec,
+        slot: usize,
+        name: &str,
+    ) -> Result<()>;
+    /// The value in slot `slot`.
+    fn load(inputs: &TaskInputs, slot: usize) -> Self;
+    /// What a getter answers for a NULL task: 0, or NULL.
+    const NONE: Self;
+}
+
+impl InputValue for *const doca_buf {
+    const NONE: Self = std::ptr::null();
+    unsafe fn store(self, inputs: &TaskInputs, _: &TaskSpec, slot: usize, _: &str) -> Result<()> {
+        inputs.bufs[slot].set(self);
+        Ok(())
+    }
+    fn load(inputs: &TaskInputs, slot: usize) -> Self {
+        inputs.bufs[slot].get()
+    }
+}
+
+impl InputValue for *mut doca_buf {
+    const NONE: Self = std::ptr::null_mut();
+    unsafe fn store(self, inputs: &TaskInputs, _: &TaskSpec, slot: usize, _: &str) -> Result<()> {
+        inputs.bufs[slot].set(self);
+        Ok(())
+    }
+    fn load(inputs: &TaskInputs, slot: usize) -> Self {
+        inputs.bufs[slot].get() as *mut BufDesc
+    }
+}
+
+macro_rules! value_inputs {
+    ($($t:ty),*) => {$(
+        impl InputValue for $t {
+            const NONE: Self = 0;
+            unsafe fn store(self, inputs: &TaskInputs, spec: &TaskSpec, slot: usize, _: &str) -> Result<()> {
+                let v = self as u64;
+                spec.check_param(slot, v)?;
+                inputs.params[slot].set(v);
+                Ok(())
+            }
+            fn load(inputs: &TaskInputs, slot: usize) -> Self {
+                inputs.params[slot].get() as $t
+            }
+        }
+    )*};
+}
+value_inputs!(u64, u32, u8, c_int);
+
+/// A pointer the program gives for a result (a sync event get's value): any address,
+/// NULL for none.
+impl InputValue for *mut u64 {
+    const NONE: Self = std::ptr::null_mut();
+    unsafe fn store(self, inputs: &TaskInputs, _: &TaskSpec, slot: usize, _: &str) -> Result<()> {
+        inputs.params[slot].set(self as usize as u64);
+        Ok(())
+    }
+    fn load(inputs: &TaskInputs, slot: usize) -> Self {
+        inputs.params[slot].get() as usize as *mut u64
+    }
+}
+
+/// An EC matrix (the 3.x `doca_ec_matrix`, the 2.2 `doca_matrix`): its handle in the
+/// parameter slot, the matrix kept alive by the record.
+impl InputValue for *const doca_ec::Matrix {
+    const NONE: Self = std::ptr::null();
+    unsafe fn store(
+        self,
+        inputs: &TaskInputs,
+        _: &TaskSpec,
+        slot: usize,
+        name: &str,
+    ) -> Result<()> {
+        // SAFETY: the caller's contract.
+        let m = unsafe { self.as_ref() }.ok_or_else(|| invalid(format!("the {name} is NULL")))?;
+        inputs.params[slot].set(self as usize as u64);
+        *inputs.aux.borrow_mut() = Some(m.as_aux());
+        Ok(())
+    }
+    fn load(inputs: &TaskInputs, slot: usize) -> Self {
+        inputs.params[slot].get() as usize as *const doca_ec::Matrix
+    }
+}
+
+impl InputValue for *mut doca_ec::Matrix {
+    const NONE: Self = std::ptr::null_mut();
+    unsafe fn store(
+        self,
+        inputs: &TaskInputs,
+        spec: &TaskSpec,
+        slot: usize,
+        name: &str,
+    ) -> Result<()> {
+        // SAFETY: forwarded.
+        unsafe { (self as *const doca_ec::Matrix).store(inputs, spec, slot, name) }
+    }
+    fn load(inputs: &TaskInputs, slot: usize) -> Self {
+        <*const doca_ec::Matrix>::load(inputs, slot) as *mut doca_ec::Matrix
+    }
+}
+
+/// A 2.2 partial hash session: kept alive by the record (it has no parameter slot).
+impl InputValue for *mut doca_sha_partial_session {
+    const NONE: Self = std::ptr::null_mut();
+    unsafe fn store(self, inputs: &TaskInputs, _: &TaskSpec, _: usize, name: &str) -> Result<()> {
+        // SAFETY: the caller's contract.
+        let s = unsafe { self.as_ref() }.ok_or_else(|| invalid(format!("the {name} is NULL")))?;
+        *inputs.aux.borrow_mut() = Some(s.session.as_aux());
+        Ok(())
+    }
+    fn load(_: &TaskInputs, _: usize) -> Self {
+        std::ptr::null_mut()
+    }
+}
+
+/// A C function a task table made: its name, return type and parameter types as Rust
+/// spells them (what the header checks compare with the headers' prototypes).
+#[derive(Debug, Clone, Copy)]
+pub struct GenFn {
+    /// The C name.
+    pub name: &'static str,
+    /// The return type (`()` for none).
+    pub ret: &'static str,
+    /// The parameter types.
+    pub params: &'static [&'static str],
+}
+
+/// Stores a 2.2 job struct's field in the input the table maps it to.
+///
+/// # Safety
+/// As [`InputValue::store`].
+#[inline]
+pub(crate) unsafe fn store_field<V: InputValue>(
+    inputs: &TaskInputs,
+    spec: &TaskSpec,
+    input: &'static str,
+    v: V,
+) -> Result<()> {
+    let Some(s) = spec.input(input) else {
+        return Err(invalid(format!(
+            "the {} {} task table has no input {input}",
+            spec.lib, spec.name
+        )));
+    };
+    // SAFETY: the caller's contract.
+    unsafe { v.store(inputs, spec, s.slot, s.name) }
+}
+
+/// The 3.x C functions of a library's task types, from its task table (the library's
+/// `<lib>_task_table!` hands its declaration here).
+macro_rules! c3_tasks {
+    (
+        lib: $lib:literal,
+        c3_handle: $h:ty,
+        tasks: [$({
+            spec: $spec:ident @ $specpath:path,
+            module: $module:ident,
+            name: $name:literal,
+            job: $job:expr,
+            job_types: [$($jt:expr),* $(,)?],
+            inputs: [$($kind:ident $input:ident: $slot:literal ($cty:ty) $(get $getter:ident $(as ($gty:ty))?)? $(set $setter:ident)?),* $(,)?],
+            write_back: [$($wv:literal -> $wto:literal),* $(,)?],
+            hooks: $hooks:expr,
+            c3: {
+                task: $task:ident,
+                cb: $cb:ident,
+                set_conf: $set_conf:ident ($style:ident),
+                alloc_init: $alloc:ident,
+                as_task: $as_task:ident,
+                setters: $setters:ident $(,)?
+            },
+            c22: $c22:tt $(,)?
+        }),* $(,)?] $(,)?
+    ) => {
+        /// The C functions made here from the task table, for the header checks.
+        pub(crate) static C3_FUNCTIONS: &[$crate::tasks::GenFn] = &[$(
+            $crate::tasks::c3_tasks!(@set_conf_fn $style $set_conf $h, $cb),
+            $crate::tasks::c3_tasks!(@alloc_fn $alloc $h, $task, [] $($kind ($cty),)*),
+            $crate::tasks::GenFn {
+                name: stringify!($as_task),
+                ret: "*mut doca_task",
+                params: &[concat!("*mut ", stringify!($task))],
+            },
+            $($(
+                $crate::tasks::GenFn {
+                    name: stringify!($getter),
+                    ret: $crate::tasks::c3_tasks!(@first $(($gty))? ($cty)),
+                    params: &[concat!("*const ", stringify!($task))],
+                },
+            )?)*
+            $($(
+                $crate::tasks::GenFn {
+                    name: stringify!($setter),
+                    ret: $crate::tasks::c3_tasks!(@setter_ret $setters),
+                    params: &[concat!("*mut ", stringify!($task)), stringify!($cty)],
+                },
+            )?)*
+        )*];
+        $(
+            #[doc = concat!("`struct ", stringify!($task), "`: the generic task.")]
+            pub type $task = $crate::v3::doca_task;
+            #[doc = concat!("`", stringify!($cb), "`.")]
+            pub type $cb = $crate::v3::TaskCb;
+
+            $crate::tasks::c3_tasks!(@set_conf $style $set_conf $h, $cb, $specpath);
+            $crate::tasks::c3_tasks!(@alloc $alloc $h, $task, $specpath, [] [] $($kind $input $slot ($cty),)*);
+
+            #[doc = concat!("`", stringify!($as_task), "`.")]
+            #[unsafe(no_mangle)]
+            pub unsafe extern "C" fn $as_task(task: *mut $task) -> *mut $crate::v3::doca_task {
+                task
+            }
+
+            $($(
+                $crate::tasks::c3_tasks!(@getter $getter $task, $slot, ($cty) $(($gty))?);
+            )?)*
+
+            $($(
+                $crate::tasks::c3_tasks!(@setter $setters $setter $task, $input, $slot, ($cty));
+            )?)*
+        )*
+    };
+
+    (@first ($t:ty) $($rest:tt)*) => {
+        stringify!($t)
+    };
+    (@setter_ret void) => {
+        "()"
+    };
+    (@setter_ret checked) => {
+        "doca_error_t"
+    };
+    (@set_conf_fn log $set_conf:ident $h:ty, $cb:ident) => {
+        $crate::tasks::GenFn {
+            name: stringify!($set_conf),
+            ret: "doca_error_t",
+            params: &[concat!("*mut ", stringify!($h)), stringify!($cb), stringify!($cb), "u8"],
+        }
+    };
+    (@set_conf_fn $style:ident $set_conf:ident $h:ty, $cb:ident) => {
+        $crate::tasks::GenFn {
+            name: stringify!($set_conf),
+            ret: "doca_error_t",
+            params: &[concat!("*mut ", stringify!($h)), stringify!($cb), stringify!($cb), "u32"],
+        }
+    };
+    (@alloc_fn $alloc:ident $h:ty, $task:ident, [$($acc:tt)*] flag ($cty:ty), $($rest:tt)*) => {
+        $crate::tasks::c3_tasks!(@alloc_fn $alloc $h, $task, [$($acc)*] $($rest)*)
+    };
+    (@alloc_fn $alloc:ident $h:ty, $task:ident, [$($acc:tt)*] object ($cty:ty), $($rest:tt)*) => {
+        $crate::tasks::c3_tasks!(@alloc_fn $alloc $h, $task, [$($acc)*] $($rest)*)
+    };
+    (@alloc_fn $alloc:ident $h:ty, $task:ident, [$($acc:tt)*] $kind:ident ($cty:ty), $($rest:tt)*) => {
+        $crate::tasks::c3_tasks!(@alloc_fn $alloc $h, $task, [$($acc)* stringify!($cty),] $($rest)*)
+    };
+    (@alloc_fn $alloc:ident $h:ty, $task:ident, [$($acc:tt)*]) => {
+        $crate::tasks::GenFn {
+            name: stringify!($alloc),
+            ret: "doca_error_t",
+            params: &[
+                concat!("*mut ", stringify!($h)),
+                $($acc)*
+                "doca_data",
+                concat!("*mut *mut ", stringify!($task)),
+            ],
+        }
+    };
+    (@set_conf num $set_conf:ident $h:ty, $cb:ident, $spec:path) => {
+        #[doc = concat!("`", stringify!($set_conf), "`: the callbacks and the number of tasks (1 to `MAX_TASKS`), only while idle.")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $set_conf(
+            ctx: *mut $h,
+            task_completion_cb: $cb,
+            task_error_cb: $cb,
+            num_tasks: u32,
+        ) -> $crate::doca_error_t {
+            $crate::ffi(|| {
+                // SAFETY: NULL or a live handle.
+                let h = unsafe { $crate::handle(ctx, "context") }?;
+                $crate::v3::check_num_tasks(num_tasks)?;
+                h.ctx.set_conf(&$spec, task_completion_cb, task_error_cb, num_tasks)
+            })
+        }
+    };
+    (@set_conf num_idle_not_permitted $set_conf:ident $h:ty, $cb:ident, $spec:path) => {
+        #[doc = concat!("`", stringify!($set_conf), "`: only while the context is idle (`NOT_PERMITTED`).")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $set_conf(
+            ctx: *mut $h,
+            task_completion_cb: $cb,
+            task_error_cb: $cb,
+            num_tasks: u32,
+        ) -> $crate::doca_error_t {
+            $crate::ffi(|| {
+                // SAFETY: NULL or a live handle.
+                let h = unsafe { $crate::handle(ctx, "context") }?;
+                $crate::v3::check_num_tasks(num_tasks)?;
+                h.ctx
+                    .set_conf(&$spec, task_completion_cb, task_error_cb, num_tasks)
+                    .map_err($crate::tasks::idle_not_permitted)
+            })
+        }
+    };
+    (@set_conf log $set_conf:ident $h:ty, $cb:ident, $spec:path) => {
+        #[doc = concat!("`", stringify!($set_conf), "`: the pool holds `2^log_num_tasks` tasks.")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $set_conf(
+            ctx: *mut $h,
+            task_completion_cb: $cb,
+            task_error_cb: $cb,
+            log_num_tasks: u8,
+        ) -> $crate::doca_error_t {
+            $crate::ffi(|| {
+                // SAFETY: NULL or a live handle.
+                let h = unsafe { $crate::handle(ctx, "context") }?;
+                let n = $crate::tasks::log_num_tasks(log_num_tasks)?;
+                h.ctx.set_conf(&$spec, task_completion_cb, task_error_cb, n)
+            })
+        }
+    };
+
+    // alloc_init: the inputs a pooled task takes at allocation, in the table's order.
+    (@alloc $alloc:ident $h:ty, $task:ident, $spec:path, [$($args:tt)*] [$($stores:tt)*]
+        flag $input:ident $slot:literal ($cty:ty), $($rest:tt)*) => {
+        $crate::tasks::c3_tasks!(@alloc $alloc $h, $task, $spec, [$($args)*] [$($stores)*] $($rest)*);
+    };
+    (@alloc $alloc:ident $h:ty, $task:ident, $spec:path, [$($args:tt)*] [$($stores:tt)*]
+        object $input:ident $slot:literal ($cty:ty), $($rest:tt)*) => {
+        $crate::tasks::c3_tasks!(@alloc $alloc $h, $task, $spec, [$($args)*] [$($stores)*] $($rest)*);
+    };
+    (@alloc $alloc:ident $h:ty, $task:ident, $spec:path, [$($args:tt)*] [$($stores:tt)*]
+        $kind:ident $input:ident $slot:literal ($cty:ty), $($rest:tt)*) => {
+        $crate::tasks::c3_tasks!(@alloc $alloc $h, $task, $spec,
+            [$($args)* $input: $cty,]
+            [$($stores)* ($input $slot),]
+            $($rest)*);
+    };
+    (@alloc $alloc:ident $h:ty, $task:ident, $spec:path, [$($input:ident: $cty:ty,)*] [$(($sinput:ident $slot:literal),)*]) => {
+        #[doc = concat!("`", stringify!($alloc), "`: a task from its context's pool, with its inputs.")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $alloc(
+            ctx: *mut $h,
+            $($input: $cty,)*
+            user_data: $crate::doca_data,
+            task: *mut *mut $task,
+        ) -> $crate::doca_error_t {
+            $crate::ffi(|| {
+                // SAFETY: NULL or a live handle.
+                let h = unsafe { $crate::handle(ctx, "context") }?;
+                let o = $crate::out_ptr(task, "task")?;
+                let t = h.ctx.alloc_task(&$spec, user_data, |t| {
+                    $(
+                        // SAFETY: a handle given is NULL or live (the C contract).
+                        unsafe {
+                            $crate::tasks::InputValue::store($sinput, t, &$spec, $slot, stringify!($sinput))
+                        }?;
+                    )*
+                    Ok(())
+                })?;
+                // SAFETY: output checked.
+                unsafe { $crate::put(o, t) };
+                Ok(())
+            })
+        }
+    };
+
+    (@getter $getter:ident $task:ident, $slot:literal, ($cty:ty)) => {
+        $crate::tasks::c3_tasks!(@getter $getter $task, $slot, ($cty) ($cty));
+    };
+    (@getter $getter:ident $task:ident, $slot:literal, ($cty:ty) ($gty:ty)) => {
+        #[doc = concat!("`", stringify!($getter), "`.")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $getter(task: *const $task) -> $gty {
+            $crate::ffi_value(<$cty as $crate::tasks::InputValue>::NONE as $gty, || {
+                // SAFETY: NULL or a task the program holds.
+                let t = unsafe { $crate::handle(task, "task") }?;
+                Ok(<$cty as $crate::tasks::InputValue>::load(t, $slot) as $gty)
+            })
+        }
+    };
+
+    // Setters: `void` ones store what they are given (the program owns the task); those
+    // that answer refuse a submitted task and what the library refuses.
+    (@setter void $setter:ident $task:ident, $input:ident, $slot:literal, ($cty:ty)) => {
+        #[doc = concat!("`", stringify!($setter), "`.")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $setter(task: *mut $task, $input: $cty) {
+            $crate::ffi_value((), || {
+                // SAFETY: NULL or a task the program holds.
+                let t = unsafe { $crate::handle(task, "task") }?;
+                // SAFETY: a handle given is NULL or live (the C contract).
+                unsafe { $crate::tasks::InputValue::store($input, t, t.spec(), $slot, stringify!($input)) }
+            })
+        }
+    };
+    (@setter checked $setter:ident $task:ident, $input:ident, $slot:literal, ($cty:ty)) => {
+        #[doc = concat!("`", stringify!($setter), "`: refused while the task is submitted.")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $setter(task: *mut $task, $input: $cty) -> $crate::doca_error_t {
+            $crate::ffi(|| {
+                // SAFETY: NULL or a task the program holds.
+                let t = unsafe { $crate::handle(task, "task") }?;
+                t.check_settable(stringify!($input))?;
+                // SAFETY: a handle given is NULL or live (the C contract).
+                unsafe { $crate::tasks::InputValue::store($input, t, t.spec(), $slot, stringify!($input)) }
+            })
+        }
+    };
+}
+pub(crate) use c3_tasks;
+
+/// The translation of a library's DOCA 2.2 job structs into records, from its task
+/// table: `fill(job, t, user_data, out)` writes the record of a job of type `t` (one
+/// the library's context handles) into `out`.
+macro_rules! c22_jobs {
+    (
+        lib: $lib:literal,
+        c3_handle: $h:ty,
+        tasks: [$({
+            spec: $spec:ident @ $specpath:path,
+            module: $module:ident,
+            name: $name:literal,
+            job: $job:expr,
+            job_types: [$($jt:expr),* $(,)?],
+            inputs: [$($kind:ident $input:ident: $slot:literal ($cty:ty) $(get $getter:ident $(as ($gty:ty))?)? $(set $setter:ident)?),* $(,)?],
+            write_back: [$($wv:literal -> $wto:literal),* $(,)?],
+            hooks: $hooks:expr,
+            c3: $c3:tt,
+            c22: {$($jstruct:ident { $($($field:ident).+ : $finput:ident),* $(,)? })?} $(,)?
+        }),* $(,)?] $(,)?
+    ) => {
+        /// Writes the record of the 2.2 job `job` of type `t` into `out`, an empty
+        /// record, through the task table; `InvalidValue` for a type with no 2.2 job.
+        ///
+        /// # Safety
+        /// `job` points to the full job struct of type `t`; its buffers and handles are
+        /// live while the job is in flight (the C contract).
+        pub(crate) unsafe fn fill(
+            job: *const $crate::exec::doca_job,
+            t: u32,
+            user_data: doca_core::Data,
+            out: &mut doca_core::JobRecord,
+        ) -> $crate::Result<()> {
+            $($(
+                if $specpath.covers(t) {
+                    // SAFETY: the caller's contract: the struct of this job type.
+                    let j = unsafe { &*(job as *const $crate::exec::$jstruct) };
+                    let inputs = $crate::tasks::job_inputs();
+                    $(
+                        // SAFETY: the caller's contract.
+                        unsafe { $crate::tasks::store_field(&inputs, &$specpath, stringify!($finput), j.$($field).+) }?;
+                    )*
+                    // SAFETY: the caller's contract.
+                    return unsafe { $specpath.fill(&inputs, t, user_data, out) };
+                }
+            )?)*
+            Err($crate::invalid(format!(
+                "job type {t} has no DOCA 2.2 job struct in the {} library",
+                $lib
+            )))
+        }
+    };
+}
+pub(crate) use c22_jobs;
+
+/// Empty inputs, for a 2.2 job's translation.
+#[inline]
+pub(crate) fn job_inputs() -> TaskInputs {
+    TaskInputs::default()
+}
+
+/// A set_conf refused while the context is not idle answers `NOT_PERMITTED` (the sync
+/// event's and the mmap advise's tasks, as DOCA says).
+pub(crate) fn idle_not_permitted(e: doca_core::Error) -> doca_core::Error {
+    if e.code() == doca_core::ErrorCode::BadState {
+        crate::err(
+            doca_core::ErrorCode::NotPermitted,
+            "tasks can be configured only while the context is idle",
+        )
+    } else {
+        e
+    }
+}
+
+/// The largest `log_num_tasks`.
+pub(crate) const MAX_LOG_TASKS: u8 = 16;
+
+/// The pool size of a `log_num_tasks`.
+pub(crate) fn log_num_tasks(log: u8) -> Result<u32> {
+    if log > MAX_LOG_TASKS {
+        return Err(invalid(format!(
+            "log_num_tasks {log} is above {MAX_LOG_TASKS}"
+        )));
+    }
+    Ok(1 << log)
+}
