@@ -14,20 +14,17 @@ use doca_core::{Ctx, ErrorCode, RetrieveError, WorkQ};
 use std::ffi::c_int;
 use std::mem::{offset_of, size_of};
 
-/// Which library a context belongs to: it says which job structs its jobs are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
-    Dma,
-    Sha,
-    Ec,
-    SyncEvent,
-}
+/// How a library's 2.2 job structs become records (made from its task table by
+/// [`c22_jobs!`](crate::tasks::c22_jobs)): it says which job structs a context's jobs
+/// are.
+pub(crate) type JobFill =
+    unsafe fn(*const doca_job, u32, doca_core::Data, &mut JobRecord) -> Result<()>;
 
 /// `struct doca_ctx`: embedded in each library's handle.
 #[derive(Debug)]
 pub struct doca_ctx {
     pub(crate) ctx: Ctx,
-    pub(crate) kind: Kind,
+    pub(crate) jobs: JobFill,
 }
 
 /// `struct doca_workq`.
@@ -234,21 +231,25 @@ pub(crate) unsafe fn job_head<'a>(job: *const doca_job) -> Result<(&'a doca_ctx,
 }
 
 /// The 2.2 job translations, one per library, made from each library's task table.
-mod jobs {
+pub(crate) mod jobs {
     /// DMA's.
-    pub(super) mod dma {
+    pub(crate) mod dma {
+        use crate::exec::*;
         doca_dma::dma_task_table!(crate::tasks::c22_jobs);
     }
     /// SHA's.
-    pub(super) mod sha {
+    pub(crate) mod sha {
+        use crate::exec::*;
         doca_sha::sha_task_table!(crate::tasks::c22_jobs);
     }
     /// Erasure coding's.
-    pub(super) mod ec {
+    pub(crate) mod ec {
+        use crate::exec::*;
         doca_ec::ec_task_table!(crate::tasks::c22_jobs);
     }
     /// The sync event's.
-    pub(super) mod sync_event {
+    pub(crate) mod sync_event {
+        use crate::exec::*;
         doca_core::sync_event_task_table!(crate::tasks::c22_jobs);
     }
 }
@@ -270,14 +271,7 @@ pub(crate) unsafe fn fill_from_c(
     // SAFETY: the job type belongs to the context's library, so the struct is that
     // library's job struct for this type (the caller's contract); buffers and handles
     // are live while the job is in flight (the C contract).
-    unsafe {
-        match ctx.kind {
-            Kind::Dma => jobs::dma::fill(job, t, ud, out),
-            Kind::Sha => jobs::sha::fill(job, t, ud, out),
-            Kind::Ec => jobs::ec::fill(job, t, ud, out),
-            Kind::SyncEvent => jobs::sync_event::fill(job, t, ud, out),
-        }
-    }
+    unsafe { (ctx.jobs)(job, t, ud, out) }
 }
 
 /// What a finished job writes back to the program's memory beyond its buffers, as its

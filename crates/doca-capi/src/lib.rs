@@ -66,6 +66,8 @@ pub mod log;
 pub mod mem;
 pub mod rdma_bridge;
 pub mod sync_event;
+#[cfg(test)]
+mod task_type_example;
 pub mod tasks;
 pub mod v1;
 pub mod v3;

@@ -2,7 +2,7 @@
 
 use crate::destroy_in_place;
 use crate::dev::doca_devinfo;
-use crate::exec::{Kind, doca_ctx, doca_workq};
+use crate::exec::{JobFill, doca_ctx, doca_workq};
 use crate::take_handle;
 use crate::{
     Result, doca_dma_job_types, doca_ec_job_types, doca_ec_matrix_types, doca_error_t,
@@ -45,14 +45,14 @@ pub(crate) fn create<T>(
     out: *mut *mut LibHandle<T>,
     lib: T,
     ctx: &Ctx,
-    kind: Kind,
+    jobs: JobFill,
 ) -> doca_error_t {
     ffi(|| {
         new_handle(out, "output", || {
             Ok(LibHandle {
                 ctx: doca_ctx {
                     ctx: ctx.clone(),
-                    kind,
+                    jobs,
                 },
                 lib,
             })
@@ -115,7 +115,7 @@ pub(crate) fn devinfo_value<T>(
 pub unsafe extern "C" fn doca_dma_create(dma: *mut *mut doca_dma) -> doca_error_t {
     let d = Dma::new();
     let c = d.as_ctx().clone();
-    create(dma, d, &c, Kind::Dma)
+    create(dma, d, &c, crate::exec::jobs::dma::fill)
 }
 
 /// `doca_dma_destroy`.
@@ -166,7 +166,7 @@ pub unsafe extern "C" fn doca_dma_get_max_buf_size(
 pub unsafe extern "C" fn doca_sha_create(ctx: *mut *mut doca_sha) -> doca_error_t {
     let s = Sha::new();
     let c = s.as_ctx().clone();
-    create(ctx, s, &c, Kind::Sha)
+    create(ctx, s, &c, crate::exec::jobs::sha::fill)
 }
 
 /// `doca_sha_destroy`.
@@ -297,7 +297,7 @@ pub unsafe extern "C" fn doca_sha_partial_session_copy(
 pub unsafe extern "C" fn doca_ec_create(ec: *mut *mut doca_ec) -> doca_error_t {
     let e = Ec::new();
     let c = e.as_ctx().clone();
-    create(ec, e, &c, Kind::Ec)
+    create(ec, e, &c, crate::exec::jobs::ec::fill)
 }
 
 /// `doca_ec_destroy`.

@@ -2,7 +2,7 @@
 
 use crate::destroy_in_place;
 use crate::dev::{doca_dev, doca_devinfo};
-use crate::exec::{Kind, doca_ctx};
+use crate::exec::doca_ctx;
 use crate::handles::call;
 use crate::libs::{LibHandle, as_ctx, devinfo_query};
 use crate::mem::{doca_dpa, doca_gpu};
@@ -50,7 +50,7 @@ unsafe fn event_lib<'a>(event: *mut doca_sync_event, what: &str) -> Result<&'a S
 pub unsafe extern "C" fn doca_sync_event_create(event: *mut *mut doca_sync_event) -> doca_error_t {
     let e = SyncEvent::new();
     let c = e.as_ctx().clone();
-    crate::libs::create(event, e, &c, Kind::SyncEvent)
+    crate::libs::create(event, e, &c, crate::exec::jobs::sync_event::fill)
 }
 
 /// `doca_sync_event_create_from_export`.
@@ -75,7 +75,7 @@ pub unsafe extern "C" fn doca_sync_event_create_from_export(
             Ok(LibHandle {
                 ctx: doca_ctx {
                     ctx: e.as_ctx().clone(),
-                    kind: Kind::SyncEvent,
+                    jobs: crate::exec::jobs::sync_event::fill,
                 },
                 lib: e,
             })

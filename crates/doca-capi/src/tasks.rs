@@ -438,7 +438,8 @@ pub(crate) use c3_tasks;
 
 /// The translation of a library's DOCA 2.2 job structs into records, from its task
 /// table: `fill(job, t, user_data, out)` writes the record of a job of type `t` (one
-/// the library's context handles) into `out`.
+/// the library's context handles) into `out`. The job structs the table names are
+/// those in scope where it is invoked.
 macro_rules! c22_jobs {
     (
         lib: $lib:literal,
@@ -471,7 +472,7 @@ macro_rules! c22_jobs {
             $($(
                 if $specpath.covers(t) {
                     // SAFETY: the caller's contract: the struct of this job type.
-                    let j = unsafe { &*(job as *const $crate::exec::$jstruct) };
+                    let j = unsafe { &*(job as *const $jstruct) };
                     let inputs = $crate::tasks::job_inputs();
                     $(
                         // SAFETY: the caller's contract.

@@ -1030,7 +1030,7 @@ impl Comch {
 #[doc(hidden)]
 pub mod fuzzing {
     use super::{Comch, Connection, Result};
-    use std::os::fd::{AsRawFd, RawFd};
+    use std::os::fd::RawFd;
 
     /// Sends `bytes` as one message on `conn` of `c`, with no comch header of its own
     /// (the first byte is the header the far side reads), with `pass` attached.
@@ -1049,15 +1049,12 @@ pub mod fuzzing {
         let Some(sock) = conn.remote_consumer(id) else {
             return false;
         };
-        // SAFETY: the socket is kept open by the Arc; bytes is valid for its length.
-        let n = unsafe {
-            libc::send(
-                sock.as_raw_fd(),
-                bytes.as_ptr().cast(),
-                bytes.len(),
-                libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
-            )
-        };
-        n >= 0
+        // The socket is kept open by the Arc.
+        rustix::net::send(
+            &*sock,
+            bytes,
+            rustix::net::SendFlags::DONTWAIT | rustix::net::SendFlags::NOSIGNAL,
+        )
+        .is_ok()
     }
 }

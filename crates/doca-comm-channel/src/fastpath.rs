@@ -24,7 +24,7 @@ use doca_core::memory::with_io_locked;
 use doca_core::types::action::COMCH_FIRST;
 use doca_core::{Buf, BufDesc, Ctx, CtxOps, Data, Error, ErrorCode, JobRecord, Result};
 use std::collections::VecDeque;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -211,39 +211,26 @@ impl CtxOps for ConsumerOps {
                 "the consumer's connection is not established",
             ));
         }
-        let mut fds = [0; 2];
-        // SAFETY: socketpair writes two descriptors into fds.
-        let r = unsafe {
-            libc::socketpair(
-                libc::AF_UNIX,
-                libc::SOCK_SEQPACKET | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-                0,
-                fds.as_mut_ptr(),
-            )
-        };
-        if r != 0 {
-            return Err(Error::with_context(
+        let (mine, far) = rustix::net::socketpair(
+            rustix::net::AddressFamily::UNIX,
+            rustix::net::SocketType::SEQPACKET,
+            rustix::net::SocketFlags::NONBLOCK | rustix::net::SocketFlags::CLOEXEC,
+            None,
+        )
+        .map_err(|e| {
+            Error::with_context(
                 ErrorCode::OperatingSystem,
                 format!(
                     "cannot make the consumer's socket: {}",
-                    std::io::Error::last_os_error()
+                    std::io::Error::from(e)
                 ),
-            ));
-        }
-        // SAFETY: two new descriptors nothing else owns.
-        let (mine, far) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-        // Room for a few of the largest messages in flight.
-        let bytes: libc::c_int = 4 * (MAX_BUF_SIZE as libc::c_int + 512);
-        // SAFETY: SO_SNDBUF takes an int; the socket is ours.
-        unsafe {
-            libc::setsockopt(
-                far.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_SNDBUF,
-                (&raw const bytes).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
             )
-        };
+        })?;
+        // Room for a few of the largest messages in flight.
+        let _ = rustix::net::sockopt::set_socket_send_buffer_size(
+            &far,
+            4 * (MAX_BUF_SIZE as usize + 512),
+        );
         *lock(&s.sock) = Some(mine);
         *lock(&s.far_end) = Some(far);
         s.announced.store(false, Ordering::Release);

@@ -58,7 +58,7 @@ pub fn generated_functions() -> impl Iterator<Item = crate::tasks::GenFn> {
 /// Most tasks one context's pool of one type may hold.
 pub const MAX_TASKS: u32 = 1 << 16;
 
-fn check_num_tasks(n: u32) -> Result<()> {
+pub(crate) fn check_num_tasks(n: u32) -> Result<()> {
     if n == 0 || n > MAX_TASKS {
         return Err(invalid(format!(
             "number of tasks {n} is not in 1..={MAX_TASKS}"

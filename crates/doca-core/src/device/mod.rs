@@ -246,6 +246,26 @@ impl DevInfo {
         }
     }
 
+    /// [`job_supported`](DevInfo::job_supported), and for a job type no table of the
+    /// device lists (a library's own, newer one), whether the device has the library's
+    /// capability `cap` and no topology restricts its job types.
+    pub fn job_supported_by(&self, job_type: u32, cap: Capability) -> Result<()> {
+        if job_type_info(job_type).is_some() || self.props.job_types.is_some() {
+            return self.job_supported(job_type);
+        }
+        if self.has_capability(cap) {
+            Ok(())
+        } else {
+            Err(Error::with_context(
+                ErrorCode::NotSupported,
+                format!(
+                    "device {} does not support job type {job_type:#x}",
+                    self.props.pci_addr
+                ),
+            ))
+        }
+    }
+
     /// The job types this device can run.
     pub fn supported_job_types(&self) -> Vec<(&'static str, u32)> {
         JOB_TYPES

@@ -21,8 +21,8 @@
 //! # fn main() -> doca_core::Result<()> {
 //! let dev = devinfo_list()?[0].open()?;
 //! let se = doca_core::SyncEvent::new();
-//! se.add_publisher_cpu(&dev)?;
-//! se.add_subscriber_cpu(&dev)?;
+//! se.publisher_add_location_cpu(&dev)?;
+//! se.subscriber_add_location_cpu(&dev)?;
 //! // The handler kind is the program's choice: here, a plain function.
 //! type Done = fn(&Task<Handler>, i32);
 //! #[derive(Clone, Copy)]

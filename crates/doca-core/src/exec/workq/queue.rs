@@ -528,7 +528,8 @@ impl super::ring::Empty for Completion {
 #[inline(always)]
 fn start_job(a: &mut Attached, rec: &mut JobRecord, tag: u32) -> Start {
     if a.supported != rec.job_type {
-        if let Err(e) = a.dev.as_devinfo().job_supported(rec.job_type) {
+        let cap = a.ctx.ops().capability();
+        if let Err(e) = a.dev.as_devinfo().job_supported_by(rec.job_type, cap) {
             return Start::Refused(e);
         }
         a.supported = rec.job_type;
