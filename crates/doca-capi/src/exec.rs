@@ -280,7 +280,20 @@ pub(crate) unsafe fn fill_from_c(
 ///
 /// # Safety
 /// The record came from [`with_job_from_c`]; its output pointers are still valid.
+#[inline]
 pub(crate) unsafe fn write_back(rec: &JobRecord, failed: bool) {
+    if rec.flags & JobRecord::WRITES_BACK != 0 {
+        // SAFETY: forwarded.
+        unsafe { write_back_slow(rec, failed) };
+    }
+}
+
+/// [`write_back`] of a record whose table writes results back.
+///
+/// # Safety
+/// As [`write_back`].
+#[cold]
+unsafe fn write_back_slow(rec: &JobRecord, failed: bool) {
     let tables = [
         doca_dma::tasks::ALL,
         doca_sha::tasks::ALL,

@@ -107,12 +107,22 @@ fn add_node(
     node: Result<GraphNode>,
 ) -> Result<()> {
     let node = node?;
-    let mut b = Box::new(doca_graph_node { node });
-    let p = &mut *b as *mut doca_graph_node;
-    g.nodes.push(b);
     // SAFETY: output checked by the caller.
-    unsafe { put(out, p) };
+    unsafe { keep_node(&mut g.nodes, doca_graph_node { node }, out) };
     Ok(())
+}
+
+/// Keeps a node's handle in its graph (boxed: C holds its address) and gives C that
+/// address (both generations' node handles).
+///
+/// # Safety
+/// `out` is writable.
+pub(crate) unsafe fn keep_node<N>(nodes: &mut Vec<Box<N>>, node: N, out: *mut *mut N) {
+    let mut b = Box::new(node);
+    let p: *mut N = &mut *b;
+    nodes.push(b);
+    // SAFETY: the caller's contract.
+    unsafe { put(out, p) };
 }
 
 /// `doca_graph_ctx_node_create`.

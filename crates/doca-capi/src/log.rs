@@ -350,6 +350,22 @@ pub extern "C" fn doca_log_set_quantity(quantity: u16) {
     })
 }
 
+/// Later global level changes leave the backend's lower level (both generations' calls).
+pub(crate) fn freeze_lower(logger: *mut doca_logger_backend) -> doca_error_t {
+    with_backend(logger, |b| {
+        b.level_frozen = true;
+        Ok(())
+    })
+}
+
+/// Later changes leave the backend's upper level (both generations' calls).
+pub(crate) fn freeze_upper(logger: *mut doca_logger_backend) -> doca_error_t {
+    with_backend(logger, |b| {
+        b.upper_frozen = true;
+        Ok(())
+    })
+}
+
 pub(crate) fn with_backend(
     p: *mut doca_logger_backend,
     f: impl FnOnce(&mut doca_logger_backend) -> Result<()>,
@@ -423,10 +439,7 @@ pub extern "C" fn doca_log_backend_set_upper_level_limit(
 pub extern "C" fn doca_log_backend_set_lower_level_immutable(
     logger: *mut doca_logger_backend,
 ) -> doca_error_t {
-    with_backend(logger, |b| {
-        b.level_frozen = true;
-        Ok(())
-    })
+    freeze_lower(logger)
 }
 
 /// `doca_log_backend_set_upper_level_immutable`.
@@ -434,10 +447,7 @@ pub extern "C" fn doca_log_backend_set_lower_level_immutable(
 pub extern "C" fn doca_log_backend_set_upper_level_immutable(
     logger: *mut doca_logger_backend,
 ) -> doca_error_t {
-    with_backend(logger, |b| {
-        b.upper_frozen = true;
-        Ok(())
-    })
+    freeze_upper(logger)
 }
 
 /// `doca_log_global_level_set`.

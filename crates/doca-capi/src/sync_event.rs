@@ -53,6 +53,27 @@ pub unsafe extern "C" fn doca_sync_event_create(event: *mut *mut doca_sync_event
     crate::libs::create(event, e, &c, crate::exec::jobs::sync_event::fill)
 }
 
+/// The arguments every generation's `doca_sync_event_create_from_export` checks: the
+/// device, the export blob (not NULL, not empty), the output.
+///
+/// # Safety
+/// `dev` is NULL or live; `data` is NULL or `sz` readable bytes.
+pub(crate) unsafe fn import_args<'a, T>(
+    dev: *mut doca_dev,
+    data: *const u8,
+    sz: usize,
+    event: *mut *mut T,
+) -> Result<(&'a crate::dev::doca_dev, &'a [u8])> {
+    // SAFETY: the caller's contract.
+    let d = unsafe { handle(dev, "dev") }?;
+    if data.is_null() || sz == 0 {
+        return Err(invalid("export data is NULL or empty"));
+    }
+    out_ptr(event, "event")?;
+    // SAFETY: the caller passes sz readable bytes.
+    Ok((d, unsafe { std::slice::from_raw_parts(data, sz) }))
+}
+
 /// `doca_sync_event_create_from_export`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_sync_event_create_from_export(
@@ -62,14 +83,8 @@ pub unsafe extern "C" fn doca_sync_event_create_from_export(
     event: *mut *mut doca_sync_event,
 ) -> doca_error_t {
     ffi(|| {
-        // SAFETY: NULL or a live handle.
-        let d = unsafe { handle(dev, "dev") }?;
-        if data.is_null() || sz == 0 {
-            return Err(invalid("export data is NULL or empty"));
-        }
-        out_ptr(event, "event")?;
-        // SAFETY: the caller passes sz readable bytes.
-        let blob = unsafe { std::slice::from_raw_parts(data, sz) };
+        // SAFETY: the C contract: live handles, sz readable bytes.
+        let (d, blob) = unsafe { import_args(dev, data, sz, event) }?;
         let e = SyncEvent::create_from_export(&d.dev, blob)?;
         crate::new_handle(event, "event", || {
             Ok(LibHandle {

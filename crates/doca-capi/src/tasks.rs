@@ -8,9 +8,9 @@
 use crate::libs::doca_sha_partial_session;
 use crate::mem::doca_buf;
 use crate::{Result, invalid};
-use doca_core::BufDesc;
 use doca_core::exec::TaskInputs;
 use doca_core::exec::TaskSpec;
+use doca_core::{BufDesc, JobRecord};
 use std::ffi::c_int;
 
 /// A C value that goes into a task's input slot and comes back out of it.
@@ -30,6 +30,19 @@ pub trait InputValue: Copy {
     ) -> Result<()>;
     /// The value in slot `slot`.
     fn load(inputs: &TaskInputs, slot: usize) -> Self;
+    /// Puts the value straight into a record's slot `slot` (a DOCA 2.2 job's field),
+    /// after the library's check of a parameter.
+    ///
+    /// # Safety
+    /// As [`store`](InputValue::store); a buffer is a live descriptor until the job
+    /// completes.
+    unsafe fn put(
+        self,
+        out: &mut JobRecord,
+        spec: &TaskSpec,
+        slot: usize,
+        name: &str,
+    ) -> Result<()>;
     /// What a getter answers for a NULL task: 0, or NULL.
     const NONE: Self;
 }
@@ -38,6 +51,12 @@ impl InputValue for *const doca_buf {
     const NONE: Self = std::ptr::null();
     unsafe fn store(self, inputs: &TaskInputs, _: &TaskSpec, slot: usize, _: &str) -> Result<()> {
         inputs.bufs[slot].set(self);
+        Ok(())
+    }
+    #[inline]
+    unsafe fn put(self, out: &mut JobRecord, _: &TaskSpec, slot: usize, _: &str) -> Result<()> {
+        // SAFETY: the caller's contract.
+        unsafe { out.set_buf_raw(slot, self as *mut BufDesc) };
         Ok(())
     }
     fn load(inputs: &TaskInputs, slot: usize) -> Self {
@@ -49,6 +68,12 @@ impl InputValue for *mut doca_buf {
     const NONE: Self = std::ptr::null_mut();
     unsafe fn store(self, inputs: &TaskInputs, _: &TaskSpec, slot: usize, _: &str) -> Result<()> {
         inputs.bufs[slot].set(self);
+        Ok(())
+    }
+    #[inline]
+    unsafe fn put(self, out: &mut JobRecord, _: &TaskSpec, slot: usize, _: &str) -> Result<()> {
+        // SAFETY: the caller's contract.
+        unsafe { out.set_buf_raw(slot, self) };
         Ok(())
     }
     fn load(inputs: &TaskInputs, slot: usize) -> Self {
@@ -69,6 +94,13 @@ macro_rules! value_inputs {
             fn load(inputs: &TaskInputs, slot: usize) -> Self {
                 inputs.params[slot].get() as $t
             }
+            #[inline]
+            unsafe fn put(self, out: &mut JobRecord, spec: &TaskSpec, slot: usize, _: &str) -> Result<()> {
+                let v = self as u64;
+                spec.check_param(slot, v)?;
+                out.params[slot] = v;
+                Ok(())
+            }
         }
     )*};
 }
@@ -84,6 +116,10 @@ impl InputValue for *mut u64 {
     }
     fn load(inputs: &TaskInputs, slot: usize) -> Self {
         inputs.params[slot].get() as usize as *mut u64
+    }
+    unsafe fn put(self, out: &mut JobRecord, _: &TaskSpec, slot: usize, _: &str) -> Result<()> {
+        out.params[slot] = self as usize as u64;
+        Ok(())
     }
 }
 
@@ -107,6 +143,13 @@ impl InputValue for *const doca_ec::Matrix {
     fn load(inputs: &TaskInputs, slot: usize) -> Self {
         inputs.params[slot].get() as usize as *const doca_ec::Matrix
     }
+    unsafe fn put(self, out: &mut JobRecord, _: &TaskSpec, slot: usize, name: &str) -> Result<()> {
+        // SAFETY: the caller's contract.
+        let m = unsafe { self.as_ref() }.ok_or_else(|| invalid(format!("the {name} is NULL")))?;
+        out.params[slot] = self as usize as u64;
+        out.aux = Some(m.as_aux());
+        Ok(())
+    }
 }
 
 impl InputValue for *mut doca_ec::Matrix {
@@ -124,6 +167,16 @@ impl InputValue for *mut doca_ec::Matrix {
     fn load(inputs: &TaskInputs, slot: usize) -> Self {
         <*const doca_ec::Matrix>::load(inputs, slot) as *mut doca_ec::Matrix
     }
+    unsafe fn put(
+        self,
+        out: &mut JobRecord,
+        spec: &TaskSpec,
+        slot: usize,
+        name: &str,
+    ) -> Result<()> {
+        // SAFETY: forwarded.
+        unsafe { (self as *const doca_ec::Matrix).put(out, spec, slot, name) }
+    }
 }
 
 /// A 2.2 partial hash session: kept alive by the record (it has no parameter slot).
@@ -138,6 +191,12 @@ impl InputValue for *mut doca_sha_partial_session {
     fn load(_: &TaskInputs, _: usize) -> Self {
         std::ptr::null_mut()
     }
+    unsafe fn put(self, out: &mut JobRecord, _: &TaskSpec, _: usize, name: &str) -> Result<()> {
+        // SAFETY: the caller's contract.
+        let s = unsafe { self.as_ref() }.ok_or_else(|| invalid(format!("the {name} is NULL")))?;
+        out.aux = Some(s.session.as_aux());
+        Ok(())
+    }
 }
 
 /// A C function a task table made: its name, return type and parameter types as Rust
@@ -150,27 +209,6 @@ pub struct GenFn {
     pub ret: &'static str,
     /// The parameter types.
     pub params: &'static [&'static str],
-}
-
-/// Stores a 2.2 job struct's field in the input the table maps it to.
-///
-/// # Safety
-/// As [`InputValue::store`].
-#[inline]
-pub(crate) unsafe fn store_field<V: InputValue>(
-    inputs: &TaskInputs,
-    spec: &TaskSpec,
-    input: &'static str,
-    v: V,
-) -> Result<()> {
-    let Some(s) = spec.input(input) else {
-        return Err(invalid(format!(
-            "the {} {} task table has no input {input}",
-            spec.lib, spec.name
-        )));
-    };
-    // SAFETY: the caller's contract.
-    unsafe { v.store(inputs, spec, s.slot, s.name) }
 }
 
 /// The 3.x C functions of a library's task types, from its task table (the library's
@@ -469,19 +507,30 @@ macro_rules! c22_jobs {
             user_data: doca_core::Data,
             out: &mut doca_core::JobRecord,
         ) -> $crate::Result<()> {
-            $($(
-                if $specpath.covers(t) {
-                    // SAFETY: the caller's contract: the struct of this job type.
-                    let j = unsafe { &*(job as *const $jstruct) };
-                    let inputs = $crate::tasks::job_inputs();
-                    $(
-                        // SAFETY: the caller's contract.
-                        unsafe { $crate::tasks::store_field(&inputs, &$specpath, stringify!($finput), j.$($field).+) }?;
-                    )*
-                    // SAFETY: the caller's contract.
-                    return unsafe { $specpath.fill(&inputs, t, user_data, out) };
-                }
-            )?)*
+            $({
+                #[allow(dead_code)]
+                const NAMES: &[&str] = &[$(stringify!($input)),*];
+                #[allow(dead_code)]
+                const SLOTS: &[usize] = &[$($slot),*];
+                $(
+                    if $specpath.covers(t) {
+                        // SAFETY: the caller's contract: the struct of this job type.
+                        let j = unsafe { &*(job as *const $jstruct) };
+                        $(
+                            // The slot is found when the library is built: a name the
+                            // table does not declare stops the build.
+                            let slot = const {
+                                doca_core::exec::TaskSpec::slot_named(NAMES, SLOTS, stringify!($finput))
+                            };
+                            // SAFETY: the caller's contract.
+                            unsafe {
+                                $crate::tasks::InputValue::put(j.$($field).+, out, &$specpath, slot, stringify!($finput))
+                            }?;
+                        )*
+                        return $specpath.seal(t, user_data, out);
+                    }
+                )?
+            })*
             Err($crate::invalid(format!(
                 "job type {t} has no DOCA 2.2 job struct in the {} library",
                 $lib
@@ -490,12 +539,6 @@ macro_rules! c22_jobs {
     };
 }
 pub(crate) use c22_jobs;
-
-/// Empty inputs, for a 2.2 job's translation.
-#[inline]
-pub(crate) fn job_inputs() -> TaskInputs {
-    TaskInputs::default()
-}
 
 /// A set_conf refused while the context is not idle answers `NOT_PERMITTED` (the sync
 /// event's and the mmap advise's tasks, as DOCA says).

@@ -60,6 +60,10 @@ pub static SEND_TASK: doca_core::exec::TaskSpec = doca_core::exec::TaskSpec {
     job_type: JOB_SEND,
     job_types: &[JOB_SEND],
     inputs: &[],
+    bufs: 0,
+    params: 0,
+    keeps_object: false,
+    plain: true,
     write_back: &[],
     hooks: doca_core::exec::TaskHooks::NONE,
 };

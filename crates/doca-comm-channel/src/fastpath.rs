@@ -42,6 +42,10 @@ pub static PRODUCER_SEND_TASK: doca_core::exec::TaskSpec = doca_core::exec::Task
     job_type: JOB_PRODUCER_SEND,
     job_types: &[JOB_PRODUCER_SEND],
     inputs: &[],
+    bufs: 0,
+    params: 0,
+    keeps_object: false,
+    plain: true,
     write_back: &[],
     hooks: doca_core::exec::TaskHooks::NONE,
 };
@@ -55,6 +59,10 @@ pub static CONSUMER_POST_RECV_TASK: doca_core::exec::TaskSpec = doca_core::exec:
     job_type: JOB_CONSUMER_RECV,
     job_types: &[JOB_CONSUMER_RECV],
     inputs: &[],
+    bufs: 0,
+    params: 0,
+    keeps_object: false,
+    plain: false,
     write_back: &[],
     hooks: doca_core::exec::TaskHooks {
         finish: Some(|t, rec, _| {

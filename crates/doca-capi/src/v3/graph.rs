@@ -238,11 +238,8 @@ fn add_node(
     let o = out_ptr(out, "node")?;
     started(g)?;
     let node = node?;
-    let mut b = Box::new(doca_graph_node3 { node, ctx });
-    let p = &mut *b as *mut doca_graph_node3;
-    g.nodes.push(b);
     // SAFETY: output checked.
-    unsafe { put(o, p) };
+    unsafe { crate::graph::keep_node(&mut g.nodes, doca_graph_node3 { node, ctx }, o) };
     Ok(())
 }
 

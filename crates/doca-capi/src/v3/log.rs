@@ -155,10 +155,7 @@ pub extern "C" fn doca_log_backend_set_level_upper_limit(
 pub extern "C" fn doca_log_backend_set_level_lower_limit_strict(
     backend: *mut doca_log_backend,
 ) -> doca_error_t {
-    with_backend(backend, |b| {
-        b.level_frozen = true;
-        Ok(())
-    })
+    crate::log::freeze_lower(backend)
 }
 
 /// `doca_log_backend_set_level_upper_limit_strict`.
@@ -166,10 +163,7 @@ pub extern "C" fn doca_log_backend_set_level_lower_limit_strict(
 pub extern "C" fn doca_log_backend_set_level_upper_limit_strict(
     backend: *mut doca_log_backend,
 ) -> doca_error_t {
-    with_backend(backend, |b| {
-        b.upper_frozen = true;
-        Ok(())
-    })
+    crate::log::freeze_upper(backend)
 }
 
 /// `doca_log_backend_set_sdk_level`: the least severe of the library's messages an SDK

@@ -6,9 +6,7 @@ use super::lib::{Lib3, lib_as_ctx};
 use super::pe::doca_ctx3;
 use crate::dev::{doca_dev, doca_devinfo};
 use crate::libs::devinfo_query;
-use crate::{
-    Result, destroy_in_place, doca_error_t, err, ffi, handle, invalid, new_handle, out_ptr, put,
-};
+use crate::{Result, destroy_in_place, doca_error_t, err, ffi, handle, new_handle, out_ptr, put};
 use doca_core::sync_event::{JOB_GET, JOB_UPDATE_ADD, JOB_UPDATE_SET, JOB_WAIT_EQ, JOB_WAIT_GT};
 use doca_core::{ErrorCode, SyncEvent};
 
@@ -40,14 +38,8 @@ pub unsafe extern "C" fn doca_sync_event_create_from_export(
     event: *mut *mut doca_sync_event3,
 ) -> doca_error_t {
     ffi(|| {
-        // SAFETY: NULL or a live handle.
-        let d = unsafe { handle(dev, "dev") }?;
-        if data.is_null() || sz == 0 {
-            return Err(invalid("export data is NULL or empty"));
-        }
-        out_ptr(event, "event")?;
-        // SAFETY: the caller passes sz readable bytes.
-        let blob = unsafe { std::slice::from_raw_parts(data, sz) };
+        // SAFETY: the C contract: live handles, sz readable bytes.
+        let (d, blob) = unsafe { crate::sync_event::import_args(dev, data, sz, event) }?;
         let e = SyncEvent::create_from_remote_pci_export(&d.dev, blob)?;
         new_handle(event, "event", || Ok(wrap(e)))
     })

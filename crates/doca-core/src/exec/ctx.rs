@@ -71,6 +71,7 @@ pub(crate) enum Lib {
 }
 
 impl Lib {
+    #[inline(always)]
     fn common(&self) -> &dyn CtxOps {
         match self {
             Lib::Jobs(j) => &**j,
@@ -228,7 +229,7 @@ impl CtxShared {
     }
 
     /// The common part of the library.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn ops(&self) -> &dyn CtxOps {
         self.lib.common()
     }
@@ -250,7 +251,7 @@ impl CtxShared {
 
     /// The library checks a job at submit ([`JobOps::validate`]); a channel's context
     /// runs no jobs on a work queue (`NotSupported`).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn validate(&self, job: &mut JobRecord, dev: &Dev) -> Result<()> {
         match &self.lib {
             Lib::Jobs(j) => j.validate(job, dev),

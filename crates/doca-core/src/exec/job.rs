@@ -61,6 +61,9 @@ impl JobRecord {
     pub const SRC: usize = 0;
     /// The slot of a job's destination, in every library.
     pub const DST: usize = 1;
+    /// A flag of the record: its task table says a completed job writes results back
+    /// to the program ([`TaskSpec::write_back`](super::TaskSpec::write_back)).
+    pub const WRITES_BACK: u32 = 1;
 
     #[inline]
     /// A record with no buffers.

@@ -167,6 +167,17 @@ pub struct TaskSpec {
     pub job_types: &'static [u32],
     /// Its inputs, in the order of its C `alloc_init`'s arguments.
     pub inputs: &'static [SlotSpec],
+    /// Bit i set: buffer slot i is an input (made from `inputs` by
+    /// [`TaskSpec::buf_mask`]).
+    pub bufs: u8,
+    /// Bit i set: parameter slot i is an input (made from `inputs` by
+    /// [`TaskSpec::param_mask`]).
+    pub params: u8,
+    /// Whether the record keeps a library object (a `Handle` or `Object` input).
+    pub keeps_object: bool,
+    /// No hooks and no write-backs (made by [`TaskSpec::is_plain`]): the record is its
+    /// slots, and a completion needs nothing of the library.
+    pub plain: bool,
     /// What a completed task writes back.
     pub write_back: &'static [WriteBack],
     /// The library's hooks.
@@ -174,9 +185,82 @@ pub struct TaskSpec {
 }
 
 impl TaskSpec {
+    /// The buffer slots among `inputs`, as bits.
+    pub const fn buf_mask(inputs: &[SlotSpec]) -> u8 {
+        let mut m = 0u8;
+        let mut i = 0;
+        while i < inputs.len() {
+            if matches!(inputs[i].kind, InputKind::Buf) {
+                m |= 1 << inputs[i].slot;
+            }
+            i += 1;
+        }
+        m
+    }
+
+    /// The parameter slots among `inputs`, as bits.
+    pub const fn param_mask(inputs: &[SlotSpec]) -> u8 {
+        let mut m = 0u8;
+        let mut i = 0;
+        while i < inputs.len() {
+            if !matches!(inputs[i].kind, InputKind::Buf | InputKind::Object) {
+                m |= 1 << inputs[i].slot;
+            }
+            i += 1;
+        }
+        m
+    }
+
+    /// Whether a task type with these hooks and write-backs is plain (see
+    /// [`TaskSpec::plain`]).
+    pub const fn is_plain(hooks: &TaskHooks, write_back: &[WriteBack]) -> bool {
+        write_back.is_empty()
+            && hooks.init.is_none()
+            && hooks.job_type.is_none()
+            && hooks.check_param.is_none()
+            && hooks.before_set.is_none()
+            && hooks.prepare.is_none()
+            && hooks.finish.is_none()
+    }
+
+    /// Whether `inputs` name a library object the record keeps.
+    pub const fn keeps_object(inputs: &[SlotSpec]) -> bool {
+        let mut i = 0;
+        while i < inputs.len() {
+            if matches!(inputs[i].kind, InputKind::Handle | InputKind::Object) {
+                return true;
+            }
+            i += 1;
+        }
+        false
+    }
+
+    /// The record slot of the input called `name` among `names` (with `slots` beside
+    /// them), at compile time: a table's DOCA 2.2 field mapping names inputs, and a
+    /// name it does not declare stops the build.
+    pub const fn slot_named(names: &[&str], slots: &[usize], name: &str) -> usize {
+        let mut i = 0;
+        while i < names.len() {
+            let (a, b) = (names[i].as_bytes(), name.as_bytes());
+            if a.len() == b.len() {
+                let mut k = 0;
+                while k < a.len() && a[k] == b[k] {
+                    k += 1;
+                }
+                if k == a.len() {
+                    return slots[i];
+                }
+            }
+            i += 1;
+        }
+        panic!("the task table's 2.2 mapping names an input it does not declare")
+    }
+
     /// Whether records of `job_type` are of this task type.
+    #[inline]
     pub fn covers(&self, job_type: u32) -> bool {
-        self.job_types.contains(&job_type)
+        job_type == self.job_type
+            || (self.job_types.len() > 1 && self.job_types.contains(&job_type))
     }
 
     /// An input by its name.
@@ -196,7 +280,7 @@ impl TaskSpec {
     ///
     /// # Safety
     /// The buffers set in `inputs` are live descriptors until the task completes.
-    #[inline]
+    #[inline(always)]
     pub unsafe fn fill(
         &self,
         inputs: &TaskInputs,
@@ -204,35 +288,68 @@ impl TaskSpec {
         user_data: Data,
         out: &mut JobRecord,
     ) -> Result<()> {
-        for i in self.inputs {
-            if i.kind == InputKind::Buf && inputs.bufs[i.slot].get().is_null() {
-                return Err(self.missing(i.name));
+        let (b0, b1) = (inputs.bufs[0].get(), inputs.bufs[1].get());
+        let m = self.bufs;
+        if (m & 1 != 0 && b0.is_null()) || (m & 2 != 0 && b1.is_null()) {
+            return Err(self.missing(usize::from(m & 1 == 0 || !b0.is_null())));
+        }
+        out.job_type = job_type;
+        out.user_data = user_data;
+        // SAFETY: the caller's contract.
+        unsafe {
+            if m & 1 != 0 {
+                out.set_buf_raw(0, b0 as *mut BufDesc);
+            }
+            if m & 2 != 0 {
+                out.set_buf_raw(1, b1 as *mut BufDesc);
+            }
+        }
+        if self.params != 0 || self.keeps_object || !self.write_back.is_empty() {
+            self.fill_rest(inputs, out);
+        }
+        Ok(())
+    }
+
+    /// [`fill`](TaskSpec::fill)'s parameters, object and flags.
+    #[inline(never)]
+    fn fill_rest(&self, inputs: &TaskInputs, out: &mut JobRecord) {
+        if !self.write_back.is_empty() {
+            out.flags |= JobRecord::WRITES_BACK;
+        }
+        // Parameters the table does not name are 0 in the inputs, as in a new record.
+        for (o, p) in out.params.iter_mut().zip(&inputs.params) {
+            *o = p.get();
+        }
+        if self.keeps_object {
+            out.aux = inputs.aux.borrow().clone();
+        }
+    }
+
+    /// Finishes a record whose inputs were stored straight into it (a DOCA 2.2 job's
+    /// fields): its job type, its user data, the table's flags; `InvalidValue` names a
+    /// buffer that is not set.
+    #[inline]
+    pub fn seal(&self, job_type: u32, user_data: Data, out: &mut JobRecord) -> Result<()> {
+        for slot in 0..MAX_JOB_BUFS {
+            if self.bufs & (1 << slot) != 0 && out.buf(slot).is_none() {
+                return Err(self.missing(slot));
             }
         }
         out.job_type = job_type;
         out.user_data = user_data;
-        for i in self.inputs {
-            match i.kind {
-                InputKind::Buf => {
-                    let b = inputs.bufs[i.slot].get() as *mut BufDesc;
-                    // SAFETY: the caller's contract.
-                    unsafe { out.set_buf_raw(i.slot, b) };
-                }
-                InputKind::Param | InputKind::Flag => {
-                    out.params[i.slot] = inputs.params[i.slot].get()
-                }
-                InputKind::Handle => {
-                    out.params[i.slot] = inputs.params[i.slot].get();
-                    out.aux = inputs.aux.borrow().clone();
-                }
-                InputKind::Object => out.aux = inputs.aux.borrow().clone(),
-            }
+        if !self.write_back.is_empty() {
+            out.flags |= JobRecord::WRITES_BACK;
         }
         Ok(())
     }
 
     #[cold]
-    fn missing(&self, buf: &str) -> Error {
+    fn missing(&self, slot: usize) -> Error {
+        let buf = self
+            .inputs
+            .iter()
+            .find(|i| i.kind == InputKind::Buf && i.slot == slot)
+            .map_or("a", |i| i.name);
         Error::with_context(
             ErrorCode::InvalidValue,
             format!(
@@ -387,6 +504,7 @@ impl<H: Copy> Task<H> {
     }
 
     /// What the program is told with, as configured when it was taken from the pool.
+    #[inline]
     pub fn handler(&self) -> Option<H> {
         self.handler.get()
     }
@@ -421,11 +539,15 @@ impl<H: Copy> Task<H> {
     #[inline]
     pub unsafe fn fill_record(&self, me: NonNull<Task<H>>, out: &mut JobRecord) -> Result<()> {
         let spec = self.spec;
+        let ud = Data::from_ptr(me.as_ptr());
+        if spec.plain {
+            // SAFETY: the caller's contract.
+            return unsafe { spec.fill(&self.inputs, spec.job_type, ud, out) };
+        }
         let job_type = match spec.hooks.job_type {
             Some(f) => f(&self.inputs)?,
             None => spec.job_type,
         };
-        let ud = Data::from_ptr(me.as_ptr());
         // SAFETY: the caller's contract.
         unsafe { spec.fill(&self.inputs, job_type, ud, out) }?;
         match spec.hooks.prepare {
@@ -452,6 +574,7 @@ impl<H: Copy> Task<H> {
     ///
     /// # Safety
     /// As [`TaskSpec::write_back`].
+    #[inline]
     pub unsafe fn finish(
         &self,
         me: NonNull<Task<H>>,
@@ -463,7 +586,9 @@ impl<H: Copy> Task<H> {
             self.give_back(me);
             return false;
         }
-        if let Some(rec) = record {
+        if let Some(rec) = record
+            && !self.spec.plain
+        {
             // SAFETY: the caller's contract.
             unsafe { self.spec.write_back(rec, status != 0) };
             if let Some(f) = self.spec.hooks.finish {
@@ -507,6 +632,7 @@ impl<H: Copy> Task<H> {
         })
     }
 
+    #[cold]
     fn give_back(&self, me: NonNull<Task<H>>) {
         // SAFETY: a task's set outlives its pools, and so every task.
         let types = unsafe { &*self.types };
@@ -753,19 +879,29 @@ macro_rules! task_specs {
         pub static ALL: &[&$crate::exec::TaskSpec] = &[$(&$spec),*];
         $(
             #[doc = concat!("The `", $name, "` task type of the ", $lib, " library, from its task table.")]
-            pub static $spec: $crate::exec::TaskSpec = $crate::exec::TaskSpec {
-                lib: $lib,
-                name: $name,
-                job_type: $job,
-                job_types: &[$($jt),*],
-                inputs: &[$($crate::exec::SlotSpec {
+            pub static $spec: $crate::exec::TaskSpec = {
+                const HOOKS: $crate::exec::TaskHooks = $hooks;
+                const WRITE_BACK: &[$crate::exec::WriteBack] =
+                    &[$($crate::exec::WriteBack { value: $wv, to: $wto }),*];
+                const INPUTS: &[$crate::exec::SlotSpec] = &[$($crate::exec::SlotSpec {
                     name: stringify!($input),
                     kind: $crate::__task_input_kind!($kind),
                     slot: $slot,
                     c_type: stringify!($cty),
-                }),*],
-                write_back: &[$($crate::exec::WriteBack { value: $wv, to: $wto }),*],
-                hooks: $hooks,
+                }),*];
+                $crate::exec::TaskSpec {
+                    lib: $lib,
+                    name: $name,
+                    job_type: $job,
+                    job_types: &[$($jt),*],
+                    inputs: INPUTS,
+                    bufs: $crate::exec::TaskSpec::buf_mask(INPUTS),
+                    params: $crate::exec::TaskSpec::param_mask(INPUTS),
+                    keeps_object: $crate::exec::TaskSpec::keeps_object(INPUTS),
+                    plain: $crate::exec::TaskSpec::is_plain(&HOOKS, WRITE_BACK),
+                    write_back: WRITE_BACK,
+                    hooks: HOOKS,
+                }
             };
             #[doc = concat!("The record slots of the `", $name, "` task type's inputs, by their DOCA names.")]
             #[allow(non_upper_case_globals)]

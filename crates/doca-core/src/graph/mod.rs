@@ -494,13 +494,13 @@ impl Graph {
         };
         let slots = plan.flat.iter().map(|_| Slot::default()).collect();
         Ok(GraphInstance {
-            inner: Box::new(InstanceInner {
+            inner: std::mem::ManuallyDrop::new(Box::new(InstanceInner {
                 graph: self.clone(),
                 plan,
                 slots,
                 outstanding: 0,
                 error: None,
-            }),
+            })),
         })
     }
 }
@@ -529,7 +529,22 @@ pub(crate) struct InstanceInner {
 /// An instance of a graph (`struct doca_graph_instance`): per-node data, submitted as
 /// a whole; it comes back in the completion (`Completion::graph_instance`).
 pub struct GraphInstance {
-    pub(crate) inner: Box<InstanceInner>,
+    /// Dropped by [`GraphInstance`]'s own `Drop`, out of line: a completion (which may
+    /// hold an instance) is dropped on every task's delivery, and its drop glue stays
+    /// small enough to inline.
+    pub(crate) inner: std::mem::ManuallyDrop<Box<InstanceInner>>,
+}
+
+impl Drop for GraphInstance {
+    #[inline]
+    fn drop(&mut self) {
+        #[inline(never)]
+        fn drop_inner(inner: &mut std::mem::ManuallyDrop<Box<InstanceInner>>) {
+            // SAFETY: dropped once, here, as the instance goes.
+            unsafe { std::mem::ManuallyDrop::drop(inner) };
+        }
+        drop_inner(&mut self.inner);
+    }
 }
 
 impl fmt::Debug for GraphInstance {
@@ -632,9 +647,10 @@ impl GraphInstance {
                 sub,
             ));
         }
+        let mut sub = sub;
         for (dst, src) in self.inner.slots[start..start + len]
             .iter_mut()
-            .zip(sub.inner.slots)
+            .zip(sub.inner.slots.drain(..))
         {
             *dst = src;
         }
@@ -654,13 +670,13 @@ impl GraphInstance {
             .collect();
         let graph = self.sub_graph(node.index());
         Ok(GraphInstance {
-            inner: Box::new(InstanceInner {
+            inner: std::mem::ManuallyDrop::new(Box::new(InstanceInner {
                 graph,
                 plan,
                 slots,
                 outstanding: 0,
                 error: None,
-            }),
+            })),
         })
     }
 
