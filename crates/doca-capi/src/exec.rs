@@ -15,7 +15,7 @@ use std::ffi::c_int;
 use std::mem::{offset_of, size_of};
 
 /// How a library's 2.2 job structs become records (made from its task table by
-/// [`c22_jobs!`](crate::tasks::c22_jobs)): it says which job structs a context's jobs
+/// `c22_jobs!` (in `tasks.rs`)): it says which job structs a context's jobs
 /// are.
 pub(crate) type JobFill =
     unsafe fn(*const doca_job, u32, doca_core::Data, &mut JobRecord) -> Result<()>;

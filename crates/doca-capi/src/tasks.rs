@@ -1,7 +1,7 @@
 //! What the C faces make from each library's task table (see
-//! `docs/adding-a-task-type.md`): [`c3_tasks!`] makes a 3.x task type's C functions
+//! `docs/adding-a-task-type.md`): `c3_tasks!` makes a 3.x task type's C functions
 //! (`*_set_conf`, `*_alloc_init`, `*_as_task`, the getters and setters of its inputs) and
-//! [`c22_jobs!`] the translation of DOCA 2.2 job structs into records. Both put every
+//! `c22_jobs!` the translation of DOCA 2.2 job structs into records. Both put every
 //! input where the table says, through [`InputValue`]: a C type says what kind of input
 //! it is (a buffer, a value, a pointer the program gives, a library object).
 

@@ -277,6 +277,16 @@ pub struct Completion {
 }
 
 impl Completion {
+    /// The completion of `record` run with result `r`.
+    #[inline]
+    pub(crate) fn of(record: JobRecord, r: Result<(), Error>) -> Completion {
+        Completion {
+            error: r.err(),
+            record,
+            graph_instance: None,
+        }
+    }
+
     /// The completion event (`struct doca_event`): job type, user data and result.
     #[inline]
     pub fn event(&self) -> Event {

@@ -6,9 +6,9 @@
 //! The modules build on each other in one direction, with no circle:
 //! `job` (records) <- `engine` (engine threads; what runs a job and where it completes,
 //! as traits) <- `ctx` (contexts, the two kinds of library: [`JobOps`] and
-//! [`ChannelOps`]) <- `workq` (work queues, attaching contexts) <- `pe` (the progress
-//! engine and task pools) <- `task` (task types as data, and the task generation's life
-//! cycle).
+//! [`ChannelOps`]) <- `task` (task types as data, task pools and the task generation's
+//! life cycle) and `workq` (work queues, attaching contexts) <- `pe` (the progress
+//! engine).
 
 // Refusals hand the job record back and failed jobs come with their completion: boxing
 // them would allocate in the data path, which the work queue never does.
@@ -25,10 +25,10 @@ pub(crate) use ctx::CtxShared;
 pub use ctx::{ChannelOps, Ctx, CtxOps, CtxPhase, JobOps, PeEvent, PollOut};
 pub use engine::ExecEnv;
 pub use job::{Completion, Event, Job, JobRecord, MAX_JOB_BUFS, RetrieveError};
-pub use pe::{Pe, TaskPool};
+pub use pe::Pe;
 pub use task::{
-    Delivered, InputKind, MAX_JOB_PARAMS, SlotSpec, Task, TaskHooks, TaskInputs, TaskSpec,
-    TaskTypes, WriteBack,
+    Delivered, InputKind, MAX_JOB_PARAMS, SlotSpec, Task, TaskHooks, TaskInputs, TaskPool,
+    TaskSpec, TaskTypes, WriteBack,
 };
 pub(crate) use workq::Start;
 pub use workq::{MAX_DEPTH, WorkQ};

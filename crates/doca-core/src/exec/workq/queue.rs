@@ -1,7 +1,7 @@
 //! The work queue: its contexts, the jobs in flight, the one path every job starts by,
 //! and retrieval.
 
-use super::wait::WqShared;
+use super::shared::WqShared;
 use crate::device::Dev;
 use crate::error::{Error, ErrorCode, Result};
 use crate::exec::ctx::{Ctx, CtxShared, WorkqLink};
@@ -22,15 +22,6 @@ pub const MAX_DEPTH: u32 = 1 << 20;
 #[inline]
 pub(crate) fn is_pending(r: &Result<()>) -> bool {
     matches!(r, Err(e) if e.code() == ErrorCode::InProgress)
-}
-
-#[inline]
-pub(crate) fn completion(record: JobRecord, r: Result<()>) -> Completion {
-    Completion {
-        error: r.err(),
-        record,
-        graph_instance: None,
-    }
 }
 
 /// A context attached to the work queue, with its device and engine as of attaching
@@ -493,7 +484,7 @@ impl WorkQ {
                 self.pending.push_back(record);
             } else {
                 self.shared.pending_count.fetch_sub(1, Ordering::AcqRel);
-                self.local.push_back(completion(record, r));
+                self.local.push_back(Completion::of(record, r));
             }
         }
     }
