@@ -123,6 +123,15 @@ impl InputValue for *mut u64 {
     }
 }
 
+/// The matrix a task's input names: `InvalidValue` for NULL.
+///
+/// # Safety
+/// `p` is NULL or a live matrix.
+unsafe fn matrix<'a>(p: *const doca_ec::Matrix, name: &str) -> Result<&'a doca_ec::Matrix> {
+    // SAFETY: the caller's contract.
+    unsafe { p.as_ref() }.ok_or_else(|| invalid(format!("the {name} is NULL")))
+}
+
 /// An EC matrix (the 3.x `doca_ec_matrix`, the 2.2 `doca_matrix`): its handle in the
 /// parameter slot, the matrix kept alive by the record.
 impl InputValue for *const doca_ec::Matrix {
@@ -135,7 +144,7 @@ impl InputValue for *const doca_ec::Matrix {
         name: &str,
     ) -> Result<()> {
         // SAFETY: the caller's contract.
-        let m = unsafe { self.as_ref() }.ok_or_else(|| invalid(format!("the {name} is NULL")))?;
+        let m = unsafe { matrix(self, name) }?;
         inputs.params[slot].set(self as usize as u64);
         *inputs.aux.borrow_mut() = Some(m.as_aux());
         Ok(())
@@ -145,7 +154,7 @@ impl InputValue for *const doca_ec::Matrix {
     }
     unsafe fn put(self, out: &mut JobRecord, _: &TaskSpec, slot: usize, name: &str) -> Result<()> {
         // SAFETY: the caller's contract.
-        let m = unsafe { self.as_ref() }.ok_or_else(|| invalid(format!("the {name} is NULL")))?;
+        let m = unsafe { matrix(self, name) }?;
         out.params[slot] = self as usize as u64;
         out.aux = Some(m.as_aux());
         Ok(())

@@ -54,19 +54,12 @@ pub const JOB_SEND: u32 = COMCH_FIRST + 1;
 /// The send task of a server or client (`doca_comch_task_send`): taken by the channel
 /// itself, never a record on a work queue. Parameters: 0 the connection, 1 the message,
 /// 2 its length.
-pub static SEND_TASK: doca_core::exec::TaskSpec = doca_core::exec::TaskSpec {
-    lib: "comch",
-    name: "send",
-    job_type: JOB_SEND,
-    job_types: &[JOB_SEND],
-    inputs: &[],
-    bufs: 0,
-    params: 0,
-    keeps_object: false,
-    plain: true,
-    write_back: &[],
-    hooks: doca_core::exec::TaskHooks::NONE,
-};
+pub static SEND_TASK: doca_core::exec::TaskSpec = doca_core::exec::TaskSpec::channel(
+    "comch",
+    "send",
+    &[JOB_SEND],
+    doca_core::exec::TaskHooks::NONE,
+);
 /// Longest server name, with its terminating NUL (`doca_comch_cap_get_max_name_len`).
 pub const MAX_NAME_LEN: u32 = MAX_SERVICE_NAME_LEN + 1;
 /// Largest message (`doca_comch_cap_get_max_msg_size`).

@@ -36,35 +36,21 @@ pub const JOB_CONSUMER_RECV: u32 = COMCH_FIRST + 3;
 /// A producer's send task (`doca_comch_producer_task_send`): taken by the producer
 /// itself. Buffer 0 the data; parameter 0 the consumer id (low half) and the immediate
 /// data's length (high half), 1 and 2 the immediate data.
-pub static PRODUCER_SEND_TASK: doca_core::exec::TaskSpec = doca_core::exec::TaskSpec {
-    lib: "comch producer",
-    name: "send",
-    job_type: JOB_PRODUCER_SEND,
-    job_types: &[JOB_PRODUCER_SEND],
-    inputs: &[],
-    bufs: 0,
-    params: 0,
-    keeps_object: false,
-    plain: true,
-    write_back: &[],
-    hooks: doca_core::exec::TaskHooks::NONE,
-};
+pub static PRODUCER_SEND_TASK: doca_core::exec::TaskSpec = doca_core::exec::TaskSpec::channel(
+    "comch producer",
+    "send",
+    &[JOB_PRODUCER_SEND],
+    doca_core::exec::TaskHooks::NONE,
+);
 
 /// A consumer's post-receive task (`doca_comch_consumer_task_post_recv`): taken by the
 /// consumer itself. Buffer 1 the buffer received into; once it completes, its
 /// parameters are the record's (the producer's id and the immediate data).
-pub static CONSUMER_POST_RECV_TASK: doca_core::exec::TaskSpec = doca_core::exec::TaskSpec {
-    lib: "comch consumer",
-    name: "post_recv",
-    job_type: JOB_CONSUMER_RECV,
-    job_types: &[JOB_CONSUMER_RECV],
-    inputs: &[],
-    bufs: 0,
-    params: 0,
-    keeps_object: false,
-    plain: false,
-    write_back: &[],
-    hooks: doca_core::exec::TaskHooks {
+pub static CONSUMER_POST_RECV_TASK: doca_core::exec::TaskSpec = doca_core::exec::TaskSpec::channel(
+    "comch consumer",
+    "post_recv",
+    &[JOB_CONSUMER_RECV],
+    doca_core::exec::TaskHooks {
         finish: Some(|t, rec, _| {
             for (p, v) in t.params.iter().zip(rec.params) {
                 p.set(v);
@@ -72,7 +58,7 @@ pub static CONSUMER_POST_RECV_TASK: doca_core::exec::TaskSpec = doca_core::exec:
         }),
         ..doca_core::exec::TaskHooks::NONE
     },
-};
+);
 /// Largest buffer one send carries (`*_cap_get_max_buf_size`).
 pub const MAX_BUF_SIZE: u32 = 64 * 1024;
 /// Most immediate data bytes (`doca_comch_consumer_cap_get_max_imm_data_len`).
