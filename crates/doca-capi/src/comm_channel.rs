@@ -106,7 +106,7 @@ pub unsafe extern "C" fn doca_comm_channel_ep_create(
     ffi(|| {
         new_handle(ep, "ep", || {
             Ok(doca_comm_channel_ep_t {
-                ep: Endpoint::new(),
+                ep: Endpoint::try_new()?,
                 dev: std::ptr::null_mut(),
                 rep: std::ptr::null_mut(),
                 list: Vec::new(),

@@ -464,7 +464,7 @@ impl CtxOps for Ops {
     fn on_start(&self) -> Result<()> {
         let s = &self.0;
         let conf = lock(&s.conf);
-        let mut ep = Endpoint::new_comch((conf.max_msg + 1) as u16);
+        let mut ep = Endpoint::new_comch((conf.max_msg + 1) as u16)?;
         ep.set_recv_queue_size(conf.recv_q as u16)?;
         ep.set_send_queue_size(conf.send_tasks.clamp(1, MAX_QUEUE_SIZE) as u16)?;
         ep.set_device(&s.dev)?;

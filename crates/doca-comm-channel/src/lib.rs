@@ -190,6 +190,9 @@ pub struct Endpoint {
     joined: Vec<u64>,
     /// The descriptor the last message received carried (comch).
     got_fd: Option<OwnedFd>,
+    /// Why the last try to connect could not even start (no descriptors left): sending
+    /// reports it rather than `AGAIN`.
+    connect_err: Option<Error>,
     /// Peers whose connection a send found ended: the next receive reports them, as
     /// it reports the ends it finds itself.
     lost: Vec<u64>,
@@ -217,8 +220,19 @@ impl Default for Endpoint {
 
 impl Endpoint {
     /// `doca_comm_channel_ep_create`.
+    ///
+    /// # Panics
+    ///
+    /// When the process has no file descriptors left for the endpoint's three event
+    /// channels; [`Endpoint::try_new`] reports that as an error instead.
     pub fn new() -> Endpoint {
-        Endpoint {
+        Endpoint::try_new().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// `doca_comm_channel_ep_create`: a new endpoint, or `DOCA_ERROR_OPERATING_SYSTEM`
+    /// when the process is out of file descriptors.
+    pub fn try_new() -> Result<Endpoint> {
+        Ok(Endpoint {
             dev: None,
             rep: None,
             max_msg: DEFAULT_MSG_SIZE,
@@ -227,26 +241,27 @@ impl Endpoint {
             mode: Mode::Idle,
             peers: Vec::new(),
             next_id: 1,
-            recv_ep: socket::epoll(),
-            send_ep: socket::epoll(),
-            service_ep: socket::epoll(),
+            recv_ep: socket::epoll()?,
+            send_ep: socket::epoll()?,
+            service_ep: socket::epoll()?,
             hot: None,
             misses: 0,
             proto: HELLO_VERSION,
             joined: Vec::new(),
             got_fd: None,
             lost: Vec::new(),
-        }
+            connect_err: None,
+        })
     }
 
     /// An endpoint of comch (the 3.x channel): its own services, messages of up to
     /// `wire_max` bytes (the user's plus comch's own header).
-    pub(crate) fn new_comch(wire_max: u16) -> Endpoint {
-        let mut e = Endpoint::new();
+    pub(crate) fn new_comch(wire_max: u16) -> Result<Endpoint> {
+        let mut e = Endpoint::try_new()?;
         e.proto = COMCH_VERSION;
         e.max_msg = wire_max;
         e.joined.reserve(MAX_CONNECTIONS as usize);
-        e
+        Ok(e)
     }
 
     /// The descriptor the last message received carried, if any.

@@ -156,9 +156,14 @@ impl Endpoint {
                 if p.state.load(Ordering::Acquire) != CONNECTING {
                     return;
                 }
-                let Ok(sock) = seqpacket() else {
-                    return;
+                let sock = match seqpacket() {
+                    Ok(sock) => sock,
+                    Err(e) => {
+                        self.connect_err = Some(e);
+                        return;
+                    }
                 };
+                self.connect_err = None;
                 let Ok(addr) = unix_addr(path) else {
                     return;
                 };

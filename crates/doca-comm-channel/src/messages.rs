@@ -71,7 +71,12 @@ impl Endpoint {
         }
         let p = self.peer(to)?;
         match p.state.load(Ordering::Acquire) {
-            CONNECTING => return Err(Error::new(ErrorCode::Again)),
+            CONNECTING => {
+                return Err(match &self.connect_err {
+                    Some(e) => e.clone(),
+                    None => Error::new(ErrorCode::Again),
+                });
+            }
             CLOSED => return Err(not_connected()),
             _ => {}
         }

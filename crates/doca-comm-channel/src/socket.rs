@@ -15,9 +15,10 @@ use std::io::{IoSlice, IoSliceMut};
 use std::mem::MaybeUninit;
 use std::path::{Path, PathBuf};
 
-/// An epoll set (an event channel).
-pub(crate) fn epoll() -> OwnedFd {
-    epoll::create(epoll::CreateFlags::CLOEXEC).unwrap_or_else(|e| panic!("epoll_create1: {e}"))
+/// An epoll set (an event channel); refused when the process is out of descriptors.
+pub(crate) fn epoll() -> Result<OwnedFd> {
+    epoll::create(epoll::CreateFlags::CLOEXEC)
+        .map_err(|e| os_error("cannot create an event channel (epoll set)", e))
 }
 
 /// Adds `fd` to the set `ep`, reporting `data` when `flags` happen.

@@ -53,6 +53,22 @@ fn service_process() {
     }
 }
 
+/// 65 endpoints (five descriptors each) beside the other tests of this process: as
+/// many descriptors as the system lets the process have.
+fn raise_descriptor_limit() {
+    let mut l = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `l` is a valid rlimit to fill and then to pass back.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut l) == 0 && l.rlim_cur < l.rlim_max {
+            l.rlim_cur = l.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &l);
+        }
+    }
+}
+
 fn service(name: &str, rep: &str) -> Peer {
     let mut p = Peer::spawn("service_process", &format!("{name} {rep}"));
     assert_eq!(p.recv(), "listening");
@@ -383,6 +399,7 @@ fn queues_are_enforced_and_in_flight_messages_counted() {
 
 #[test]
 fn a_service_accepts_at_most_its_connections_and_its_service_channel_wakes() {
+    raise_descriptor_limit();
     let n = name("limit");
     let dpu = device("dpu", "0000:03:00.0");
     let mut server = Endpoint::new();
@@ -408,12 +425,27 @@ fn a_service_accepts_at_most_its_connections_and_its_service_channel_wakes() {
     clients.push((first, to));
     let mut buf = [0u8; 16];
     let max = doca_comm_channel::MAX_CONNECTIONS as usize;
+    let mut got = 0;
     for i in 1..max {
         let (mut c, to) = client(&n);
-        send(&mut c, i.to_string().as_bytes(), to);
+        // The service accepts while it progresses: keep it going so that a listen
+        // backlog the system caps below the channel's maximum fills no matter.
+        let t = Instant::now();
+        loop {
+            match c.sendto(i.to_string().as_bytes(), to) {
+                Ok(()) => break,
+                Err(e) if e.code() == ErrorCode::Again => {
+                    while server.recvfrom(&mut buf).is_ok() {
+                        got += 1;
+                    }
+                    assert!(t.elapsed() < Duration::from_secs(10), "never connected");
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Err(e) => panic!("client {i}: {e}"),
+            }
+        }
         clients.push((c, to));
     }
-    let mut got = 0;
     while got < max {
         recv(&mut server, &mut buf).unwrap();
         got += 1;
@@ -476,4 +508,50 @@ fn a_message_sent_before_the_peer_closes_comes_before_the_close() {
             "round {round}"
         );
     }
+}
+
+/// A process out of file descriptors: creating an endpoint is refused with
+/// `OPERATING_SYSTEM`, and a client whose connection cannot even get a socket reports
+/// that when it sends instead of answering `AGAIN` for ever.
+#[test]
+fn out_of_descriptors_is_an_error_not_a_panic_or_a_wait() {
+    let Some(role) = peer::role() else {
+        let mut p = Peer::spawn("out_of_descriptors_is_an_error_not_a_panic_or_a_wait", "x");
+        assert_eq!(p.recv(), "done");
+        p.finish();
+        return;
+    };
+    assert_eq!(role, "x");
+    let n = name("nofds");
+    let dpu = device("dpu", "0000:03:00.0");
+    let mut server = Endpoint::new();
+    server.set_device(&dpu).unwrap();
+    server
+        .set_device_rep(&dpu.open_rep("0000:3b:00.0").unwrap())
+        .unwrap();
+    server.listen(&n).unwrap();
+    let mut c = Endpoint::new();
+    c.set_device(&device("host", "0000:3b:00.0")).unwrap();
+    // Use up every descriptor below a small limit.
+    let l = libc::rlimit {
+        rlim_cur: 64,
+        rlim_max: 64,
+    };
+    // SAFETY: a valid rlimit; this child process is the only one it changes.
+    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &l) }, 0);
+    let mut held = Vec::new();
+    while let Ok(f) = std::fs::File::open("/dev/null") {
+        held.push(f);
+    }
+    let e = Endpoint::try_new().unwrap_err();
+    assert_eq!(e.code(), ErrorCode::OperatingSystem, "{e}");
+    let to = c.connect(&n).unwrap();
+    let e = c.sendto(b"x", to).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::OperatingSystem, "{e}");
+    // With descriptors back the same connection comes up.
+    held.clear();
+    send(&mut c, b"x", to);
+    let mut buf = [0u8; 8];
+    assert_eq!(recv(&mut server, &mut buf).unwrap().0, 1);
+    peer::say("done");
 }
