@@ -585,7 +585,7 @@ const CASES: &[Case] = &[
         },
     ),
     (
-        "import of this process's own export",
+        "a CPU copy through this process's own RDMA export (only RDMA tasks reach it)",
         ErrorCode::NotSupported,
         || {
             let dev = device::devinfo_list().unwrap()[0].open().unwrap();
@@ -594,7 +594,10 @@ const CASES: &[Case] = &[
             m.dev_add(&dev).unwrap();
             m.start().unwrap();
             let blob = m.export_rdma(&dev).unwrap();
-            code(Mmap::create_from_export(Default::default(), &blob, &dev))
+            let r = Mmap::create_from_export(Default::default(), &blob, &dev).unwrap();
+            assert!(r.remote().unwrap().net_key().is_some());
+            assert!(!r.remote().unwrap().is_local());
+            code(r.read_at(0, &mut [0u8; 8]))
         },
     ),
     (

@@ -19,6 +19,8 @@ pub(crate) struct Export {
     page: Arc<Page>,
     blob: Box<[u8; BLOB_LEN]>,
     kind: Kind,
+    /// An RDMA export's listing for remote sides on the network.
+    net: Option<super::net::NetExport>,
 }
 
 impl std::fmt::Debug for Export {
@@ -69,10 +71,20 @@ impl Export {
             shm_fd: spec.shm.map_or(-1, |s| s.0),
             shm_off: spec.shm.map_or(0, |s| s.1),
         };
+        let net = (spec.kind == Kind::MmapRdma).then(|| {
+            super::net::NetExport::publish(super::net::NetKey {
+                token,
+                base: spec.base,
+                len: spec.len,
+                perms: crate::types::AccessFlags::from_bits_truncate(spec.perms),
+                dev: spec.dev,
+            })
+        });
         Ok(Export {
             page,
             blob: Box::new(blob.encode()),
             kind: spec.kind,
+            net,
         })
     }
 
@@ -84,6 +96,9 @@ impl Export {
     /// Ends the export: importers' later accesses fail, and this returns once no access
     /// is in flight (accesses of importers that have exited do not count).
     pub(crate) fn revoke(&self) {
+        if let Some(n) = &self.net {
+            n.revoke();
+        }
         let b = self.page.block();
         if b.state.swap(REVOKED, Ordering::SeqCst) != LIVE {
             return;
@@ -291,7 +306,10 @@ impl Drop for Access<'_> {
 /// space. Its addresses are the exporter's; they are never dereferenced here.
 #[derive(Debug)]
 pub struct RemoteMemory {
-    imp: Import,
+    /// The export opened on this machine; `None` for an RDMA export of another machine
+    /// (or another user), which only RDMA tasks reach.
+    imp: Option<Import>,
+    blob: Blob,
     /// The exporter's range mapped here, when it lives in shared memory (a
     /// [`SharedMemory`](super::SharedMemory) region): jobs copy at memory speed.
     view: Option<View>,
@@ -326,8 +344,13 @@ const IOV_BATCH: usize = 64;
 
 impl RemoteMemory {
     pub(crate) fn new(imp: Import) -> Result<RemoteMemory> {
-        let mut r = RemoteMemory { imp, view: None };
-        let b = r.imp.blob;
+        let blob = imp.blob;
+        let mut r = RemoteMemory {
+            imp: Some(imp),
+            blob,
+            view: None,
+        };
+        let b = blob;
         if b.shm_fd >= 0 {
             let write = r.writable();
             let file = xproc::open_peer_file(b.pid, b.shm_fd, b.shm_off + b.len, write)?;
@@ -356,14 +379,48 @@ impl RemoteMemory {
         self.view.is_some()
     }
 
+    /// The memory of an RDMA export whose exporter runs elsewhere (another machine, or
+    /// a user or process namespace this one cannot reach): only RDMA tasks, which the
+    /// exporter's side checks, move its bytes.
+    pub(crate) fn network(blob: Blob) -> RemoteMemory {
+        RemoteMemory {
+            imp: None,
+            blob,
+            view: None,
+        }
+    }
+
+    /// What RDMA tasks name this memory by, for an mmap exported with
+    /// `doca_mmap_export_rdma` (`None` for a DPU export).
+    pub fn net_key(&self) -> Option<super::net::NetKey> {
+        (self.blob.kind == Kind::MmapRdma).then(|| super::net::NetKey {
+            token: self.blob.token,
+            base: self.blob.base,
+            len: self.blob.len,
+            perms: crate::types::AccessFlags::from_bits_truncate(self.blob.perms),
+            dev: self.blob.dev,
+        })
+    }
+
+    /// The `DOCA_ACCESS_*` bits the exporter granted.
+    pub fn perms(&self) -> u32 {
+        self.blob.perms
+    }
+
+    /// Whether this process reaches the exporter's memory itself (same machine and
+    /// user), so that DMA jobs can move its bytes; otherwise only RDMA tasks can.
+    pub fn is_local(&self) -> bool {
+        self.imp.is_some()
+    }
+
     /// Start of the exported range, in the exporter's address space.
     pub fn base(&self) -> usize {
-        self.imp.blob.base as usize
+        self.blob.base as usize
     }
 
     /// Length of the exported range.
     pub fn len(&self) -> usize {
-        self.imp.blob.len as usize
+        self.blob.len as usize
     }
 
     /// Whether the range is empty (never, for a live export).
@@ -371,16 +428,16 @@ impl RemoteMemory {
         self.len() == 0
     }
 
-    /// The exporting process.
+    /// The exporting process (0 when it runs elsewhere).
     pub fn exporter_pid(&self) -> u32 {
-        self.imp.peer.pid
+        self.imp.as_ref().map_or(0, |i| i.peer.pid)
     }
 
     /// Whether the export lets importers write (`DPU_READ_WRITE` for a DPU export,
     /// `RDMA_WRITE` for an RDMA one).
     pub fn writable(&self) -> bool {
-        let p = crate::types::AccessFlags::from_bits_truncate(self.imp.blob.perms);
-        match self.imp.blob.kind {
+        let p = crate::types::AccessFlags::from_bits_truncate(self.blob.perms);
+        match self.blob.kind {
             Kind::MmapDpu => p.contains(crate::types::AccessFlags::DPU_READ_WRITE),
             _ => p.contains(crate::types::AccessFlags::RDMA_WRITE),
         }
@@ -439,7 +496,13 @@ impl RemoteMemory {
         if write && !self.writable() {
             return Err(self.read_only());
         }
-        let _access = self.imp.enter()?;
+        let Some(imp) = &self.imp else {
+            return Err(Error::with_context(
+                ErrorCode::NotSupported,
+                "this memory was exported for RDMA by a process this one cannot reach (another machine or user): only RDMA tasks move its bytes",
+            ));
+        };
+        let _access = imp.enter()?;
         if let Some(v) = &self.view {
             // SAFETY: [remote, remote + n) lies in the exported range (checked), which the
             // view maps whole; `local` is valid as the caller promised; the access is
@@ -482,7 +545,7 @@ impl RemoteMemory {
             let r = unsafe {
                 if write {
                     libc::process_vm_writev(
-                        self.imp.peer.pid as libc::pid_t,
+                        imp.peer.pid as libc::pid_t,
                         liov.as_ptr(),
                         k as libc::c_ulong,
                         riov.as_ptr(),
@@ -491,7 +554,7 @@ impl RemoteMemory {
                     )
                 } else {
                     libc::process_vm_readv(
-                        self.imp.peer.pid as libc::pid_t,
+                        imp.peer.pid as libc::pid_t,
                         liov.as_ptr(),
                         k as libc::c_ulong,
                         riov.as_ptr(),
@@ -505,8 +568,8 @@ impl RemoteMemory {
                 if r < 0 && e.kind() == std::io::ErrorKind::Interrupted {
                     continue;
                 }
-                if !self.imp.peer.alive() || e.raw_os_error() == Some(libc::ESRCH) {
-                    return Err(exporter_gone(self.imp.peer.pid));
+                if !imp.peer.alive() || e.raw_os_error() == Some(libc::ESRCH) {
+                    return Err(exporter_gone(imp.peer.pid));
                 }
                 return Err(Error::with_context(
                     ErrorCode::IoFailed,

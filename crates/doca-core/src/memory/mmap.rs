@@ -902,6 +902,17 @@ impl Mmap {
     /// exporting host device (the guide's matching table). Buffers are taken from it
     /// by address as usual; jobs move the bytes between the two processes.
     pub fn create_from_export(user_data: Data, desc: &[u8], dev: &Dev) -> Result<Mmap> {
+        let blob = crate::xproc::blob::Blob::decode(desc)?;
+        let own = blob.pid == crate::xproc::me().0;
+        if blob.kind == Kind::MmapRdma
+            && (own || !crate::xproc::reachable(blob.pid, blob.start, blob.uid))
+        {
+            // The exporter runs elsewhere (or is this process, over the loopback): RDMA
+            // tasks reach its memory, and its side checks every access against the
+            // export.
+            let remote = RemoteMemory::network(blob);
+            return Ok(Mmap::from_remote(user_data, remote, dev));
+        }
         let imp = Import::open(desc, &[Kind::MmapDpu, Kind::MmapRdma])?;
         let info = dev.as_devinfo();
         if imp.blob.kind == Kind::MmapDpu {
@@ -922,9 +933,13 @@ impl Mmap {
             }
             imp.check_represented_by(info)?;
         }
-        let (base, len) = (imp.blob.base as usize, imp.blob.len as usize);
-        let permissions = AccessFlags::from_bits_truncate(imp.blob.perms);
         let remote = RemoteMemory::new(imp)?;
+        Ok(Mmap::from_remote(user_data, remote, dev))
+    }
+
+    fn from_remote(user_data: Data, remote: RemoteMemory, dev: &Dev) -> Mmap {
+        let (base, len) = (remote.base(), remote.len());
+        let permissions = AccessFlags::from_bits_truncate(remote.perms());
         let st = MmapState {
             memory: Some(Memory::Remote),
             base,
@@ -944,7 +959,7 @@ impl Mmap {
         };
         let frozen = Frozen::default();
         frozen.store(&st);
-        Ok(Mmap {
+        Mmap {
             shared: Arc::new(MmapShared {
                 state: Mutex::new(st),
                 io: super::io::RangeLock::default(),
@@ -954,7 +969,7 @@ impl Mmap {
                 remote: Some(remote),
             }),
             _not_sync: PhantomData,
-        })
+        }
     }
 
     /// The exporter's memory, for an mmap created from an export.

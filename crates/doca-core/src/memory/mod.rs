@@ -7,6 +7,7 @@ mod buf_array;
 pub(crate) mod export;
 mod io;
 mod mmap;
+pub mod net;
 mod pool;
 
 pub use buf::{Buf, BufDesc, ListIter, MAX_REFCOUNT};

@@ -72,6 +72,12 @@ pub(crate) fn running(pid: u32, start: u64) -> bool {
     matches!(proc_start(pid), Some((s, false)) if s == start)
 }
 
+/// Whether the exporter `pid` (started at `start`, of user `uid`) runs on this machine
+/// where this process can open its exports: same user, same process namespace.
+pub(crate) fn reachable(pid: u32, start: u64, uid_: u32) -> bool {
+    uid_ == uid() && running(pid, start)
+}
+
 /// Lets other processes of this user read and write this process's memory
 /// (`process_vm_*`), as a BlueField's engines reach the host's: under Yama's ptrace
 /// scope 1 only ancestors could otherwise. Once per process.
