@@ -1,1 +1,5 @@
-//! DOCA RDMA.
+//! DOCA RDMA in software, on UCX.
+
+pub mod nic;
+mod ucx;
+pub mod wire;

@@ -39,6 +39,12 @@ impl NetKey {
     }
 }
 
+/// The code a device's exports carry (its PCI address), which a serving RDMA context
+/// compares with its own device's.
+pub fn dev_code(dev: &crate::Dev) -> u32 {
+    super::pci_code(&dev.as_devinfo().pci_addr())
+}
+
 struct Entry {
     key: NetKey,
     live: AtomicBool,

@@ -1,0 +1,1643 @@
+//! The software NIC of an RDMA context: a UCX worker and the one thread that serves it
+//! (the documented exception to "no hidden threads": one-sided operations need no
+//! program on the target, so the target's side must progress on its own, as a NIC
+//! does).
+//!
+//! Every operation is a UCX active message with a [`Header`]; UCX picks the transport
+//! (shared memory or CMA on one machine, TCP between machines, verbs where there is an
+//! RDMA NIC) and the protocol (eager or rendezvous). The target checks every access to
+//! its memory against the export's listing ([`doca_core::memory::net::access`]): range,
+//! permission, device, revocation.
+//!
+//! A requester's operation completes when the target answers (after the bytes are in
+//! its memory, or a message is in a posted receive), so that nothing that completed is
+//! lost to a disconnect right after. A send, or a write with immediate, that finds no
+//! posted receive waits for one at the target, as RC's receiver-not-ready retry does.
+//!
+//! Users hand commands over a queue and wake the worker; completions go to the
+//! context's [`Sink`] from the NIC thread.
+
+use crate::ucx::{Signal, Worker, ucx_error};
+use crate::wire::{ConnDesc, F_CAS, F_IMM, HDR_LEN, Header, op};
+use doca_core::memory::net::{self, NetAccess};
+use doca_core::{AccessFlags, Error, ErrorCode, Result};
+use std::cell::Cell;
+use std::collections::{HashMap, VecDeque};
+use std::ffi::c_void;
+use std::ptr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use ucx_sys as u;
+
+/// What a completed receive got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecvOpcode {
+    /// A send.
+    Send,
+    /// A send with immediate data.
+    SendImm,
+    /// A write with immediate data (no bytes land in the receive buffer).
+    WriteImm,
+}
+
+/// A completed operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Done {
+    /// Bytes received (receives) or moved.
+    pub len: u64,
+    /// Immediate data, when the message carried some.
+    pub imm: Option<u32>,
+    /// The connection.
+    pub conn: u32,
+    /// What a receive got.
+    pub opcode: RecvOpcode,
+    /// The old value of an atomic.
+    pub value: u64,
+}
+
+/// Changes of a connection's state that the context reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnEvent {
+    /// The peer ended the connection.
+    Disconnected,
+    /// The transport failed (the peer died or became unreachable).
+    Failed,
+}
+
+/// Where a NIC hands its completions (on the NIC's thread).
+pub trait Sink: Send + Sync + 'static {
+    /// Operation `user` ended.
+    fn complete(&self, user: u64, r: Result<Done>);
+    /// Connection `conn` changed state.
+    fn conn_event(&self, conn: u32, ev: ConnEvent);
+}
+
+/// An operation or a control step for the NIC thread.
+#[derive(Debug)]
+pub enum Cmd {
+    /// Accept messages for local connection `conn` that carry `key`.
+    Register {
+        /// Local connection number.
+        conn: u32,
+        /// Its key.
+        key: u64,
+    },
+    /// Connect local connection `conn` to the remote one the descriptor names.
+    Connect {
+        /// Local connection number.
+        conn: u32,
+        /// The peer's descriptor.
+        desc: ConnDesc,
+    },
+    /// End a connection (the peer is told; operations in flight on it fail).
+    Disconnect {
+        /// Local connection number.
+        conn: u32,
+    },
+    /// Post a receive buffer for any connection.
+    Recv {
+        /// Completion tag.
+        user: u64,
+        /// The buffer.
+        ptr: *mut u8,
+        /// Its size.
+        cap: usize,
+    },
+    /// Send a message (with immediate data).
+    Send {
+        /// Completion tag.
+        user: u64,
+        /// Local connection number.
+        conn: u32,
+        /// The bytes.
+        ptr: *const u8,
+        /// How many.
+        len: usize,
+        /// Immediate data.
+        imm: Option<u32>,
+    },
+    /// Write local bytes to remote memory (with immediate data for a receive there).
+    Write {
+        /// Completion tag.
+        user: u64,
+        /// Local connection number.
+        conn: u32,
+        /// Source bytes.
+        ptr: *const u8,
+        /// How many.
+        len: usize,
+        /// The remote export's token.
+        token: [u64; 2],
+        /// Remote address.
+        addr: u64,
+        /// Immediate data.
+        imm: Option<u32>,
+    },
+    /// Read remote memory into local bytes.
+    Read {
+        /// Completion tag.
+        user: u64,
+        /// Local connection number.
+        conn: u32,
+        /// Destination.
+        ptr: *mut u8,
+        /// How many bytes.
+        len: usize,
+        /// The remote export's token.
+        token: [u64; 2],
+        /// Remote address.
+        addr: u64,
+    },
+    /// An atomic on 8 remote bytes; the old value goes to `result` (8 bytes).
+    Atomic {
+        /// Completion tag.
+        user: u64,
+        /// Local connection number.
+        conn: u32,
+        /// The remote export's token.
+        token: [u64; 2],
+        /// Remote address (8-byte aligned).
+        addr: u64,
+        /// Compare-and-swap (else fetch-and-add).
+        cas: bool,
+        /// Compare value, or the addend.
+        b: u64,
+        /// Swap value.
+        c: u64,
+        /// Where the old value goes (8 bytes).
+        result: *mut u8,
+    },
+}
+
+// SAFETY: the raw pointers in a command name the user's task buffers, which stay valid
+// and untouched by the user until the command's completion (the submit contract of
+// `Nic::submit`); the NIC thread is the only one that uses them meanwhile.
+unsafe impl Send for Cmd {}
+
+struct Shared {
+    cmds: Mutex<Vec<Cmd>>,
+    signal: Signal,
+    stop: AtomicBool,
+}
+
+/// A running software NIC.
+pub struct Nic {
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+    address: Vec<u8>,
+    ctx_id: u64,
+}
+
+impl std::fmt::Debug for Nic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Nic").field("ctx_id", &self.ctx_id).finish()
+    }
+}
+
+/// How long the NIC thread keeps polling after its last piece of work before it sleeps
+/// in the kernel (latency of a reply against CPU burnt while idle).
+const SPIN: Duration = Duration::from_micros(50);
+
+impl Nic {
+    /// Starts a NIC serving device `dev` (a PCI address code: remote accesses reach only
+    /// memory exported on it), handing completions to `sink`.
+    pub fn start(dev: u32, sink: Arc<dyn Sink>) -> Result<Nic> {
+        let worker = Worker::new()?;
+        let address = worker.address.clone();
+        let shared = Arc::new(Shared {
+            cmds: Mutex::new(Vec::with_capacity(256)),
+            signal: Signal(worker.w),
+            stop: AtomicBool::new(false),
+        });
+        let ctx_id = random_u64()?;
+        let sh = Arc::clone(&shared);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("doca-rdma-nic".into())
+            .spawn(move || run(worker, sh, sink, dev, tx))
+            .map_err(|e| {
+                Error::with_context(
+                    ErrorCode::NoMemory,
+                    format!("cannot start the RDMA engine thread: {e}"),
+                )
+            })?;
+        match rx.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                let _ = thread.join();
+                return Err(e);
+            }
+            Err(_) => {
+                let _ = thread.join();
+                return Err(Error::with_context(
+                    ErrorCode::Unexpected,
+                    "the RDMA engine thread ended while starting",
+                ));
+            }
+        }
+        Ok(Nic {
+            shared,
+            thread: Some(thread),
+            address,
+            ctx_id,
+        })
+    }
+
+    /// The descriptor of local connection `conn` (registered with `key`).
+    pub fn descriptor(&self, conn: u32, key: u64) -> Vec<u8> {
+        ConnDesc {
+            conn,
+            key,
+            ctx_id: self.ctx_id,
+            worker: self.address.clone(),
+        }
+        .encode()
+    }
+
+    /// This NIC's random identity.
+    pub fn ctx_id(&self) -> u64 {
+        self.ctx_id
+    }
+
+    /// Hands a command to the NIC thread.
+    ///
+    /// # Safety
+    ///
+    /// The memory a command points to stays valid, and is neither read nor written by
+    /// anything else (reads only, for a send's or write's source), until the NIC hands
+    /// the command's completion to the sink, or until [`Nic::stop`] returns.
+    pub unsafe fn submit(&self, cmd: Cmd) {
+        self.shared
+            .cmds
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(cmd);
+        self.shared.signal.wake();
+    }
+
+    /// Stops the thread: operations in flight end with `ConnectionAborted`, the peers'
+    /// endpoints close, and no memory a command named is touched after this returns.
+    pub fn stop(&mut self) {
+        if let Some(t) = self.thread.take() {
+            self.shared.stop.store(true, Ordering::SeqCst);
+            self.shared.signal.wake();
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Nic {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// 64 random bits.
+pub fn random_u64() -> Result<u64> {
+    let mut b = [0u8; 8];
+    let mut got = 0;
+    while got < 8 {
+        // SAFETY: the pointer and length stay inside `b`.
+        let n = unsafe { libc::getrandom(b.as_mut_ptr().add(got) as *mut c_void, 8 - got, 0) };
+        if n < 0 {
+            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(Error::with_context(
+                ErrorCode::Unknown,
+                "no random bits for an RDMA key",
+            ));
+        }
+        got += n as usize;
+    }
+    Ok(u64::from_ne_bytes(b))
+}
+
+// ---- the NIC thread ----
+
+/// Data of a message kept for later (no receive posted yet, or its connection is not
+/// connected on this side yet).
+enum Kept {
+    None,
+    /// Bytes we copied (data UCX would not let us keep).
+    Owned(Vec<u8>),
+    /// Eager data UCX keeps for us until `ucp_am_data_release`.
+    Eager(*mut c_void, usize),
+    /// A rendezvous descriptor: the bytes are fetched with `ucp_am_recv_data_nbx`.
+    Rndv(*mut c_void, usize),
+}
+
+impl Kept {
+    /// The bytes, when they are here (not behind a rendezvous).
+    fn here(&self) -> Option<*const u8> {
+        match self {
+            Kept::Eager(p, _) => Some(*p as *const u8),
+            Kept::Owned(v) => Some(v.as_ptr()),
+            _ => None,
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Kept::None => 0,
+            Kept::Owned(v) => v.len(),
+            Kept::Eager(_, n) | Kept::Rndv(_, n) => *n,
+        }
+    }
+}
+
+struct Incoming {
+    am: u16,
+    hdr: Header,
+    data: Kept,
+}
+
+#[derive(PartialEq, Eq, Clone, Copy)]
+enum ConnState {
+    Registered,
+    Connected,
+    Closed,
+}
+
+struct Conn {
+    key: u64,
+    state: ConnState,
+    ep: u::ucp_ep_h,
+    peer_conn: u32,
+    peer_key: u64,
+    peer_ctx: u64,
+    /// Requests that came before this side connected (answers need the endpoint).
+    early: VecDeque<Incoming>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PendKind {
+    Send,
+    Write,
+    Read,
+    Atomic,
+}
+
+/// A requester's operation waiting for its answer.
+struct Pending {
+    generation: u32,
+    live: bool,
+    conn: u32,
+    user: u64,
+    kind: PendKind,
+    ptr: *mut u8,
+    len: usize,
+    /// The local send (our request message) is done with our memory.
+    sent: bool,
+    /// The answer (when it came before the local send finished).
+    answer: Option<Result<Done>>,
+    /// A transport request of ours still uses `ptr` (read data arriving).
+    busy: bool,
+    /// Header bytes of the request (UCX reads them until the send completes).
+    hdr: [u8; HDR_LEN],
+}
+
+/// A target-side action in flight: an answer being sent (its header), the memory
+/// guard of a read answer or a write landing, a receive's bytes landing.
+struct TargetOp {
+    live: bool,
+    hdr: [u8; HDR_LEN],
+    guard: Option<NetAccess>,
+    /// For a landing write or receive: what to do once the bytes are in.
+    after: After,
+}
+
+#[derive(Clone, Copy)]
+enum After {
+    Nothing,
+    /// A write landed: answer `req` of `conn`, then (with immediate) deliver `imm`.
+    WriteLanded {
+        conn: u32,
+        req: u64,
+        imm: Option<u32>,
+        len: u64,
+    },
+    /// A message landed in receive `user`: complete it and answer the sender.
+    RecvLanded {
+        conn: u32,
+        req: u64,
+        user: u64,
+        imm: Option<u32>,
+        len: u64,
+    },
+}
+
+struct PostedRecv {
+    user: u64,
+    ptr: *mut u8,
+    cap: usize,
+}
+
+struct State {
+    w: u::ucp_worker_h,
+    shared: Arc<Shared>,
+    sink: Arc<dyn Sink>,
+    dev: u32,
+    conns: HashMap<u32, Conn>,
+    pend: Vec<Box<Pending>>,
+    pend_free: Vec<u32>,
+    tops: Vec<Box<TargetOp>>,
+    tops_free: Vec<u32>,
+    recvs: VecDeque<PostedRecv>,
+    /// Sends and write-immediates waiting for a receive.
+    unmatched: VecDeque<Incoming>,
+    spare: Vec<Cmd>,
+    closing: Vec<*mut c_void>,
+}
+
+thread_local! {
+    /// The NIC state of this thread, for UCX's callbacks (which run inside
+    /// `ucp_worker_progress` on this thread only).
+    static STATE: Cell<*mut State> = const { Cell::new(ptr::null_mut()) };
+}
+
+// Tags of UCX request user data: the low bits say what finished.
+const T_PEND_SEND: usize = 1;
+const T_PEND_DATA: usize = 2;
+const T_TOP: usize = 3;
+const T_MASK: usize = 3;
+
+fn tag(kind: usize, index: u32) -> *mut c_void {
+    (((index as usize) << 2) | kind) as *mut c_void
+}
+
+fn untag(p: *mut c_void) -> (usize, u32) {
+    let v = p as usize;
+    (v & T_MASK, (v >> 2) as u32)
+}
+
+fn run(
+    worker: Worker,
+    shared: Arc<Shared>,
+    sink: Arc<dyn Sink>,
+    dev: u32,
+    ready: std::sync::mpsc::Sender<Result<()>>,
+) {
+    let mut st = Box::new(State {
+        w: worker.w,
+        shared,
+        sink,
+        dev,
+        conns: HashMap::new(),
+        pend: Vec::new(),
+        pend_free: Vec::new(),
+        tops: Vec::new(),
+        tops_free: Vec::new(),
+        recvs: VecDeque::new(),
+        unmatched: VecDeque::new(),
+        spare: Vec::with_capacity(256),
+        closing: Vec::new(),
+    });
+    let sp: *mut State = &mut *st;
+    STATE.with(|s| s.set(sp));
+    for id in 1..=op::LAST {
+        // SAFETY: zeroed handler params with the named fields set; the callback and
+        // its argument stay valid while the worker lives (the state outlives it).
+        let s = unsafe {
+            let mut p: u::ucp_am_handler_param_t = std::mem::zeroed();
+            p.field_mask = (u::UCP_AM_HANDLER_PARAM_FIELD_ID
+                | u::UCP_AM_HANDLER_PARAM_FIELD_CB
+                | u::UCP_AM_HANDLER_PARAM_FIELD_ARG
+                | u::UCP_AM_HANDLER_PARAM_FIELD_FLAGS) as u64;
+            p.id = u32::from(id);
+            p.cb = Some(am_cb);
+            p.arg = usize::from(id) as *mut c_void;
+            p.flags = u::UCP_AM_FLAG_WHOLE_MSG | u::UCP_AM_FLAG_PERSISTENT_DATA;
+            u::ucp_worker_set_am_recv_handler(worker.w, &p)
+        };
+        if s != u::UCS_OK {
+            let _ = ready.send(Err(ucx_error("cannot set the UCX message handlers", s)));
+            STATE.with(|s| s.set(ptr::null_mut()));
+            return;
+        }
+    }
+    let _ = ready.send(Ok(()));
+    let mut idle_since = Instant::now();
+    loop {
+        // SAFETY: `sp` is this thread's state; no other reference to it is live while
+        // these run (UCX calls back into it only from ucp_worker_progress, below).
+        let cmds = unsafe { (*sp).drain() };
+        // SAFETY: as above.
+        let mut busy = cmds > 0;
+        // SAFETY: the worker is this thread's; callbacks reach the state through STATE.
+        while unsafe { u::ucp_worker_progress(worker.w) } != 0 {
+            busy = true;
+        }
+        if st_ref(sp).shared.stop.load(Ordering::SeqCst) {
+            break;
+        }
+        if busy {
+            idle_since = Instant::now();
+        } else if idle_since.elapsed() > SPIN {
+            // SAFETY: the worker is this thread's; a signal from another thread (a
+            // command, or stop) ends the wait.
+            unsafe { u::ucp_worker_wait(worker.w) };
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+    // SAFETY: as above (no other reference to the state while these run).
+    unsafe { (*sp).begin_shutdown() };
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_millis(500) && st_ref(sp).busy() {
+        // SAFETY: the worker is this thread's; no reference to the state is live.
+        unsafe { u::ucp_worker_progress(worker.w) };
+    }
+    // SAFETY: as above.
+    unsafe { (*sp).finish_shutdown() };
+    STATE.with(|s| s.set(ptr::null_mut()));
+    drop(worker);
+    // SAFETY: as above; the worker is gone, so nothing touches user memory now.
+    unsafe { (*sp).fail_leftovers() };
+    drop(st);
+}
+
+fn st_ref<'a>(sp: *mut State) -> &'a State {
+    // SAFETY: the state lives for the thread's loop; shared access only to read flags.
+    unsafe { &*sp }
+}
+
+fn with_state<R>(f: impl FnOnce(&mut State) -> R) -> Option<R> {
+    let sp = STATE.with(|s| s.get());
+    if sp.is_null() {
+        return None;
+    }
+    // SAFETY: UCX calls back only from ucp_worker_progress on the NIC thread, during
+    // which the loop holds no reference to the state.
+    Some(f(unsafe { &mut *sp }))
+}
+
+unsafe extern "C" fn am_cb(
+    arg: *mut c_void,
+    header: *const c_void,
+    header_length: usize,
+    data: *mut c_void,
+    length: usize,
+    param: *const u::ucp_am_recv_param_t,
+) -> u::ucs_status_t {
+    let am = arg as usize as u16;
+    let hdr = if header.is_null() {
+        None
+    } else {
+        // SAFETY: UCX hands a header of header_length bytes valid during the call.
+        Header::decode(unsafe { std::slice::from_raw_parts(header as *const u8, header_length) })
+    };
+    // SAFETY: param is valid during the call.
+    let attr = unsafe { (*param).recv_attr };
+    let rndv = attr & u::UCP_AM_RECV_ATTR_FLAG_RNDV as u64 != 0;
+    let Some(hdr) = hdr else {
+        // Not one of ours: dropped (a rendezvous sender is told it failed).
+        return if rndv { u::UCS_ERR_REJECTED } else { u::UCS_OK };
+    };
+    let (kept, owned) = if rndv {
+        (Kept::Rndv(data, length), true)
+    } else if attr & u::UCP_AM_RECV_ATTR_FLAG_DATA as u64 != 0 {
+        (Kept::Eager(data, length), true)
+    } else if length == 0 || data.is_null() {
+        (Kept::None, false)
+    } else {
+        // SAFETY: eager data valid during the call; copied, since UCX does not let
+        // us keep it.
+        let v = unsafe { std::slice::from_raw_parts(data as *const u8, length) }.to_vec();
+        (Kept::Owned(v), false)
+    };
+    let accepted = with_state(|st| st.incoming(Incoming { am, hdr, data: kept }));
+    match accepted {
+        // Ours now: released or consumed by the NIC (never by UCX after this).
+        Some(Ok(())) if owned => u::UCS_INPROGRESS,
+        Some(Ok(())) => u::UCS_OK,
+        // Refused before it was taken: UCX drops it.
+        _ if rndv => u::UCS_ERR_REJECTED,
+        _ => u::UCS_OK,
+    }
+}
+
+unsafe extern "C" fn send_cb(req: *mut c_void, status: u::ucs_status_t, user: *mut c_void) {
+    with_state(|st| st.finished(user, status, 0));
+    // SAFETY: a request UCX handed to us, finished; freed once.
+    unsafe { u::ucp_request_free(req) };
+}
+
+unsafe extern "C" fn recv_cb(req: *mut c_void, status: u::ucs_status_t, len: usize, user: *mut c_void) {
+    with_state(|st| st.finished(user, status, len));
+    // SAFETY: as in send_cb.
+    unsafe { u::ucp_request_free(req) };
+}
+
+unsafe extern "C" fn ep_err_cb(arg: *mut c_void, _ep: u::ucp_ep_h, status: u::ucs_status_t) {
+    let conn = arg as usize as u32;
+    with_state(|st| st.conn_failed(conn, status));
+}
+
+unsafe extern "C" fn close_cb(req: *mut c_void, _status: u::ucs_status_t, _user: *mut c_void) {
+    with_state(|st| st.closing.retain(|&r| r != req));
+    // SAFETY: as in send_cb.
+    unsafe { u::ucp_request_free(req) };
+}
+
+fn refused(code: ErrorCode) -> Error {
+    Error::with_context(
+        code,
+        match code {
+            ErrorCode::NotFound => {
+                "the remote side has no live export with this key (never exported, forged, or revoked by a stop or destroy of its mmap)"
+            }
+            ErrorCode::NotPermitted => {
+                "the remote side refused the access: its export does not grant it (permission, or another device)"
+            }
+            ErrorCode::InvalidValue => {
+                "the remote side refused the access: the range lies outside its exported memory, or the message is longer than the posted receive"
+            }
+            ErrorCode::ConnectionAborted => "the remote side ended the operation (stopped)",
+            _ => "the remote side refused the operation",
+        },
+    )
+}
+
+fn code_of(status: u64) -> ErrorCode {
+    ErrorCode::from_raw(status as i64 as i32).unwrap_or(ErrorCode::Unknown)
+}
+
+impl State {
+    /// Runs the queued commands; how many.
+    fn drain(&mut self) -> usize {
+        {
+            let mut q = self.shared.cmds.lock().unwrap_or_else(|e| e.into_inner());
+            std::mem::swap(&mut *q, &mut self.spare);
+        }
+        let mut cmds = std::mem::take(&mut self.spare);
+        let n = cmds.len();
+        for c in cmds.drain(..) {
+            self.command(c);
+        }
+        self.spare = cmds;
+        n
+    }
+
+    fn command(&mut self, c: Cmd) {
+        match c {
+            Cmd::Register { conn, key } => {
+                self.conns.insert(
+                    conn,
+                    Conn {
+                        key,
+                        state: ConnState::Registered,
+                        ep: ptr::null_mut(),
+                        peer_conn: 0,
+                        peer_key: 0,
+                        peer_ctx: 0,
+                        early: VecDeque::new(),
+                    },
+                );
+            }
+            Cmd::Connect { conn, desc } => self.connect(conn, desc),
+            Cmd::Disconnect { conn } => self.disconnect(conn, true),
+            Cmd::Recv { user, ptr, cap } => {
+                self.recvs.push_back(PostedRecv { user, ptr, cap });
+                self.match_receives();
+            }
+            Cmd::Send {
+                user,
+                conn,
+                ptr,
+                len,
+                imm,
+            } => {
+                let h = Header {
+                    flags: if imm.is_some() { F_IMM } else { 0 },
+                    c: u64::from(imm.unwrap_or(0)),
+                    ..Header::default()
+                };
+                self.request(op::SEND, PendKind::Send, conn, user, h, ptr as *mut u8, len, len);
+            }
+            Cmd::Write {
+                user,
+                conn,
+                ptr,
+                len,
+                token,
+                addr,
+                imm,
+            } => {
+                let h = Header {
+                    flags: if imm.is_some() { F_IMM } else { 0 },
+                    a: addr,
+                    b: len as u64,
+                    c: u64::from(imm.unwrap_or(0)),
+                    t0: token[0],
+                    t1: token[1],
+                    ..Header::default()
+                };
+                self.request(op::WRITE, PendKind::Write, conn, user, h, ptr as *mut u8, len, len);
+            }
+            Cmd::Read {
+                user,
+                conn,
+                ptr,
+                len,
+                token,
+                addr,
+            } => {
+                let h = Header {
+                    a: addr,
+                    b: len as u64,
+                    t0: token[0],
+                    t1: token[1],
+                    ..Header::default()
+                };
+                self.request(op::READ, PendKind::Read, conn, user, h, ptr, len, 0);
+            }
+            Cmd::Atomic {
+                user,
+                conn,
+                token,
+                addr,
+                cas,
+                b,
+                c,
+                result,
+            } => {
+                let h = Header {
+                    flags: if cas { F_CAS } else { 0 },
+                    a: addr,
+                    b,
+                    c,
+                    t0: token[0],
+                    t1: token[1],
+                    ..Header::default()
+                };
+                self.request(op::ATOMIC, PendKind::Atomic, conn, user, h, result, 8, 0);
+            }
+        }
+    }
+
+    fn connect(&mut self, conn: u32, desc: ConnDesc) {
+        let Some(c) = self.conns.get_mut(&conn) else {
+            return;
+        };
+        if c.state != ConnState::Registered {
+            return;
+        }
+        // SAFETY: zeroed endpoint params with the named fields set; the address bytes
+        // live across the call (UCX copies what it needs).
+        let (s, ep) = unsafe {
+            let mut p: u::ucp_ep_params_t = std::mem::zeroed();
+            p.field_mask = (u::UCP_EP_PARAM_FIELD_REMOTE_ADDRESS
+                | u::UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE
+                | u::UCP_EP_PARAM_FIELD_ERR_HANDLER) as u64;
+            p.address = desc.worker.as_ptr() as *const u::ucp_address_t;
+            p.err_mode = u::UCP_ERR_HANDLING_MODE_PEER;
+            p.err_handler.cb = Some(ep_err_cb);
+            p.err_handler.arg = conn as usize as *mut c_void;
+            let mut ep = ptr::null_mut();
+            (u::ucp_ep_create(self.w, &p, &mut ep), ep)
+        };
+        if s != u::UCS_OK {
+            c.state = ConnState::Closed;
+            self.sink.conn_event(conn, ConnEvent::Failed);
+            return;
+        }
+        c.ep = ep;
+        c.state = ConnState::Connected;
+        c.peer_conn = desc.conn;
+        c.peer_key = desc.key;
+        c.peer_ctx = desc.ctx_id;
+        let early = std::mem::take(&mut c.early);
+        for m in early {
+            let _ = self.dispatch(m);
+        }
+    }
+
+    fn disconnect(&mut self, conn: u32, tell: bool) {
+        let Some(c) = self.conns.get_mut(&conn) else {
+            return;
+        };
+        let was = c.state;
+        c.state = ConnState::Closed;
+        let ep = std::mem::replace(&mut c.ep, ptr::null_mut());
+        let early = std::mem::take(&mut c.early);
+        let (pc, pk) = (c.peer_conn, c.peer_key);
+        for m in early {
+            self.release(m.data);
+        }
+        if was == ConnState::Connected && !ep.is_null() {
+            if tell {
+                let h = Header {
+                    conn: pc,
+                    key: pk,
+                    ..Header::default()
+                };
+                let i = self.top_new(h.encode(), None, After::Nothing);
+                self.top_send(ep, op::DISCONNECT, i, ptr::null(), 0);
+            }
+            self.close_ep(ep, false);
+        }
+        self.fail_conn_ops(conn, ErrorCode::ConnectionAborted, "the connection was ended");
+        self.drop_unmatched_of(conn);
+    }
+
+    fn close_ep(&mut self, ep: u::ucp_ep_h, force: bool) {
+        // SAFETY: zeroed request params with the named fields; the endpoint is ours and
+        // not used after this.
+        let r = unsafe {
+            let mut p: u::ucp_request_param_t = std::mem::zeroed();
+            p.op_attr_mask = u::UCP_OP_ATTR_FIELD_CALLBACK | u::UCP_OP_ATTR_FIELD_FLAGS;
+            p.cb.send = Some(close_cb);
+            p.flags = if force { u::UCP_EP_CLOSE_FLAG_FORCE } else { 0 };
+            u::ucp_ep_close_nbx(ep, &p)
+        };
+        if u::ucs_ptr_is_ptr(r) {
+            self.closing.push(r);
+        }
+    }
+
+    fn conn_failed(&mut self, conn: u32, status: u::ucs_status_t) {
+        let Some(c) = self.conns.get_mut(&conn) else {
+            return;
+        };
+        if c.state == ConnState::Closed {
+            return;
+        }
+        c.state = ConnState::Closed;
+        let ep = std::mem::replace(&mut c.ep, ptr::null_mut());
+        if !ep.is_null() {
+            self.close_ep(ep, true);
+        }
+        let what = format!(
+            "the connection failed: {}",
+            crate::ucx::status_text(status)
+        );
+        self.fail_conn_ops(conn, ErrorCode::ConnectionReset, &what);
+        self.drop_unmatched_of(conn);
+        self.sink.conn_event(conn, ConnEvent::Failed);
+    }
+
+    fn fail_conn_ops(&mut self, conn: u32, code: ErrorCode, what: &str) {
+        for i in 0..self.pend.len() {
+            let p = &mut self.pend[i];
+            if p.live && p.conn == conn && p.answer.is_none() {
+                // Done once UCX lets go of the request's memory (closing the
+                // endpoint ends its requests).
+                p.answer = Some(Err(Error::with_context(code, what.to_string())));
+                self.pend_try_done(i as u32);
+            }
+        }
+    }
+
+    fn drop_unmatched_of(&mut self, conn: u32) {
+        let mut keep = VecDeque::with_capacity(self.unmatched.len());
+        while let Some(m) = self.unmatched.pop_front() {
+            if m.hdr.conn == conn {
+                self.release(m.data);
+            } else {
+                keep.push_back(m);
+            }
+        }
+        self.unmatched = keep;
+    }
+
+    fn release(&mut self, d: Kept) {
+        match d {
+            // SAFETY: data UCX let us keep (persistent eager data or a rendezvous
+            // descriptor), released once.
+            Kept::Eager(p, _) | Kept::Rndv(p, _) => unsafe { u::ucp_am_data_release(self.w, p) },
+            Kept::None | Kept::Owned(_) => {}
+        }
+    }
+
+    // ---- requester side ----
+
+    #[allow(clippy::too_many_arguments)]
+    fn request(
+        &mut self,
+        am: u16,
+        kind: PendKind,
+        conn: u32,
+        user: u64,
+        mut h: Header,
+        ptr: *mut u8,
+        len: usize,
+        payload: usize,
+    ) {
+        let (ep, pc, pk) = match self.conns.get(&conn) {
+            Some(c) if c.state == ConnState::Connected => (c.ep, c.peer_conn, c.peer_key),
+            _ => {
+                self.sink.complete(
+                    user,
+                    Err(Error::with_context(
+                        ErrorCode::NotConnected,
+                        "the RDMA connection is not connected (connect it, or it was ended)",
+                    )),
+                );
+                return;
+            }
+        };
+        let i = match self.pend_free.pop() {
+            Some(i) => i,
+            None => {
+                self.pend.push(Box::new(Pending {
+                    generation: 0,
+                    live: false,
+                    conn: 0,
+                    user: 0,
+                    kind,
+                    ptr: ptr::null_mut(),
+                    len: 0,
+                    sent: false,
+                    answer: None,
+                    busy: false,
+                    hdr: [0; HDR_LEN],
+                }));
+                (self.pend.len() - 1) as u32
+            }
+        };
+        let p = &mut self.pend[i as usize];
+        p.generation = p.generation.wrapping_add(1);
+        p.live = true;
+        p.conn = conn;
+        p.user = user;
+        p.kind = kind;
+        p.ptr = ptr;
+        p.len = len;
+        p.sent = false;
+        p.answer = None;
+        p.busy = false;
+        h.conn = pc;
+        h.key = pk;
+        h.req = (u64::from(p.generation) << 32) | u64::from(i);
+        p.hdr = h.encode();
+        let hp = p.hdr.as_ptr();
+        // SAFETY: the header lives in the boxed record until the send completes; the
+        // payload is the user's buffer, valid until the operation completes (the
+        // submit contract), which is after the send completes.
+        let r = unsafe {
+            let mut rp: u::ucp_request_param_t = std::mem::zeroed();
+            rp.op_attr_mask = u::UCP_OP_ATTR_FIELD_CALLBACK | u::UCP_OP_ATTR_FIELD_USER_DATA;
+            rp.cb.send = Some(send_cb);
+            rp.user_data = tag(T_PEND_SEND, i);
+            u::ucp_am_send_nbx(
+                ep,
+                u32::from(am),
+                hp as *const c_void,
+                HDR_LEN,
+                ptr as *const c_void,
+                payload,
+                &rp,
+            )
+        };
+        if u::ucs_ptr_is_err(r) {
+            let p = &mut self.pend[i as usize];
+            p.sent = true;
+            p.answer = Some(Err(ucx_error("sending the request failed", u::ucs_ptr_status(r))));
+            self.pend_try_done(i);
+        } else if !u::ucs_ptr_is_ptr(r) {
+            self.pend[i as usize].sent = true;
+            self.pend_try_done(i);
+        }
+    }
+
+    fn pend_try_done(&mut self, i: u32) {
+        let p = &mut self.pend[i as usize];
+        if !p.live || !p.sent || p.busy || p.answer.is_none() {
+            return;
+        }
+        p.live = false;
+        let (user, r) = (p.user, p.answer.take().unwrap_or(Ok(Done::empty())));
+        self.pend_free.push(i);
+        self.sink.complete(user, r);
+    }
+
+    fn pend_lookup(&self, conn: u32, req: u64) -> Option<u32> {
+        let i = (req & 0xffff_ffff) as u32;
+        let generation = (req >> 32) as u32;
+        let p = self.pend.get(i as usize)?;
+        (p.live && p.generation == generation && p.conn == conn && p.answer.is_none()).then_some(i)
+    }
+
+    fn answer(&mut self, m: Incoming) -> u::ucs_status_t {
+        let Some(i) = self.pend_lookup(m.hdr.conn, m.hdr.req) else {
+            self.release(m.data);
+            return u::UCS_OK;
+        };
+        let status = m.hdr.a;
+        let p = &mut self.pend[i as usize];
+        if status != 0 {
+            p.answer = Some(Err(refused(code_of(status))));
+            let d = m.data;
+            self.release(d);
+            self.pend_try_done(i);
+            return u::UCS_OK;
+        }
+        let conn = p.conn;
+        match (m.am, p.kind) {
+            (op::ACK, PendKind::Send | PendKind::Write) => {
+                p.answer = Some(Ok(Done {
+                    len: p.len as u64,
+                    conn,
+                    ..Done::empty()
+                }));
+            }
+            (op::ACK, PendKind::Atomic) => {
+                // SAFETY: the result buffer holds 8 bytes, valid until completion.
+                unsafe { ptr::write_unaligned(p.ptr as *mut u64, m.hdr.b) };
+                p.answer = Some(Ok(Done {
+                    len: 8,
+                    conn,
+                    value: m.hdr.b,
+                    ..Done::empty()
+                }));
+            }
+            (op::READ_RESP, PendKind::Read) => {
+                let n = m.data.len();
+                if n != p.len {
+                    p.answer = Some(Err(Error::with_context(
+                        ErrorCode::IoFailed,
+                        "the remote side answered a read with another length",
+                    )));
+                    self.release(m.data);
+                    self.pend_try_done(i);
+                    return u::UCS_OK;
+                }
+                let dst = p.ptr;
+                p.answer = Some(Ok(Done {
+                    len: n as u64,
+                    conn,
+                    ..Done::empty()
+                }));
+                match m.data {
+                    Kept::Eager(..) | Kept::Owned(_) => {
+                        if let Some(d) = m.data.here() {
+                            // SAFETY: the data holds n bytes; the user's destination
+                            // holds n (the read's length), valid until completion.
+                            unsafe { ptr::copy_nonoverlapping(d, dst, n) };
+                        }
+                        self.release(m.data);
+                    }
+                    Kept::Rndv(d, _) => {
+                        self.pend[i as usize].busy = true;
+                        // SAFETY: the destination holds n bytes until completion.
+                        let r = unsafe {
+                            let mut rp: u::ucp_request_param_t = std::mem::zeroed();
+                            rp.op_attr_mask =
+                                u::UCP_OP_ATTR_FIELD_CALLBACK | u::UCP_OP_ATTR_FIELD_USER_DATA;
+                            rp.cb.recv_am = Some(recv_cb);
+                            rp.user_data = tag(T_PEND_DATA, i);
+                            u::ucp_am_recv_data_nbx(self.w, d, dst as *mut c_void, n, &rp)
+                        };
+                        if !u::ucs_ptr_is_ptr(r) {
+                            let st = u::ucs_ptr_status(r);
+                            self.finished(tag(T_PEND_DATA, i), st, n);
+                        }
+                        return u::UCS_INPROGRESS;
+                    }
+                    Kept::None => {}
+                }
+            }
+            _ => {
+                p.answer = Some(Err(Error::with_context(
+                    ErrorCode::IoFailed,
+                    "the remote side answered with a message of another kind",
+                )));
+                self.release(m.data);
+            }
+        }
+        self.pend_try_done(i);
+        u::UCS_OK
+    }
+
+    /// A transport request of ours finished.
+    fn finished(&mut self, user: *mut c_void, status: u::ucs_status_t, _len: usize) {
+        let (kind, i) = untag(user);
+        match kind {
+            T_PEND_SEND => {
+                let Some(p) = self.pend.get_mut(i as usize) else {
+                    return;
+                };
+                p.sent = true;
+                if status != u::UCS_OK && p.answer.is_none() {
+                    p.answer = Some(Err(ucx_error("sending the request failed", status)));
+                }
+                self.pend_try_done(i);
+            }
+            T_PEND_DATA => {
+                let Some(p) = self.pend.get_mut(i as usize) else {
+                    return;
+                };
+                p.busy = false;
+                if status != u::UCS_OK {
+                    p.answer = Some(Err(ucx_error("receiving the read's bytes failed", status)));
+                }
+                self.pend_try_done(i);
+            }
+            T_TOP => self.top_finished(i, status),
+            _ => {}
+        }
+    }
+
+    // ---- target side ----
+
+    fn top_new(&mut self, hdr: [u8; HDR_LEN], guard: Option<NetAccess>, after: After) -> u32 {
+        let i = match self.tops_free.pop() {
+            Some(i) => i,
+            None => {
+                self.tops.push(Box::new(TargetOp {
+                    live: false,
+                    hdr: [0; HDR_LEN],
+                    guard: None,
+                    after: After::Nothing,
+                }));
+                (self.tops.len() - 1) as u32
+            }
+        };
+        let t = &mut self.tops[i as usize];
+        t.live = true;
+        t.hdr = hdr;
+        t.guard = guard;
+        t.after = after;
+        i
+    }
+
+    fn top_send(&mut self, ep: u::ucp_ep_h, am: u16, i: u32, data: *const u8, len: usize) {
+        let hp = self.tops[i as usize].hdr.as_ptr();
+        // SAFETY: the header lives in the boxed record, and the data under the record's
+        // guard (exported memory checked for this access), until the send completes.
+        let r = unsafe {
+            let mut rp: u::ucp_request_param_t = std::mem::zeroed();
+            rp.op_attr_mask = u::UCP_OP_ATTR_FIELD_CALLBACK | u::UCP_OP_ATTR_FIELD_USER_DATA;
+            rp.cb.send = Some(send_cb);
+            rp.user_data = tag(T_TOP, i);
+            u::ucp_am_send_nbx(
+                ep,
+                u32::from(am),
+                hp as *const c_void,
+                HDR_LEN,
+                data as *const c_void,
+                len,
+                &rp,
+            )
+        };
+        if !u::ucs_ptr_is_ptr(r) {
+            self.top_finished(i, u::ucs_ptr_status(r));
+        }
+    }
+
+    fn top_finished(&mut self, i: u32, status: u::ucs_status_t) {
+        let Some(t) = self.tops.get_mut(i as usize) else {
+            return;
+        };
+        if !t.live {
+            return;
+        }
+        t.live = false;
+        let guard = t.guard.take();
+        let after = std::mem::replace(&mut t.after, After::Nothing);
+        self.tops_free.push(i);
+        drop(guard);
+        let ok = status == u::UCS_OK;
+        match after {
+            After::Nothing => {}
+            After::WriteLanded {
+                conn,
+                req,
+                imm,
+                len,
+            } => {
+                if !ok {
+                    self.ack(conn, req, ErrorCode::IoFailed as i32 as u64, 0);
+                } else if let Some(imm) = imm {
+                    let hdr = Header {
+                        conn,
+                        req,
+                        flags: F_IMM,
+                        b: len,
+                        c: u64::from(imm),
+                        ..Header::default()
+                    };
+                    self.unmatched.push_back(Incoming {
+                        am: op::WRITE,
+                        hdr,
+                        data: Kept::None,
+                    });
+                    self.match_receives();
+                } else {
+                    self.ack(conn, req, 0, 0);
+                }
+            }
+            After::RecvLanded {
+                conn,
+                req,
+                user,
+                imm,
+                len,
+            } => {
+                if ok {
+                    self.sink.complete(
+                        user,
+                        Ok(Done {
+                            len,
+                            imm,
+                            conn,
+                            opcode: if imm.is_some() {
+                                RecvOpcode::SendImm
+                            } else {
+                                RecvOpcode::Send
+                            },
+                            value: 0,
+                        }),
+                    );
+                    self.ack(conn, req, 0, 0);
+                } else {
+                    self.sink.complete(
+                        user,
+                        Err(ucx_error("receiving the message's bytes failed", status)),
+                    );
+                    self.ack(conn, req, ErrorCode::IoFailed as i32 as u64, 0);
+                }
+            }
+        }
+    }
+
+    /// Answers request `req` of the peer of local connection `conn`.
+    fn ack(&mut self, conn: u32, req: u64, status: u64, value: u64) {
+        let Some(c) = self.conns.get(&conn) else {
+            return;
+        };
+        if c.state != ConnState::Connected {
+            return;
+        }
+        let h = Header {
+            conn: c.peer_conn,
+            key: c.peer_key,
+            req,
+            a: status,
+            b: value,
+            ..Header::default()
+        };
+        let ep = c.ep;
+        let i = self.top_new(h.encode(), None, After::Nothing);
+        self.top_send(ep, op::ACK, i, ptr::null(), 0);
+    }
+
+    /// A message came; refused (and left to UCX) unless it names a connection of this
+    /// context with its key.
+    fn incoming(&mut self, m: Incoming) -> std::result::Result<(), ()> {
+        if !self.conns.contains_key(&m.hdr.conn) {
+            // Perhaps registered by a command not run yet.
+            self.drain();
+        }
+        let ok = self
+            .conns
+            .get(&m.hdr.conn)
+            .is_some_and(|c| c.key == m.hdr.key && c.state != ConnState::Closed);
+        if !ok {
+            // Unknown connection or wrong key: dropped without an answer.
+            return Err(());
+        }
+        self.dispatch(m);
+        Ok(())
+    }
+
+    fn dispatch(&mut self, m: Incoming) -> u::ucs_status_t {
+        let conn = m.hdr.conn;
+        match m.am {
+            op::ACK | op::READ_RESP => return self.answer(m),
+            op::DISCONNECT => {
+                let was = self.conns.get(&conn).map(|c| c.state);
+                self.disconnect(conn, false);
+                if was == Some(ConnState::Connected) {
+                    self.sink.conn_event(conn, ConnEvent::Disconnected);
+                }
+                return u::UCS_OK;
+            }
+            _ => {}
+        }
+        let connected = self
+            .conns
+            .get(&conn)
+            .is_some_and(|c| c.state == ConnState::Connected);
+        if !connected {
+            // The answer needs this side's endpoint: keep the request until connect.
+            let keep = !matches!(m.data, Kept::None);
+            if let Some(c) = self.conns.get_mut(&conn) {
+                c.early.push_back(m);
+            }
+            return if keep {
+                u::UCS_INPROGRESS
+            } else {
+                u::UCS_OK
+            };
+        }
+        match m.am {
+            op::SEND => {
+                let keep = !matches!(m.data, Kept::None);
+                self.unmatched.push_back(m);
+                let st = self.match_receives_status();
+                if keep && st { u::UCS_INPROGRESS } else { u::UCS_OK }
+            }
+            op::WRITE => self.target_write(m),
+            op::READ => {
+                self.target_read(m);
+                u::UCS_OK
+            }
+            op::ATOMIC => {
+                self.target_atomic(m);
+                u::UCS_OK
+            }
+            _ => {
+                self.release(m.data);
+                u::UCS_OK
+            }
+        }
+    }
+
+    fn match_receives(&mut self) {
+        let _ = self.match_receives_status();
+    }
+
+    /// Matches kept messages with posted receives. Whether the data of the message
+    /// that came last stays kept by UCX (so its handler must say "in progress").
+    fn match_receives_status(&mut self) -> bool {
+        while !self.recvs.is_empty() && !self.unmatched.is_empty() {
+            let (Some(r), Some(m)) = (self.recvs.pop_front(), self.unmatched.pop_front()) else {
+                break;
+            };
+            let conn = m.hdr.conn;
+            let imm = (m.hdr.flags & F_IMM != 0).then_some(m.hdr.c as u32);
+            if m.am == op::WRITE {
+                // A write with immediate: its bytes are in; the receive gets the
+                // immediate only.
+                self.sink.complete(
+                    r.user,
+                    Ok(Done {
+                        len: m.hdr.b,
+                        imm,
+                        conn,
+                        opcode: RecvOpcode::WriteImm,
+                        value: 0,
+                    }),
+                );
+                self.ack(conn, m.hdr.req, 0, 0);
+                continue;
+            }
+            let n = m.data.len();
+            if n > r.cap {
+                self.release(m.data);
+                self.sink.complete(
+                    r.user,
+                    Err(Error::with_context(
+                        ErrorCode::InvalidValue,
+                        format!(
+                            "a {n}-byte message came for a {}-byte receive buffer",
+                            r.cap
+                        ),
+                    )),
+                );
+                self.ack(conn, m.hdr.req, ErrorCode::InvalidValue as i32 as u64, 0);
+                continue;
+            }
+            match m.data {
+                Kept::None | Kept::Eager(..) | Kept::Owned(_) => {
+                    if let Some(d) = m.data.here() {
+                        // SAFETY: the data holds n bytes; the receive buffer holds at
+                        // least n (checked), valid until its completion.
+                        unsafe { ptr::copy_nonoverlapping(d, r.ptr, n) };
+                    }
+                    self.release(m.data);
+                    self.sink.complete(
+                        r.user,
+                        Ok(Done {
+                            len: n as u64,
+                            imm,
+                            conn,
+                            opcode: if imm.is_some() {
+                                RecvOpcode::SendImm
+                            } else {
+                                RecvOpcode::Send
+                            },
+                            value: 0,
+                        }),
+                    );
+                    self.ack(conn, m.hdr.req, 0, 0);
+                }
+                Kept::Rndv(d, _) => {
+                    let after = After::RecvLanded {
+                        conn,
+                        req: m.hdr.req,
+                        user: r.user,
+                        imm,
+                        len: n as u64,
+                    };
+                    let i = self.top_new([0; HDR_LEN], None, after);
+                    self.recv_into(d, r.ptr, n, i);
+                }
+            }
+        }
+        // What came last is still waiting (kept) when nothing matched it.
+        !self.unmatched.is_empty()
+    }
+
+    fn recv_into(&mut self, desc: *mut c_void, dst: *mut u8, n: usize, i: u32) {
+        // SAFETY: `dst` holds n bytes until the target op finishes (a receive buffer,
+        // or exported memory under the op's guard).
+        let r = unsafe {
+            let mut rp: u::ucp_request_param_t = std::mem::zeroed();
+            rp.op_attr_mask = u::UCP_OP_ATTR_FIELD_CALLBACK | u::UCP_OP_ATTR_FIELD_USER_DATA;
+            rp.cb.recv_am = Some(recv_cb);
+            rp.user_data = tag(T_TOP, i);
+            u::ucp_am_recv_data_nbx(self.w, desc, dst as *mut c_void, n, &rp)
+        };
+        if !u::ucs_ptr_is_ptr(r) {
+            self.top_finished(i, u::ucs_ptr_status(r));
+        }
+    }
+
+    fn target_write(&mut self, m: Incoming) -> u::ucs_status_t {
+        let h = m.hdr;
+        let n = m.data.len();
+        let access = if h.b != n as u64 {
+            Err(ErrorCode::InvalidValue)
+        } else {
+            net::access([h.t0, h.t1], h.a, h.b, AccessFlags::RDMA_WRITE, self.dev)
+                .map_err(|e| e.code())
+        };
+        let g = match access {
+            Ok(g) => g,
+            Err(code) => {
+                self.release(m.data);
+                self.ack(h.conn, h.req, code as i32 as u64, 0);
+                return u::UCS_OK;
+            }
+        };
+        let imm = (h.flags & F_IMM != 0).then_some(h.c as u32);
+        let after = After::WriteLanded {
+            conn: h.conn,
+            req: h.req,
+            imm,
+            len: h.b,
+        };
+        match m.data {
+            Kept::Rndv(d, _) => {
+                let dst = g.ptr();
+                let i = self.top_new([0; HDR_LEN], Some(g), after);
+                self.recv_into(d, dst, n, i);
+                u::UCS_INPROGRESS
+            }
+            Kept::Eager(..) | Kept::Owned(_) => {
+                if let Some(d) = m.data.here() {
+                    // SAFETY: the guard checked that [ptr, ptr + n) is exported
+                    // writable memory, live until the guard drops; the data holds n
+                    // bytes.
+                    unsafe { ptr::copy(d, g.ptr(), n) };
+                }
+                self.release(m.data);
+                let i = self.top_new([0; HDR_LEN], Some(g), after);
+                self.top_finished(i, u::UCS_OK);
+                u::UCS_OK
+            }
+            Kept::None => {
+                let i = self.top_new([0; HDR_LEN], Some(g), after);
+                self.top_finished(i, u::UCS_OK);
+                u::UCS_OK
+            }
+        }
+    }
+
+    fn target_read(&mut self, m: Incoming) {
+        let h = m.hdr;
+        self.release(m.data);
+        let Some(c) = self.conns.get(&h.conn) else {
+            return;
+        };
+        let (ep, pc, pk) = (c.ep, c.peer_conn, c.peer_key);
+        let answer = |status: u64| {
+            Header {
+                conn: pc,
+                key: pk,
+                req: h.req,
+                a: status,
+                ..Header::default()
+            }
+            .encode()
+        };
+        match net::access([h.t0, h.t1], h.a, h.b, AccessFlags::RDMA_READ, self.dev) {
+            Ok(g) => {
+                let (p, n) = (g.ptr() as *const u8, g.len());
+                let i = self.top_new(answer(0), Some(g), After::Nothing);
+                self.top_send(ep, op::READ_RESP, i, p, n);
+            }
+            Err(e) => {
+                let i = self.top_new(answer(e.code() as i32 as u64), None, After::Nothing);
+                self.top_send(ep, op::READ_RESP, i, ptr::null(), 0);
+            }
+        }
+    }
+
+    fn target_atomic(&mut self, m: Incoming) {
+        let h = m.hdr;
+        self.release(m.data);
+        let r = if h.a % 8 != 0 {
+            Err(ErrorCode::InvalidValue)
+        } else {
+            net::access([h.t0, h.t1], h.a, 8, AccessFlags::RDMA_ATOMIC, self.dev)
+                .map_err(|e| e.code())
+        };
+        match r {
+            Ok(g) => {
+                // SAFETY: 8 aligned bytes of exported memory (checked), live while the
+                // guard is; other atomics of this NIC run on this thread, and local
+                // users of the memory agree to atomics by granting RDMA_ATOMIC.
+                let a = unsafe { &*(g.ptr() as *const std::sync::atomic::AtomicU64) };
+                let old = if h.flags & F_CAS != 0 {
+                    match a.compare_exchange(h.b, h.c, Ordering::SeqCst, Ordering::SeqCst) {
+                        Ok(v) | Err(v) => v,
+                    }
+                } else {
+                    a.fetch_add(h.b, Ordering::SeqCst)
+                };
+                drop(g);
+                self.ack(h.conn, h.req, 0, old);
+            }
+            Err(code) => self.ack(h.conn, h.req, code as i32 as u64, 0),
+        }
+    }
+
+    /// First half of the end: goodbyes, closes, pending receives failed.
+    fn begin_shutdown(&mut self) {
+        let conns: Vec<u32> = self.conns.keys().copied().collect();
+        for c in conns {
+            self.disconnect(c, true);
+        }
+        while let Some(m) = self.unmatched.pop_front() {
+            self.release(m.data);
+        }
+        for r in std::mem::take(&mut self.recvs) {
+            self.sink.complete(
+                r.user,
+                Err(Error::with_context(
+                    ErrorCode::ConnectionAborted,
+                    "the RDMA context stopped",
+                )),
+            );
+        }
+    }
+
+    fn busy(&self) -> bool {
+        !self.closing.is_empty()
+            || self.tops.iter().any(|t| t.live)
+            || self.pend.iter().any(|p| p.live)
+    }
+
+    /// Second half, once the worker made what progress it could: requests still in
+    /// flight are cancelled, and operations still pending end with an error.
+    fn finish_shutdown(&mut self) {
+        for r in std::mem::take(&mut self.closing) {
+            // SAFETY: requests still in flight at the end: cancelled and freed.
+            unsafe {
+                u::ucp_request_cancel(self.w, r);
+                u::ucp_request_free(r);
+            }
+        }
+        for t in &mut self.tops {
+            t.guard = None;
+            t.live = false;
+        }
+    }
+
+    /// After the worker is gone (no transport touches user memory any more): the
+    /// operations that did not end.
+    fn fail_leftovers(&mut self) {
+        for i in 0..self.pend.len() {
+            let p = &mut self.pend[i];
+            if p.live {
+                p.live = false;
+                let r = p.answer.take().unwrap_or_else(|| {
+                    Err(Error::with_context(
+                        ErrorCode::ConnectionAborted,
+                        "the RDMA context stopped before the operation ended",
+                    ))
+                });
+                self.sink.complete(p.user, r);
+            }
+        }
+    }
+}
+
+impl Done {
+    fn empty() -> Done {
+        Done {
+            len: 0,
+            imm: None,
+            conn: 0,
+            opcode: RecvOpcode::Send,
+            value: 0,
+        }
+    }
+}
+

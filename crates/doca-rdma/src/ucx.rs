@@ -1,0 +1,136 @@
+//! The UCX pieces the software NIC stands on: the process's UCP context, a worker per
+//! RDMA context, status translation.
+
+use doca_core::{Error, ErrorCode, Result};
+use std::sync::OnceLock;
+use ucx_sys as u;
+
+/// The process's UCP context (active messages, wake-up, RMA and atomics for the
+/// benchmark's raw peers), made on first use.
+pub(crate) struct UcpContext(pub(crate) u::ucp_context_h);
+
+// SAFETY: the context is made with `mt_workers_shared`, so workers of several threads
+// may use it; it is never cleaned up (it lives as long as the process).
+unsafe impl Send for UcpContext {}
+// SAFETY: as above.
+unsafe impl Sync for UcpContext {}
+
+pub(crate) fn status_text(s: u::ucs_status_t) -> String {
+    // SAFETY: ucs_status_string returns a static C string for any status.
+    unsafe {
+        let p = u::ucs_status_string(s);
+        if p.is_null() {
+            return format!("UCX status {s}");
+        }
+        std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned()
+    }
+}
+
+/// The DOCA error for a UCX failure `s` while doing `what`.
+pub(crate) fn ucx_error(what: &str, s: u::ucs_status_t) -> Error {
+    let code = match s {
+        u::UCS_ERR_NO_MEMORY | u::UCS_ERR_NO_RESOURCE => ErrorCode::NoMemory,
+        u::UCS_ERR_UNREACHABLE | u::UCS_ERR_CONNECTION_RESET | u::UCS_ERR_ENDPOINT_TIMEOUT => {
+            ErrorCode::ConnectionReset
+        }
+        u::UCS_ERR_CANCELED => ErrorCode::ConnectionAborted,
+        u::UCS_ERR_TIMED_OUT => ErrorCode::TimeOut,
+        u::UCS_ERR_INVALID_PARAM | u::UCS_ERR_INVALID_ADDR => ErrorCode::InvalidValue,
+        u::UCS_ERR_UNSUPPORTED => ErrorCode::NotSupported,
+        _ => ErrorCode::IoFailed,
+    };
+    Error::with_context(code, format!("{what}: {}", status_text(s)))
+}
+
+/// The process's UCP context.
+pub(crate) fn context() -> Result<&'static UcpContext> {
+    static CTX: OnceLock<std::result::Result<UcpContext, (i8, String)>> = OnceLock::new();
+    let r = CTX.get_or_init(|| {
+        // SAFETY: zeroed params with only the fields named in field_mask set; the
+        // context pointer is written by ucp_init on success.
+        unsafe {
+            let mut p: u::ucp_params_t = std::mem::zeroed();
+            p.field_mask = (u::UCP_PARAM_FIELD_FEATURES | u::UCP_PARAM_FIELD_MT_WORKERS_SHARED)
+                as u64;
+            p.features = (u::UCP_FEATURE_AM
+                | u::UCP_FEATURE_WAKEUP
+                | u::UCP_FEATURE_RMA
+                | u::UCP_FEATURE_AMO64) as u64;
+            p.mt_workers_shared = 1;
+            let mut ctx = std::ptr::null_mut();
+            let s = u::ucp_init(&p, std::ptr::null(), &mut ctx);
+            if s != u::UCS_OK {
+                return Err((s, "UCX (ucp_init) did not start".to_string()));
+            }
+            Ok(UcpContext(ctx))
+        }
+    });
+    match r {
+        Ok(c) => Ok(c),
+        Err((s, what)) => Err(ucx_error(what, *s)),
+    }
+}
+
+/// A UCP worker, used by one thread at a time (the NIC's).
+pub(crate) struct Worker {
+    pub(crate) w: u::ucp_worker_h,
+    /// Its address, as remote sides reach it.
+    pub(crate) address: Vec<u8>,
+}
+
+// SAFETY: the worker is made here and then used only by the NIC thread it moves to
+// (`ucp_worker_signal`, the one call of other threads, is safe from any thread).
+unsafe impl Send for Worker {}
+
+impl Worker {
+    pub(crate) fn new() -> Result<Worker> {
+        let ctx = context()?;
+        // SAFETY: zeroed params with only the named fields set; on success the worker
+        // and its address are ours until released.
+        unsafe {
+            let mut wp: u::ucp_worker_params_t = std::mem::zeroed();
+            wp.field_mask = u::UCP_WORKER_PARAM_FIELD_THREAD_MODE as u64;
+            wp.thread_mode = u::UCS_THREAD_MODE_SINGLE;
+            let mut w = std::ptr::null_mut();
+            let s = u::ucp_worker_create(ctx.0, &wp, &mut w);
+            if s != u::UCS_OK {
+                return Err(ucx_error("cannot create a UCX worker", s));
+            }
+            let mut a = std::ptr::null_mut();
+            let mut n = 0usize;
+            let s = u::ucp_worker_get_address(w, &mut a, &mut n);
+            if s != u::UCS_OK {
+                u::ucp_worker_destroy(w);
+                return Err(ucx_error("cannot get the UCX worker's address", s));
+            }
+            let address = std::slice::from_raw_parts(a as *const u8, n).to_vec();
+            u::ucp_worker_release_address(w, a);
+            Ok(Worker { w, address })
+        }
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        // SAFETY: the worker is ours and no endpoint or request of it is used after this.
+        unsafe { u::ucp_worker_destroy(self.w) };
+    }
+}
+
+/// A worker handle other threads may wake.
+#[derive(Clone, Copy)]
+pub(crate) struct Signal(pub(crate) u::ucp_worker_h);
+
+// SAFETY: only `ucp_worker_signal` is called through it, which UCX allows from any
+// thread; the worker outlives every Signal (the NIC joins its thread before the worker
+// goes, and its users hold the NIC).
+unsafe impl Send for Signal {}
+// SAFETY: as above.
+unsafe impl Sync for Signal {}
+
+impl Signal {
+    pub(crate) fn wake(&self) {
+        // SAFETY: see the type's Send/Sync note.
+        unsafe { u::ucp_worker_signal(self.0) };
+    }
+}

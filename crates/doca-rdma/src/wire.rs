@@ -1,0 +1,263 @@
+//! What crosses the network besides UCX's own protocol: the connection descriptor a
+//! program passes out of band (`doca_rdma_export` / `doca_rdma_connect`), and the fixed
+//! header of every active message between two RDMA contexts. Both come from another
+//! machine and are untrusted: decoding checks every field, and every message names the
+//! receiving connection's secret key.
+
+use doca_core::{Error, ErrorCode, Result};
+
+const MAGIC: [u8; 8] = *b"DOCARDMA";
+const VERSION: u16 = 1;
+/// Bytes of a descriptor around the worker address.
+pub const DESC_OVERHEAD: usize = 48;
+/// Longest UCX worker address a descriptor carries.
+pub const MAX_WORKER_ADDR: usize = 64 * 1024;
+
+/// A connection descriptor: which connection of which context, its secret, and how
+/// UCX reaches that context's worker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnDesc {
+    /// The connection's number in the exporting context.
+    pub conn: u32,
+    /// The secret every message to that connection carries.
+    pub key: u64,
+    /// The exporting context's random identity (a connection is refused twice).
+    pub ctx_id: u64,
+    /// The UCX worker address of the exporting context.
+    pub worker: Vec<u8>,
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+fn invalid(msg: impl Into<std::borrow::Cow<'static, str>>) -> Error {
+    Error::with_context(ErrorCode::InvalidValue, msg)
+}
+
+impl ConnDesc {
+    /// The descriptor's bytes.
+    pub fn encode(&self) -> Vec<u8> {
+        let n = DESC_OVERHEAD + self.worker.len();
+        let mut b = Vec::with_capacity(n);
+        b.extend_from_slice(&MAGIC);
+        b.extend_from_slice(&VERSION.to_le_bytes());
+        b.extend_from_slice(&[1, 0]);
+        b.extend_from_slice(&(n as u32).to_le_bytes());
+        b.extend_from_slice(&self.conn.to_le_bytes());
+        b.extend_from_slice(&(self.worker.len() as u32).to_le_bytes());
+        b.extend_from_slice(&self.key.to_le_bytes());
+        b.extend_from_slice(&self.ctx_id.to_le_bytes());
+        b.extend_from_slice(&self.worker);
+        let sum = fnv1a(&b);
+        b.extend_from_slice(&sum.to_le_bytes());
+        b
+    }
+
+    /// Parses and checks a descriptor's form (whether a live context stands behind
+    /// it shows when the connection is used).
+    pub fn decode(b: &[u8]) -> Result<ConnDesc> {
+        if b.len() < 12 || b[0..8] != MAGIC {
+            return Err(invalid(
+                "the RDMA connection descriptor is not one (wrong magic or too short): pass the bytes doca_rdma_export gave the other side",
+            ));
+        }
+        let version = u16::from_le_bytes([b[8], b[9]]);
+        if version != VERSION {
+            return Err(Error::with_context(
+                ErrorCode::NotSupported,
+                format!(
+                    "RDMA connection descriptor version {version} is not supported (this library reads version {VERSION})"
+                ),
+            ));
+        }
+        if b.len() < DESC_OVERHEAD {
+            return Err(invalid(format!(
+                "the RDMA connection descriptor is {} bytes, shorter than any whole one (truncated?)",
+                b.len()
+            )));
+        }
+        let u32_at = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+        let u64_at = |i: usize| {
+            let mut x = [0u8; 8];
+            x.copy_from_slice(&b[i..i + 8]);
+            u64::from_le_bytes(x)
+        };
+        let total = u32_at(12) as usize;
+        let wlen = u32_at(20) as usize;
+        if b[10] != 1 || b[11] != 0 {
+            return Err(invalid("the RDMA connection descriptor's header is damaged"));
+        }
+        if wlen == 0 || wlen > MAX_WORKER_ADDR || total != DESC_OVERHEAD + wlen {
+            return Err(invalid(
+                "the RDMA connection descriptor's lengths are damaged",
+            ));
+        }
+        if b.len() != total {
+            return Err(invalid(format!(
+                "the RDMA connection descriptor is {} bytes; a whole one is {total} (truncated or padded?)",
+                b.len()
+            )));
+        }
+        if u64_at(total - 8) != fnv1a(&b[..total - 8]) {
+            return Err(invalid(
+                "the RDMA connection descriptor's checksum does not match (damaged in transit?)",
+            ));
+        }
+        Ok(ConnDesc {
+            conn: u32_at(16),
+            key: u64_at(24),
+            ctx_id: u64_at(32),
+            worker: b[40..40 + wlen].to_vec(),
+        })
+    }
+}
+
+/// Active message kinds (UCX AM ids).
+pub mod op {
+    /// A message for a posted receive (send, send with immediate).
+    pub const SEND: u16 = 1;
+    /// Bytes for the target's memory (write, write with immediate).
+    pub const WRITE: u16 = 2;
+    /// A request for bytes of the target's memory.
+    pub const READ: u16 = 3;
+    /// An atomic operation on 8 bytes of the target's memory.
+    pub const ATOMIC: u16 = 4;
+    /// The target's answer to a send, write or atomic.
+    pub const ACK: u16 = 5;
+    /// The target's answer to a read, with the bytes.
+    pub const READ_RESP: u16 = 6;
+    /// The peer ends the connection.
+    pub const DISCONNECT: u16 = 7;
+    /// Highest AM id in use.
+    pub const LAST: u16 = 7;
+}
+
+/// Header flag: the send or write carries immediate data.
+pub const F_IMM: u8 = 1;
+/// Header flag: the atomic is a compare-and-swap (else fetch-and-add).
+pub const F_CAS: u8 = 2;
+
+/// Size of [`Header`] on the wire.
+pub const HDR_LEN: usize = 64;
+
+/// The header of every message: which connection of the receiver it is for (and that
+/// connection's key), the sender's request number, and operands.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Header {
+    /// [`F_IMM`], [`F_CAS`].
+    pub flags: u8,
+    /// The receiving context's connection number.
+    pub conn: u32,
+    /// That connection's key.
+    pub key: u64,
+    /// The requester's request number (answers carry it back).
+    pub req: u64,
+    /// Operand: remote address; an answer's status.
+    pub a: u64,
+    /// Operand: length, compare or add value; an answer's value.
+    pub b: u64,
+    /// Operand: immediate data, swap value.
+    pub c: u64,
+    /// The remote memory's export token (first half; second in `t1`).
+    pub t0: u64,
+    /// The token's second half.
+    pub t1: u64,
+}
+
+impl Header {
+    /// Wire bytes.
+    pub fn encode(&self) -> [u8; HDR_LEN] {
+        let mut o = [0u8; HDR_LEN];
+        o[0] = self.flags;
+        o[4..8].copy_from_slice(&self.conn.to_le_bytes());
+        o[8..16].copy_from_slice(&self.key.to_le_bytes());
+        o[16..24].copy_from_slice(&self.req.to_le_bytes());
+        o[24..32].copy_from_slice(&self.a.to_le_bytes());
+        o[32..40].copy_from_slice(&self.b.to_le_bytes());
+        o[40..48].copy_from_slice(&self.c.to_le_bytes());
+        o[48..56].copy_from_slice(&self.t0.to_le_bytes());
+        o[56..64].copy_from_slice(&self.t1.to_le_bytes());
+        o
+    }
+
+    /// Parses a header; `None` unless exactly [`HDR_LEN`] bytes with zero padding.
+    pub fn decode(b: &[u8]) -> Option<Header> {
+        if b.len() != HDR_LEN || b[1..4] != [0, 0, 0] {
+            return None;
+        }
+        let u64_at = |i: usize| {
+            let mut x = [0u8; 8];
+            x.copy_from_slice(&b[i..i + 8]);
+            u64::from_le_bytes(x)
+        };
+        Some(Header {
+            flags: b[0],
+            conn: u32::from_le_bytes([b[4], b[5], b[6], b[7]]),
+            key: u64_at(8),
+            req: u64_at(16),
+            a: u64_at(24),
+            b: u64_at(32),
+            c: u64_at(40),
+            t0: u64_at(48),
+            t1: u64_at(56),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn desc() -> ConnDesc {
+        ConnDesc {
+            conn: 3,
+            key: 0xfeed_beef,
+            ctx_id: 42,
+            worker: (0..100u8).collect(),
+        }
+    }
+
+    #[test]
+    fn descriptors_round_trip_and_damage_is_refused() {
+        let d = desc();
+        let b = d.encode();
+        assert_eq!(ConnDesc::decode(&b).unwrap(), d);
+        for i in 0..b.len() * 8 {
+            let mut m = b.clone();
+            m[i / 8] ^= 1 << (i % 8);
+            assert!(ConnDesc::decode(&m).is_err(), "bit {i}");
+        }
+        for n in 0..b.len() {
+            assert!(ConnDesc::decode(&b[..n]).is_err(), "length {n}");
+        }
+        let mut long = b.clone();
+        long.push(0);
+        assert!(ConnDesc::decode(&long).is_err());
+    }
+
+    #[test]
+    fn headers_round_trip_and_other_lengths_are_refused() {
+        let h = Header {
+            flags: F_IMM,
+            conn: 9,
+            key: 1,
+            req: 2,
+            a: 3,
+            b: 4,
+            c: 5,
+            t0: 6,
+            t1: 7,
+        };
+        assert_eq!(Header::decode(&h.encode()), Some(h));
+        assert_eq!(Header::decode(&h.encode()[..HDR_LEN - 1]), None);
+        let mut bad = h.encode();
+        bad[2] = 1;
+        assert_eq!(Header::decode(&bad), None);
+    }
+}
