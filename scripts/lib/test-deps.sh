@@ -9,6 +9,8 @@
 #     library and does not count);
 #   - the C interface's tests: cc, c++, pkg-config, valgrind, meson and ninja, and
 #     rdma-core's <infiniband/verbs.h> (doca_rdma_bridge.h includes it);
+#   - doca-rdma: UCX (libucx-dev), and iproute2's ip for the tests that put the two
+#     sides in two network namespaces;
 #   - libisal.so.2's engine tests: Debian's liberasurecode with its headers (pyeclib is
 #     built against it from PyPI's source), and a python3 that can make a virtual
 #     environment and build C extensions.
@@ -40,6 +42,8 @@ test_packages_missing() {
     have_libclang || echo libclang-dev
     [ -f /usr/include/infiniband/verbs.h ] || echo libibverbs-dev
     [ -f /usr/include/liberasurecode/erasurecode.h ] || echo liberasurecode-dev
+    [ -f /usr/include/ucp/api/ucp.h ] || echo libucx-dev
+    command -v ip >/dev/null 2>&1 || echo iproute2
     if command -v python3 >/dev/null 2>&1; then
         python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || echo python3-venv
         python3 -c 'import os, sysconfig; p = sysconfig.get_paths()["include"]; assert os.path.exists(os.path.join(p, "Python.h"))' \

@@ -441,8 +441,12 @@ struct State {
     sink: Arc<dyn Sink>,
     dev: u32,
     conns: HashMap<u32, Conn>,
+    /// Boxed: UCX reads a record's header bytes while the vector may grow.
+    #[allow(clippy::vec_box)]
     pend: Vec<Box<Pending>>,
     pend_free: Vec<u32>,
+    /// Boxed, as `pend`.
+    #[allow(clippy::vec_box)]
     tops: Vec<Box<TargetOp>>,
     tops_free: Vec<u32>,
     recvs: VecDeque<PostedRecv>,
@@ -608,7 +612,13 @@ unsafe extern "C" fn am_cb(
         let v = unsafe { std::slice::from_raw_parts(data as *const u8, length) }.to_vec();
         (Kept::Owned(v), false)
     };
-    let accepted = with_state(|st| st.incoming(Incoming { am, hdr, data: kept }));
+    let accepted = with_state(|st| {
+        st.incoming(Incoming {
+            am,
+            hdr,
+            data: kept,
+        })
+    });
     match accepted {
         // Ours now: released or consumed by the NIC (never by UCX after this).
         Some(Ok(())) if owned => u::UCS_INPROGRESS,
@@ -625,7 +635,12 @@ unsafe extern "C" fn send_cb(req: *mut c_void, status: u::ucs_status_t, user: *m
     unsafe { u::ucp_request_free(req) };
 }
 
-unsafe extern "C" fn recv_cb(req: *mut c_void, status: u::ucs_status_t, len: usize, user: *mut c_void) {
+unsafe extern "C" fn recv_cb(
+    req: *mut c_void,
+    status: u::ucs_status_t,
+    len: usize,
+    user: *mut c_void,
+) {
     with_state(|st| st.finished(user, status, len));
     // SAFETY: as in send_cb.
     unsafe { u::ucp_request_free(req) };
@@ -715,7 +730,16 @@ impl State {
                     c: u64::from(imm.unwrap_or(0)),
                     ..Header::default()
                 };
-                self.request(op::SEND, PendKind::Send, conn, user, h, ptr as *mut u8, len, len);
+                self.request(
+                    op::SEND,
+                    PendKind::Send,
+                    conn,
+                    user,
+                    h,
+                    ptr as *mut u8,
+                    len,
+                    len,
+                );
             }
             Cmd::Write {
                 user,
@@ -735,7 +759,16 @@ impl State {
                     t1: token[1],
                     ..Header::default()
                 };
-                self.request(op::WRITE, PendKind::Write, conn, user, h, ptr as *mut u8, len, len);
+                self.request(
+                    op::WRITE,
+                    PendKind::Write,
+                    conn,
+                    user,
+                    h,
+                    ptr as *mut u8,
+                    len,
+                    len,
+                );
             }
             Cmd::Read {
                 user,
@@ -839,7 +872,11 @@ impl State {
             }
             self.close_ep(ep, false);
         }
-        self.fail_conn_ops(conn, ErrorCode::ConnectionAborted, "the connection was ended");
+        self.fail_conn_ops(
+            conn,
+            ErrorCode::ConnectionAborted,
+            "the connection was ended",
+        );
         self.drop_unmatched_of(conn);
     }
 
@@ -870,10 +907,7 @@ impl State {
         if !ep.is_null() {
             self.close_ep(ep, true);
         }
-        let what = format!(
-            "the connection failed: {}",
-            crate::ucx::status_text(status)
-        );
+        let what = format!("the connection failed: {}", crate::ucx::status_text(status));
         self.fail_conn_ops(conn, ErrorCode::ConnectionReset, &what);
         self.drop_unmatched_of(conn);
         self.sink.conn_event(conn, ConnEvent::Failed);
@@ -995,7 +1029,10 @@ impl State {
         if u::ucs_ptr_is_err(r) {
             let p = &mut self.pend[i as usize];
             p.sent = true;
-            p.answer = Some(Err(ucx_error("sending the request failed", u::ucs_ptr_status(r))));
+            p.answer = Some(Err(ucx_error(
+                "sending the request failed",
+                u::ucs_ptr_status(r),
+            )));
             self.pend_try_done(i);
         } else if !u::ucs_ptr_is_ptr(r) {
             self.pend[i as usize].sent = true;
@@ -1328,18 +1365,18 @@ impl State {
             if let Some(c) = self.conns.get_mut(&conn) {
                 c.early.push_back(m);
             }
-            return if keep {
-                u::UCS_INPROGRESS
-            } else {
-                u::UCS_OK
-            };
+            return if keep { u::UCS_INPROGRESS } else { u::UCS_OK };
         }
         match m.am {
             op::SEND => {
                 let keep = !matches!(m.data, Kept::None);
                 self.unmatched.push_back(m);
                 let st = self.match_receives_status();
-                if keep && st { u::UCS_INPROGRESS } else { u::UCS_OK }
+                if keep && st {
+                    u::UCS_INPROGRESS
+                } else {
+                    u::UCS_OK
+                }
             }
             op::WRITE => self.target_write(m),
             op::READ => {
@@ -1542,7 +1579,7 @@ impl State {
     fn target_atomic(&mut self, m: Incoming) {
         let h = m.hdr;
         self.release(m.data);
-        let r = if h.a % 8 != 0 {
+        let r = if !h.a.is_multiple_of(8) {
             Err(ErrorCode::InvalidValue)
         } else {
             net::access([h.t0, h.t1], h.a, 8, AccessFlags::RDMA_ATOMIC, self.dev)
@@ -1640,4 +1677,3 @@ impl Done {
         }
     }
 }
-

@@ -5,8 +5,7 @@ use doca_core::{Error, ErrorCode, Result};
 use std::sync::OnceLock;
 use ucx_sys as u;
 
-/// The process's UCP context (active messages, wake-up, RMA and atomics for the
-/// benchmark's raw peers), made on first use.
+/// The process's UCP context (active messages and wake-up), made on first use.
 pub(crate) struct UcpContext(pub(crate) u::ucp_context_h);
 
 // SAFETY: the context is made with `mt_workers_shared`, so workers of several threads
@@ -50,12 +49,9 @@ pub(crate) fn context() -> Result<&'static UcpContext> {
         // context pointer is written by ucp_init on success.
         unsafe {
             let mut p: u::ucp_params_t = std::mem::zeroed();
-            p.field_mask = (u::UCP_PARAM_FIELD_FEATURES | u::UCP_PARAM_FIELD_MT_WORKERS_SHARED)
-                as u64;
-            p.features = (u::UCP_FEATURE_AM
-                | u::UCP_FEATURE_WAKEUP
-                | u::UCP_FEATURE_RMA
-                | u::UCP_FEATURE_AMO64) as u64;
+            p.field_mask =
+                (u::UCP_PARAM_FIELD_FEATURES | u::UCP_PARAM_FIELD_MT_WORKERS_SHARED) as u64;
+            p.features = (u::UCP_FEATURE_AM | u::UCP_FEATURE_WAKEUP) as u64;
             p.mt_workers_shared = 1;
             let mut ctx = std::ptr::null_mut();
             let s = u::ucp_init(&p, std::ptr::null(), &mut ctx);

@@ -91,7 +91,9 @@ impl ConnDesc {
         let total = u32_at(12) as usize;
         let wlen = u32_at(20) as usize;
         if b[10] != 1 || b[11] != 0 {
-            return Err(invalid("the RDMA connection descriptor's header is damaged"));
+            return Err(invalid(
+                "the RDMA connection descriptor's header is damaged",
+            ));
         }
         if wlen == 0 || wlen > MAX_WORKER_ADDR || total != DESC_OVERHEAD + wlen {
             return Err(invalid(

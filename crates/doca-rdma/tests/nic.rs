@@ -33,8 +33,15 @@ impl Col {
             if let Some(i) = g.iter().position(|(u, _)| *u == user) {
                 return g.remove(i).1;
             }
-            assert!(t.elapsed() < Duration::from_secs(20), "operation {user} never ended");
-            g = self.cv.wait_timeout(g, Duration::from_millis(50)).unwrap().0;
+            assert!(
+                t.elapsed() < Duration::from_secs(20),
+                "operation {user} never ended"
+            );
+            g = self
+                .cv
+                .wait_timeout(g, Duration::from_millis(50))
+                .unwrap()
+                .0;
         }
     }
     fn pending(&self, user: u64) -> bool {
@@ -90,7 +97,9 @@ fn bytes_of(m: &Mmap) -> &[u8] {
 }
 
 fn pattern(n: usize, seed: u8) -> Vec<u8> {
-    (0..n).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
+    (0..n)
+        .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
+        .collect()
 }
 
 #[test]
@@ -157,7 +166,10 @@ fn writes_reads_and_atomics_reach_exported_memory_eager_and_rendezvous() {
         assert_eq!(d.value, want_old);
         assert_eq!(u64::from_ne_bytes(old), want_old);
     }
-    assert_eq!(u64::from_ne_bytes(bytes_of(&m)[8..16].try_into().unwrap()), 99);
+    assert_eq!(
+        u64::from_ne_bytes(bytes_of(&m)[8..16].try_into().unwrap()),
+        99
+    );
     drop(p);
 }
 
@@ -184,7 +196,10 @@ fn sends_wait_for_a_receive_and_deliver_immediates() {
         });
     }
     std::thread::sleep(Duration::from_millis(100));
-    assert!(p.ca.pending(1) && p.ca.pending(2), "no receive posted: sends wait");
+    assert!(
+        p.ca.pending(1) && p.ca.pending(2),
+        "no receive posted: sends wait"
+    );
     let mut r1 = vec![0u8; 256];
     let mut r2 = vec![0u8; 2 << 20];
     // SAFETY: the receive buffers live until their completions.
@@ -201,7 +216,10 @@ fn sends_wait_for_a_receive_and_deliver_immediates() {
         });
     }
     let d = p.cb.wait(11).unwrap();
-    assert_eq!((d.len, d.imm, d.opcode, d.conn), (100, Some(0xabcd), RecvOpcode::SendImm, 7));
+    assert_eq!(
+        (d.len, d.imm, d.opcode, d.conn),
+        (100, Some(0xabcd), RecvOpcode::SendImm, 7)
+    );
     assert_eq!(&r1[..100], &small[..]);
     let d = p.cb.wait(12).unwrap();
     assert_eq!((d.len, d.imm, d.opcode), (1 << 20, None, RecvOpcode::Send));
@@ -258,7 +276,10 @@ fn a_write_with_immediate_lands_then_completes_a_receive() {
         })
     };
     let d = p.cb.wait(5).unwrap();
-    assert_eq!((d.imm, d.opcode, d.len), (Some(77), RecvOpcode::WriteImm, 5000));
+    assert_eq!(
+        (d.imm, d.opcode, d.len),
+        (Some(77), RecvOpcode::WriteImm, 5000)
+    );
     p.ca.wait(1).unwrap();
     assert_eq!(&bytes_of(&m)[..5000], &src[..]);
 }
@@ -285,7 +306,10 @@ fn accesses_outside_the_export_its_permissions_or_its_life_are_refused() {
         p.ca.wait(user).unwrap_err().code()
     };
     assert_eq!(write(1, token, base), ErrorCode::NotPermitted);
-    assert_eq!(write(2, [token[0] ^ 1, token[1]], base), ErrorCode::NotFound);
+    assert_eq!(
+        write(2, [token[0] ^ 1, token[1]], base),
+        ErrorCode::NotFound
+    );
     // SAFETY: dst outlives the awaited completions.
     let read = |user, addr, len| unsafe {
         p.a.submit(Cmd::Read {
@@ -335,7 +359,10 @@ fn forged_keys_are_dropped_and_a_stopped_peer_fails_operations() {
     // SAFETY: msg outlives the awaited completion; control commands name no memory.
     unsafe {
         c.submit(Cmd::Register { conn: 3, key: 1 });
-        c.submit(Cmd::Connect { conn: 3, desc: forged });
+        c.submit(Cmd::Connect {
+            conn: 3,
+            desc: forged,
+        });
         c.submit(Cmd::Send {
             user: 1,
             conn: 3,
@@ -354,7 +381,10 @@ fn forged_keys_are_dropped_and_a_stopped_peer_fails_operations() {
         })
     };
     std::thread::sleep(Duration::from_millis(200));
-    assert!(p.cb.pending(9), "a message with a wrong key never reaches a receive");
+    assert!(
+        p.cb.pending(9),
+        "a message with a wrong key never reaches a receive"
+    );
     drop(c);
     // A's peer stops: A's send fails instead of waiting for ever.
     let Pair { a, b, ca, cb } = p;

@@ -24,6 +24,7 @@
 //! ```
 
 pub mod install;
+pub mod netns;
 pub mod peer;
 mod rng;
 

@@ -81,7 +81,21 @@ impl Peer {
 
     /// As [`spawn`](Peer::spawn), with extra environment variables.
     pub fn spawn_with(test: &str, role: &str, env: &[(&str, &str)]) -> Peer {
-        let mut c = Command::new(std::env::current_exe().expect("the test binary"));
+        Peer::spawn_in(&[], test, role, env)
+    }
+
+    /// As [`spawn_with`](Peer::spawn_with), run through the command words `prefix`
+    /// (such as `ip netns exec NAME`, [`NetPair::prefix`](crate::netns::NetPair::prefix)).
+    pub fn spawn_in(prefix: &[String], test: &str, role: &str, env: &[(&str, &str)]) -> Peer {
+        let exe = std::env::current_exe().expect("the test binary");
+        let mut c = match prefix.split_first() {
+            Some((first, rest)) => {
+                let mut c = Command::new(first);
+                c.args(rest).arg(exe);
+                c
+            }
+            None => Command::new(exe),
+        };
         c.args(["--exact", test, "--nocapture", "--test-threads=1"])
             .env(ROLE_ENV, role)
             .stdin(Stdio::piped())

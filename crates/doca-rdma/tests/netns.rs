@@ -1,0 +1,291 @@
+//! Two processes, each with its software NIC: across two network namespaces joined by
+//! a veth pair (TCP, as between two machines) and on one machine (UCX's choice of
+//! shared memory or CMA). The target exports memory and waits in its command loop
+//! while the initiator writes, reads, updates atomically and sends.
+
+use doca_core::memory::net;
+use doca_core::{AccessFlags, ErrorCode, Mmap, device};
+use doca_rdma::nic::{Cmd, ConnEvent, Done, Nic, Sink, random_u64};
+use doca_rdma::wire::ConnDesc;
+use doca_testkit::netns::NetPair;
+use doca_testkit::peer::{self, Peer, hex, unhex};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+#[derive(Default)]
+struct Col {
+    done: Mutex<Vec<(u64, doca_core::Result<Done>)>>,
+    cv: Condvar,
+}
+
+impl Sink for Col {
+    fn complete(&self, user: u64, r: doca_core::Result<Done>) {
+        self.done.lock().unwrap().push((user, r));
+        self.cv.notify_all();
+    }
+    fn conn_event(&self, _conn: u32, _ev: ConnEvent) {}
+}
+
+impl Col {
+    fn wait(&self, user: u64) -> doca_core::Result<Done> {
+        let t = Instant::now();
+        let mut g = self.done.lock().unwrap();
+        loop {
+            if let Some(i) = g.iter().position(|(u, _)| *u == user) {
+                return g.remove(i).1;
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(30),
+                "operation {user} never ended"
+            );
+            g = self
+                .cv
+                .wait_timeout(g, Duration::from_millis(50))
+                .unwrap()
+                .0;
+        }
+    }
+}
+
+fn pattern(n: usize, seed: u8) -> Vec<u8> {
+    (0..n)
+        .map(|i| (i as u8).wrapping_mul(29).wrapping_add(seed))
+        .collect()
+}
+
+fn fnv(b: &[u8]) -> u64 {
+    b.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &x| {
+        (h ^ u64::from(x)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+const LEN: usize = 1 << 20;
+
+/// The target: exports 1 MiB, posts two receives, answers "sum" with a digest of its
+/// memory and what it received; "stop" stops (revokes) its mmap.
+#[test]
+fn target_process() {
+    let Some(_) = peer::role() else { return };
+    let dev = device::devinfo_list().unwrap()[0].open().unwrap();
+    let col = Arc::new(Col::default());
+    let nic = Nic::start(net::dev_code(&dev), col.clone()).unwrap();
+    let key = random_u64().unwrap();
+    let mut m = Mmap::new();
+    m.set_memory(vec![0u8; LEN]).unwrap();
+    m.set_permissions(AccessFlags::RDMA_READ | AccessFlags::RDMA_WRITE | AccessFlags::RDMA_ATOMIC)
+        .unwrap();
+    m.dev_add(&dev).unwrap();
+    m.start().unwrap();
+    let blob = m.export_rdma(&dev).unwrap();
+    // SAFETY: a control command.
+    unsafe { nic.submit(Cmd::Register { conn: 7, key }) };
+    peer::say(&format!("{} {}", hex(&nic.descriptor(7, key)), hex(&blob)));
+    let mut r1 = vec![0u8; 256];
+    let mut r2 = vec![0u8; LEN];
+    for line in peer::commands() {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        match w[0] {
+            "connect" => {
+                let desc = ConnDesc::decode(&unhex(w[1])).unwrap();
+                // SAFETY: the receive buffers live until the process ends (the NIC
+                // stops first, when it drops).
+                unsafe {
+                    nic.submit(Cmd::Connect { conn: 7, desc });
+                    nic.submit(Cmd::Recv {
+                        user: 1,
+                        ptr: r1.as_mut_ptr(),
+                        cap: r1.len(),
+                    });
+                    nic.submit(Cmd::Recv {
+                        user: 2,
+                        ptr: r2.as_mut_ptr(),
+                        cap: r2.len(),
+                    });
+                }
+                peer::say("connected");
+            }
+            "sum" => {
+                let d1 = col.wait(1).unwrap();
+                let d2 = col.wait(2).unwrap();
+                let (p, n) = m.memrange().unwrap();
+                // SAFETY: the mmap's memory, alive while `m` is.
+                let mem = unsafe { std::slice::from_raw_parts(p, n) };
+                peer::say(&format!(
+                    "{:x} {} {:?} {:x} {} {:x}",
+                    fnv(mem),
+                    d1.len,
+                    d1.imm,
+                    fnv(&r1[..d1.len as usize]),
+                    d2.len,
+                    fnv(&r2[..d2.len as usize])
+                ));
+            }
+            "stop" => {
+                m.stop().unwrap();
+                peer::say("stopped");
+            }
+            _ => panic!("unknown command {line}"),
+        }
+    }
+    drop(nic);
+}
+
+/// The initiator: connects, then on "run" writes, reads back, adds atomically and sends;
+/// on "read" reads once more (after the target's stop: refused).
+#[test]
+fn initiator_process() {
+    let Some(_) = peer::role() else { return };
+    let dev = device::devinfo_list().unwrap()[0].open().unwrap();
+    let col = Arc::new(Col::default());
+    let nic = Nic::start(net::dev_code(&dev), col.clone()).unwrap();
+    let key = random_u64().unwrap();
+    // SAFETY: a control command.
+    unsafe { nic.submit(Cmd::Register { conn: 1, key }) };
+    peer::say(&hex(&nic.descriptor(1, key)));
+    let mut remote = None;
+    let src = pattern(LEN, 3);
+    let mut back = vec![0u8; LEN];
+    let mut old = [0u8; 8];
+    let small = pattern(100, 8);
+    for line in peer::commands() {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        match w[0] {
+            "connect" => {
+                let desc = ConnDesc::decode(&unhex(w[1])).unwrap();
+                let r = Mmap::create_from_export(Default::default(), &unhex(w[2]), &dev).unwrap();
+                remote = Some(r.remote().unwrap().net_key().unwrap());
+                // SAFETY: a control command.
+                unsafe { nic.submit(Cmd::Connect { conn: 1, desc }) };
+                peer::say("connected");
+            }
+            "run" => {
+                let k = remote.unwrap();
+                // SAFETY: every buffer lives until its completion is awaited here.
+                unsafe {
+                    nic.submit(Cmd::Write {
+                        user: 1,
+                        conn: 1,
+                        ptr: src.as_ptr(),
+                        len: LEN,
+                        token: k.token,
+                        addr: k.base,
+                        imm: None,
+                    });
+                    col.wait(1).unwrap();
+                    nic.submit(Cmd::Read {
+                        user: 2,
+                        conn: 1,
+                        ptr: back.as_mut_ptr(),
+                        len: LEN,
+                        token: k.token,
+                        addr: k.base,
+                    });
+                    col.wait(2).unwrap();
+                    assert!(back == src, "read back what was written");
+                    nic.submit(Cmd::Atomic {
+                        user: 3,
+                        conn: 1,
+                        token: k.token,
+                        addr: k.base + 64,
+                        cas: false,
+                        b: 1000,
+                        c: 0,
+                        result: old.as_mut_ptr(),
+                    });
+                    let d = col.wait(3).unwrap();
+                    assert_eq!(d.value, u64::from_ne_bytes(src[64..72].try_into().unwrap()));
+                    nic.submit(Cmd::Send {
+                        user: 4,
+                        conn: 1,
+                        ptr: small.as_ptr(),
+                        len: small.len(),
+                        imm: Some(55),
+                    });
+                    nic.submit(Cmd::Send {
+                        user: 5,
+                        conn: 1,
+                        ptr: src.as_ptr(),
+                        len: LEN,
+                        imm: None,
+                    });
+                    col.wait(4).unwrap();
+                    col.wait(5).unwrap();
+                }
+                let mut expect = src.clone();
+                let v = u64::from_ne_bytes(src[64..72].try_into().unwrap()).wrapping_add(1000);
+                expect[64..72].copy_from_slice(&v.to_ne_bytes());
+                peer::say(&format!(
+                    "{:x} 100 Some(55) {:x} {LEN} {:x}",
+                    fnv(&expect),
+                    fnv(&small),
+                    fnv(&src)
+                ));
+            }
+            "read" => {
+                let k = remote.unwrap();
+                // SAFETY: back lives until the completion is awaited.
+                let r = unsafe {
+                    nic.submit(Cmd::Read {
+                        user: 9,
+                        conn: 1,
+                        ptr: back.as_mut_ptr(),
+                        len: 64,
+                        token: k.token,
+                        addr: k.base,
+                    });
+                    col.wait(9)
+                };
+                peer::say(&format!("{:?}", r.map(|d| d.len).map_err(|e| e.code())));
+            }
+            _ => panic!("unknown command {line}"),
+        }
+    }
+    drop(nic);
+}
+
+fn run_pair(prefix: [Vec<String>; 2], env: [Vec<(&str, &str)>; 2]) {
+    let mut t = Peer::spawn_in(&prefix[0], "target_process", "target", &env[0]);
+    let mut i = Peer::spawn_in(&prefix[1], "initiator_process", "initiator", &env[1]);
+    let td = t.recv();
+    let (tdesc, blob) = td.split_once(' ').unwrap();
+    let idesc = i.recv();
+    t.send(&format!("connect {idesc}"));
+    assert_eq!(t.recv(), "connected");
+    i.send(&format!("connect {tdesc} {blob}"));
+    assert_eq!(i.recv(), "connected");
+    i.send("run");
+    let expect = i.recv();
+    t.send("sum");
+    assert_eq!(t.recv(), expect, "the target's memory and receives");
+    t.send("stop");
+    assert_eq!(t.recv(), "stopped");
+    i.send("read");
+    assert_eq!(
+        i.recv(),
+        format!("{:?}", Err::<u64, _>(ErrorCode::NotFound))
+    );
+    i.finish();
+    t.finish();
+}
+
+#[test]
+fn two_processes_in_two_network_namespaces_over_tcp() {
+    let Some(pair) = NetPair::new("rdma") else {
+        return;
+    };
+    let env = |i: usize| {
+        vec![
+            ("UCX_TLS", "tcp"),
+            (
+                "UCX_NET_DEVICES",
+                Box::leak(pair.dev[i].clone().into_boxed_str()) as &str,
+            ),
+        ]
+    };
+    run_pair([pair.prefix(0), pair.prefix(1)], [env(0), env(1)]);
+}
+
+#[test]
+fn two_processes_on_one_machine() {
+    run_pair([vec![], vec![]], [vec![], vec![]]);
+}

@@ -1,0 +1,96 @@
+//! "Two machines" on one: two network namespaces joined by a veth pair with link-local
+//! IPv4 addresses, made by a test and removed when it drops them. The two sides share
+//! no loopback and no network with each other or with the machine; a test runs one
+//! process in each ([`NetPair::prefix`] with [`Peer::spawn_in`](crate::peer::Peer::spawn_in)).
+//!
+//! Needs root and iproute2's `ip`. [`NetPair::new`] answers `None` where they are
+//! missing, unless `DOCA_REQUIRE_NETNS=1` is set (CI), where that fails the test.
+
+use std::process::{Command, Stdio};
+
+/// Two namespaces and the veth pair between them.
+#[derive(Debug)]
+pub struct NetPair {
+    /// Namespace names (side 0, side 1).
+    pub ns: [String; 2],
+    /// The veth interface in each.
+    pub dev: [String; 2],
+    /// The IPv4 address of each side.
+    pub addr: [String; 2],
+}
+
+fn ip(args: &[&str]) -> bool {
+    Command::new("ip")
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+impl NetPair {
+    /// Two new namespaces named after `tag` and this process, joined and up.
+    pub fn new(tag: &str) -> Option<NetPair> {
+        let required = std::env::var("DOCA_REQUIRE_NETNS").is_ok_and(|v| v == "1");
+        let id = std::process::id() % 100_000;
+        let ns = [format!("doca-{tag}-{id}-a"), format!("doca-{tag}-{id}-b")];
+        // Interface names: at most 15 bytes.
+        let dev = [format!("dv{id}a"), format!("dv{id}b")];
+        let n = (id % 250) + 1;
+        let addr = [format!("169.254.{n}.1"), format!("169.254.{n}.2")];
+        let p = NetPair { ns, dev, addr };
+        let ok = ip(&["netns", "add", &p.ns[0]])
+            && ip(&["netns", "add", &p.ns[1]])
+            && ip(&[
+                "link", "add", &p.dev[0], "netns", &p.ns[0], "type", "veth", "peer", "name",
+                &p.dev[1], "netns", &p.ns[1],
+            ])
+            && (0..2).all(|i| {
+                let cidr = format!("{}/16", p.addr[i]);
+                ip(&["-n", &p.ns[i], "addr", "add", &cidr, "dev", &p.dev[i]])
+                    && ip(&["-n", &p.ns[i], "link", "set", &p.dev[i], "up"])
+                    && ip(&["-n", &p.ns[i], "link", "set", "lo", "up"])
+            });
+        // A veth's carrier comes up a moment after both ends are up: programs that
+        // list interfaces (UCX does) must find it running.
+        let up = |i: usize| {
+            Command::new("ip")
+                .args(["-n", &p.ns[i], "link", "show", "dev", &p.dev[i]])
+                .output()
+                .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("state UP"))
+        };
+        let t = std::time::Instant::now();
+        while ok && !(up(0) && up(1)) && t.elapsed() < std::time::Duration::from_secs(5) {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        if !ok {
+            drop(p);
+            assert!(
+                !required,
+                "DOCA_REQUIRE_NETNS=1 but network namespaces cannot be made here (root and iproute2's ip are needed)"
+            );
+            eprintln!("skipped: network namespaces need root and iproute2's ip");
+            return None;
+        }
+        Some(p)
+    }
+
+    /// The command words that run a program in side `i`'s namespace.
+    pub fn prefix(&self, i: usize) -> Vec<String> {
+        vec![
+            "ip".into(),
+            "netns".into(),
+            "exec".into(),
+            self.ns[i].clone(),
+        ]
+    }
+}
+
+impl Drop for NetPair {
+    fn drop(&mut self) {
+        // Deleting a namespace deletes its end of the veth pair, and so the pair.
+        for ns in &self.ns {
+            ip(&["netns", "del", ns]);
+        }
+    }
+}
