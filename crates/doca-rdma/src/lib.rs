@@ -1,5 +1,20 @@
 //! DOCA RDMA in software, on UCX.
+//!
+//! - [`Rdma`]: the context (`struct doca_rdma`): connections made with exported
+//!   descriptors ([`Rdma::export`], [`Rdma::connect`]), and jobs on them
+//!   ([`Rdma::submit`]) that complete on the progress engine.
+//! - [`nic`]: the software NIC under each context: a UCX worker and its thread.
+//! - [`wire`]: what crosses the network besides UCX's own protocol.
 
+pub mod gid;
 pub mod nic;
+mod rdma;
 mod ucx;
 pub mod wire;
+
+pub use rdma::{
+    Conf, Connection, ConnectionEvent, DEFAULT_MAX_CONNECTIONS, JOB_ATOMIC_CMP_SWP,
+    JOB_ATOMIC_FETCH_ADD, JOB_READ, JOB_RECV, JOB_SEND, JOB_SEND_IMM, JOB_WRITE, JOB_WRITE_IMM,
+    MAX_CONNECTIONS, MAX_MESSAGE_SIZE, MAX_QUEUE_SIZE, MAX_SEND_BUF_LIST_LEN, Rdma, TransportType,
+    slot,
+};

@@ -1080,6 +1080,7 @@ impl State {
                     conn,
                     ..Done::empty()
                 }));
+                self.release(m.data);
             }
             (op::ACK, PendKind::Atomic) => {
                 // SAFETY: the result buffer holds 8 bytes, valid until completion.
@@ -1090,6 +1091,7 @@ impl State {
                     value: m.hdr.b,
                     ..Done::empty()
                 }));
+                self.release(m.data);
             }
             (op::READ_RESP, PendKind::Read) => {
                 let n = m.data.len();
@@ -1346,6 +1348,7 @@ impl State {
         match m.am {
             op::ACK | op::READ_RESP => return self.answer(m),
             op::DISCONNECT => {
+                self.release(m.data);
                 let was = self.conns.get(&conn).map(|c| c.state);
                 self.disconnect(conn, false);
                 if was == Some(ConnState::Connected) {

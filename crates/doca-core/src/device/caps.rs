@@ -45,6 +45,9 @@ capabilities! {
     SyncEventExportDpu => "sync_event_export_dpu",
     /// Comm channel endpoints (host clients, DPU services).
     CommChannel => "comm_channel",
+    /// RDMA contexts (`doca_rdma`): connections, sends, receives, reads, writes and
+    /// atomics to other processes and machines.
+    Rdma => "rdma",
     /// Hot-plug manager.
     HotplugManager => "hotplug_manager",
     /// Representor listing with `DOCA_DEV_REP_FILTER_ALL`.

@@ -105,6 +105,9 @@ pub(crate) trait WorkqLink: Send + Sync {
     fn event_fd(&self) -> Option<std::os::fd::RawFd>;
     /// Jobs waiting on a condition may proceed.
     fn poke(&self);
+    /// A polled channel has something to report: wake the owner (its armed event
+    /// handle, or a thread waiting for completions).
+    fn ring(&self);
 }
 
 /// What a polled channel ([`ChannelOps::poll`]) reports to its progress engine.
@@ -283,6 +286,16 @@ impl CtxShared {
             .find_map(|wq| wq.event_fd())
     }
 
+    /// See [`Ctx::ring`].
+    pub(crate) fn ring_workqs(&self) {
+        let st = self.state();
+        for (_, w) in &st.workqs {
+            if let Some(wq) = w.upgrade() {
+                wq.ring();
+            }
+        }
+    }
+
     /// Tells the attached work queues that jobs waiting on a condition may proceed.
     pub(crate) fn wake_workqs(&self) {
         let st = self.state();
@@ -346,6 +359,15 @@ impl Runner for CtxShared {
                     "the job's execution panicked",
                 ))
             })
+    }
+}
+
+impl Ctx {
+    /// A polled channel ([`ChannelOps`]) has completions or events to report, found by
+    /// a thread of its own: the progress engine it is started on wakes (its armed
+    /// notification handle fires, a thread waiting for completions returns).
+    pub fn ring(&self) {
+        self.shared.ring_workqs();
     }
 }
 

@@ -106,4 +106,11 @@ impl crate::exec::ctx::WorkqLink for WqShared {
     fn poke(&self) {
         WqShared::poke(self)
     }
+    fn ring(&self) {
+        let sleeping = {
+            let _q = lock(&self.cq);
+            self.sleeping.load(Ordering::Relaxed)
+        };
+        self.wake(sleeping);
+    }
 }

@@ -1,0 +1,964 @@
+//! `doca_rdma`: the RDMA context. A context on a device holds connections (made with
+//! exported descriptors, or through the connection manager) and runs tasks on them:
+//! send, send with immediate, receive, read, write, write with immediate, atomic
+//! compare-and-swap and fetch-and-add. Its software NIC ([`crate::nic`]) moves the
+//! bytes; the context turns tasks into NIC commands and the NIC's completions into
+//! task completions on the progress engine.
+//!
+//! Buffers follow DOCA: a task reads its source's data segment and appends to its
+//! destination (which grows by what arrived); a remote buffer comes from an mmap made
+//! with `doca_mmap_create_from_export` of an RDMA export.
+
+use crate::nic::{Cmd, ConnEvent, Done, Nic, RecvOpcode, Sink, random_u64};
+use crate::wire::ConnDesc;
+use doca_core::device::Capability;
+use doca_core::exec::{ChannelOps, CtxOps, CtxPhase, PollOut};
+use doca_core::memory::net;
+use doca_core::types::action;
+use doca_core::{AccessFlags, BufDesc, Ctx, Data, Dev, Error, ErrorCode, JobRecord, Result};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+/// `DOCA_RDMA_JOB_SEND`.
+pub const JOB_SEND: u32 = action::RDMA_FIRST + 1;
+/// `DOCA_RDMA_JOB_SEND_IMM`.
+pub const JOB_SEND_IMM: u32 = action::RDMA_FIRST + 2;
+/// `DOCA_RDMA_JOB_READ`.
+pub const JOB_READ: u32 = action::RDMA_FIRST + 3;
+/// `DOCA_RDMA_JOB_WRITE`.
+pub const JOB_WRITE: u32 = action::RDMA_FIRST + 4;
+/// `DOCA_RDMA_JOB_WRITE_IMM`.
+pub const JOB_WRITE_IMM: u32 = action::RDMA_FIRST + 5;
+/// `DOCA_RDMA_JOB_RECV`.
+pub const JOB_RECV: u32 = action::RDMA_FIRST + 6;
+/// Atomic compare-and-swap (3.x task).
+pub const JOB_ATOMIC_CMP_SWP: u32 = action::RDMA_FIRST + 7;
+/// Atomic fetch-and-add (3.x task).
+pub const JOB_ATOMIC_FETCH_ADD: u32 = action::RDMA_FIRST + 8;
+
+/// The record layout of an RDMA job: buffer 0 is the source (a remote one for a read,
+/// the remote target of an atomic), buffer 1 the destination (the local one of a read
+/// or a receive, the remote one of a write, an atomic's result).
+pub mod slot {
+    /// Buffer: source.
+    pub const SRC: usize = 0;
+    /// Buffer: destination.
+    pub const DST: usize = 1;
+    /// Parameter: the connection (`*const Connection`).
+    pub const CONN: usize = 0;
+    /// Parameter: immediate data (big-endian on the wire, as given), compare value or
+    /// addend.
+    pub const ARG: usize = 1;
+    /// Parameter: swap value.
+    pub const SWAP: usize = 2;
+    /// Result parameter of a receive: length (low 32 bits) and opcode (high 32).
+    pub const RES_LEN_OP: usize = 0;
+    /// Result parameter of a receive: immediate data.
+    pub const RES_IMM: usize = 1;
+    /// Result parameter of a receive: the connection it came on; of a read: length.
+    pub const RES_CONN: usize = 2;
+}
+
+/// Largest message or transfer (`doca_rdma_cap_get_max_message_size`): 1 GiB, as a
+/// BlueField-3 answers.
+pub const MAX_MESSAGE_SIZE: u32 = 1 << 30;
+/// `doca_rdma_cap_get_max_send_queue_size` and `..._recv_queue_size`.
+pub const MAX_QUEUE_SIZE: u32 = 32768;
+/// Default maximum number of connections of a context.
+pub const DEFAULT_MAX_CONNECTIONS: u16 = 1;
+/// Most connections a context may have.
+pub const MAX_CONNECTIONS: u16 = 4096;
+/// `doca_rdma_cap_get_max_send_buf_list_len`.
+pub const MAX_SEND_BUF_LIST_LEN: u32 = 1;
+
+/// `enum doca_rdma_transport_type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransportType {
+    /// Reliable connection.
+    Rc = 0,
+    /// Dynamically connected (export/connect flow only).
+    Dc = 1,
+}
+
+impl TransportType {
+    /// From the C value.
+    pub fn from_raw(v: u32) -> Option<TransportType> {
+        match v {
+            0 => Some(TransportType::Rc),
+            1 => Some(TransportType::Dc),
+            _ => None,
+        }
+    }
+}
+
+/// The settings a context starts with.
+#[derive(Debug, Clone)]
+pub struct Conf {
+    /// `DOCA_ACCESS_*` the context's connections grant the peer.
+    pub permissions: AccessFlags,
+    /// Transport type.
+    pub transport: TransportType,
+    /// GID index.
+    pub gid_index: u32,
+    /// Most connections.
+    pub max_connections: u16,
+    /// Send queue size (rounded up to a power of two).
+    pub send_queue_size: u32,
+    /// Receive queue size (rounded up to a power of two).
+    pub recv_queue_size: u32,
+    /// `enum doca_mtu_size`.
+    pub mtu: u32,
+    /// Service level.
+    pub sl: u32,
+    /// GRH use.
+    pub grh: bool,
+    /// Connection request timeout, ms.
+    pub timeout_ms: u16,
+    /// RNR retry count (7: retry for ever, as the sends here wait).
+    pub rnr_retry: u8,
+    /// Max send buffer list length.
+    pub max_send_buf_list_len: u32,
+    /// Receive buffer list length.
+    pub recv_buf_list_len: u32,
+}
+
+impl Default for Conf {
+    fn default() -> Conf {
+        Conf {
+            permissions: AccessFlags::LOCAL_READ_WRITE,
+            transport: TransportType::Rc,
+            gid_index: 0,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            send_queue_size: 64,
+            recv_queue_size: 64,
+            mtu: 5, // DOCA_MTU_SIZE_4K_BYTES
+            sl: 0,
+            grh: true,
+            timeout_ms: 5000,
+            rnr_retry: 7,
+            max_send_buf_list_len: 1,
+            recv_buf_list_len: 1,
+        }
+    }
+}
+
+const C_EXPORTED: u8 = 0;
+const C_CONNECTED: u8 = 1;
+const C_DISCONNECTED: u8 = 2;
+const C_FAILED: u8 = 3;
+
+/// `struct doca_rdma_connection`: one connection of a context.
+#[derive(Debug)]
+pub struct Connection {
+    id: u32,
+    state: AtomicU8,
+    user_data: AtomicU64,
+    owner: Weak<Shared>,
+}
+
+impl Connection {
+    /// `doca_rdma_connection_get_id`.
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+    /// `doca_rdma_connection_get_user_data`.
+    pub fn user_data(&self) -> Data {
+        Data(self.user_data.load(Ordering::Relaxed))
+    }
+    /// `doca_rdma_connection_set_user_data`.
+    pub fn set_user_data(&self, d: Data) {
+        self.user_data.store(d.0, Ordering::Relaxed);
+    }
+    /// Whether the connection is connected (and not ended since).
+    pub fn is_connected(&self) -> bool {
+        self.state.load(Ordering::Acquire) == C_CONNECTED
+    }
+}
+
+/// A connection event the context reports on progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectionEvent {
+    /// The peer ended the connection.
+    Disconnected,
+    /// The connection failed (the peer died or cannot be reached).
+    Failed,
+}
+
+type EventCb = Box<dyn FnMut(&Arc<Connection>, ConnectionEvent) + Send>;
+
+struct Ops {
+    recs: Vec<Option<JobRecord>>,
+    free: Vec<u32>,
+}
+
+pub(crate) struct Shared {
+    dev: Dev,
+    dev_code: u32,
+    conf: Mutex<Conf>,
+    nic: Mutex<Option<Nic>>,
+    conns: Mutex<Vec<Arc<Connection>>>,
+    ops: Mutex<Ops>,
+    done: Mutex<VecDeque<(u32, Result<Done>)>>,
+    events: Mutex<VecDeque<(u32, ConnEvent)>>,
+    inflight: AtomicU32,
+    ctx: std::sync::OnceLock<Ctx>,
+    on_event: Mutex<Option<EventCb>>,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared").field("dev", &self.dev).finish()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn invalid(msg: impl Into<std::borrow::Cow<'static, str>>) -> Error {
+    Error::with_context(ErrorCode::InvalidValue, msg)
+}
+
+fn bad_state(msg: impl Into<std::borrow::Cow<'static, str>>) -> Error {
+    Error::with_context(ErrorCode::BadState, msg)
+}
+
+struct SinkOf(Weak<Shared>);
+
+impl Sink for SinkOf {
+    fn complete(&self, user: u64, r: Result<Done>) {
+        if let Some(s) = self.0.upgrade() {
+            lock(&s.done).push_back((user as u32, r));
+            if let Some(c) = s.ctx.get() {
+                c.ring();
+            }
+        }
+    }
+    fn conn_event(&self, conn: u32, ev: ConnEvent) {
+        if let Some(s) = self.0.upgrade() {
+            lock(&s.events).push_back((conn, ev));
+            if let Some(c) = s.ctx.get() {
+                c.ring();
+            }
+        }
+    }
+}
+
+struct RdmaOps(Arc<Shared>);
+
+impl CtxOps for RdmaOps {
+    fn name(&self) -> &'static str {
+        "rdma"
+    }
+    fn capability(&self) -> Capability {
+        Capability::Rdma
+    }
+    fn handles(&self, job_type: u32) -> bool {
+        (JOB_SEND..=JOB_ATOMIC_FETCH_ADD).contains(&job_type)
+    }
+    fn on_start(&self) -> Result<()> {
+        let s = &self.0;
+        lock(&s.conns).clear();
+        lock(&s.done).clear();
+        lock(&s.events).clear();
+        {
+            let mut ops = lock(&s.ops);
+            ops.recs.clear();
+            ops.free.clear();
+        }
+        let sink: Arc<dyn Sink> = Arc::new(SinkOf(Arc::downgrade(s)));
+        let nic = Nic::start(s.dev_code, sink)?;
+        *lock(&s.nic) = Some(nic);
+        Ok(())
+    }
+    fn on_stop(&self) {
+        // Normally stopped already while stopping (poll); a context stopped with
+        // nothing in flight comes here directly.
+        let nic = lock(&self.0.nic).take();
+        drop(nic);
+        for c in lock(&self.0.conns).iter() {
+            c.state.store(C_DISCONNECTED, Ordering::Release);
+        }
+    }
+}
+
+impl ChannelOps for RdmaOps {
+    fn inflight(&self) -> u32 {
+        self.0.inflight.load(Ordering::Acquire)
+    }
+
+    fn poll(&self, ctx: &Ctx, out: &mut PollOut<'_>) -> bool {
+        let s = &*self.0;
+        if ctx.phase() == CtxPhase::Stopping {
+            // Stopping: the NIC ends what is in flight (each with an error) and goes.
+            let nic = lock(&s.nic).take();
+            drop(nic);
+        }
+        let mut any = false;
+        loop {
+            let next = lock(&s.done).pop_front();
+            let Some((i, r)) = next else { break };
+            let rec = {
+                let mut ops = lock(&s.ops);
+                let rec = ops.recs.get_mut(i as usize).and_then(Option::take);
+                if rec.is_some() {
+                    ops.free.push(i);
+                }
+                rec
+            };
+            let Some(mut rec) = rec else { continue };
+            any = true;
+            s.inflight.fetch_sub(1, Ordering::AcqRel);
+            let err = match r {
+                Ok(d) => finish(&mut rec, &d).err(),
+                Err(e) => Some(e),
+            };
+            out.complete(rec, err);
+        }
+        loop {
+            let next = lock(&s.events).pop_front();
+            let Some((id, ev)) = next else { break };
+            any = true;
+            let Some(c) = s.conn_by_id(id) else { continue };
+            let ev = match ev {
+                ConnEvent::Disconnected => {
+                    c.state.store(C_DISCONNECTED, Ordering::Release);
+                    ConnectionEvent::Disconnected
+                }
+                ConnEvent::Failed => {
+                    c.state.store(C_FAILED, Ordering::Release);
+                    ConnectionEvent::Failed
+                }
+            };
+            let cb = lock(&s.on_event).take();
+            if let Some(mut f) = cb {
+                f(&c, ev);
+                let mut slot = lock(&s.on_event);
+                if slot.is_none() {
+                    *slot = Some(f);
+                }
+            }
+        }
+        any
+    }
+}
+
+/// Applies a completed operation's results to its record: destinations grow by what
+/// arrived, results go to the result parameters.
+fn finish(rec: &mut JobRecord, d: &Done) -> Result<()> {
+    match rec.job_type {
+        JOB_RECV => {
+            if d.len > 0
+                && let Some(dst) = rec.buf(slot::DST)
+            {
+                dst.grow_data_len(d.len as usize)?;
+            }
+            let op = match d.opcode {
+                RecvOpcode::Send => 0u64,
+                RecvOpcode::SendImm => 1,
+                RecvOpcode::WriteImm => 2,
+            };
+            rec.params[slot::RES_LEN_OP] = (d.len & 0xffff_ffff) | (op << 32);
+            rec.params[slot::RES_IMM] = u64::from(d.imm.unwrap_or(0));
+            rec.params[slot::RES_CONN] = u64::from(d.conn);
+        }
+        JOB_READ => {
+            if d.len > 0
+                && let Some(dst) = rec.buf(slot::DST)
+            {
+                dst.grow_data_len(d.len as usize)?;
+            }
+            rec.params[slot::RES_CONN] = d.len;
+        }
+        JOB_ATOMIC_CMP_SWP | JOB_ATOMIC_FETCH_ADD => {
+            if let Some(dst) = rec.buf(slot::DST) {
+                dst.grow_data_len(8)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// A local buffer's data segment: (address, length).
+fn local_data(b: Option<&BufDesc>, what: &str) -> Result<(usize, usize)> {
+    match b {
+        None => Ok((0, 0)),
+        Some(b) if b.remote().is_some() => Err(invalid(format!(
+            "the {what} buffer must be local memory (it is in an mmap created from an export)"
+        ))),
+        Some(b) => {
+            if b.next().is_some() {
+                return Err(invalid(format!(
+                    "the {what} buffer is a list; this device takes one buffer (max_send_buf_list_len 1)"
+                )));
+            }
+            Ok(b.data_span())
+        }
+    }
+}
+
+/// A local buffer's room after its data: (address, room).
+fn local_tail(b: Option<&BufDesc>, what: &str) -> Result<(usize, usize)> {
+    match b {
+        None => Ok((0, 0)),
+        Some(b) if b.remote().is_some() => Err(invalid(format!(
+            "the {what} buffer must be local memory (it is in an mmap created from an export)"
+        ))),
+        Some(b) => Ok(b.tail_span()),
+    }
+}
+
+/// A remote buffer: its export's token and the address (exporter's) of `span`.
+fn remote_of<'a>(b: Option<&'a BufDesc>, what: &str) -> Result<([u64; 2], &'a BufDesc)> {
+    let b = b.ok_or_else(|| invalid(format!("the {what} buffer is missing")))?;
+    let r = b.remote().ok_or_else(|| {
+        invalid(format!(
+            "the {what} buffer must be remote memory: take it from an mmap created from the peer's doca_mmap_export_rdma"
+        ))
+    })?;
+    let k = r.net_key().ok_or_else(|| {
+        invalid(format!(
+            "the {what} buffer's mmap was exported to the DPU, not for RDMA (doca_mmap_export_rdma)"
+        ))
+    })?;
+    Ok((k.token, b))
+}
+
+impl Shared {
+    fn conn_by_id(&self, id: u32) -> Option<Arc<Connection>> {
+        lock(&self.conns).iter().find(|c| c.id == id).cloned()
+    }
+
+    fn own_conn(&self, c: *const Connection) -> Result<u32> {
+        let conns = lock(&self.conns);
+        let found = conns.iter().find(|x| std::ptr::eq(Arc::as_ptr(x), c));
+        match found {
+            None => Err(invalid(
+                "the connection is not one of this RDMA context (or the context restarted since)",
+            )),
+            Some(x) if x.state.load(Ordering::Acquire) != C_CONNECTED => Err(Error::with_context(
+                ErrorCode::NotConnected,
+                "the RDMA connection is not connected (connect it first, or it ended)",
+            )),
+            Some(x) => Ok(x.id),
+        }
+    }
+}
+
+/// A DOCA RDMA context (`struct doca_rdma`).
+#[derive(Debug)]
+pub struct Rdma {
+    ctx: Ctx,
+    s: Arc<Shared>,
+}
+
+impl Rdma {
+    /// `doca_rdma_create`: a context on `dev`, which must have the RDMA capability.
+    pub fn new(dev: &Dev) -> Result<Rdma> {
+        let info = dev.as_devinfo();
+        if !info.has_capability(Capability::Rdma) {
+            return Err(Error::with_context(
+                ErrorCode::NotSupported,
+                format!("device {} does not support RDMA", info.pci_addr()),
+            ));
+        }
+        let s = Arc::new(Shared {
+            dev: dev.clone(),
+            dev_code: net::dev_code(dev),
+            conf: Mutex::new(Conf::default()),
+            nic: Mutex::new(None),
+            conns: Mutex::new(Vec::new()),
+            ops: Mutex::new(Ops {
+                recs: Vec::new(),
+                free: Vec::new(),
+            }),
+            done: Mutex::new(VecDeque::new()),
+            events: Mutex::new(VecDeque::new()),
+            inflight: AtomicU32::new(0),
+            ctx: std::sync::OnceLock::new(),
+            on_event: Mutex::new(None),
+        });
+        let ctx = Ctx::new_channel(RdmaOps(Arc::clone(&s)));
+        ctx.dev_add(dev)?;
+        let _ = s.ctx.set(ctx.clone());
+        Ok(Rdma { ctx, s })
+    }
+
+    /// `doca_rdma_as_ctx`.
+    pub fn ctx(&self) -> &Ctx {
+        &self.ctx
+    }
+
+    /// The device.
+    pub fn dev(&self) -> &Dev {
+        &self.s.dev
+    }
+
+    fn configurable(&self) -> Result<MutexGuard<'_, Conf>> {
+        if self.ctx.phase() != CtxPhase::Idle {
+            return Err(bad_state(
+                "the RDMA context is started: set its properties before doca_ctx_start",
+            ));
+        }
+        Ok(lock(&self.s.conf))
+    }
+
+    /// The settings.
+    pub fn conf(&self) -> Conf {
+        lock(&self.s.conf).clone()
+    }
+
+    /// `doca_rdma_set_permissions`: RDMA access flags only.
+    pub fn set_permissions(&self, p: u32) -> Result<()> {
+        let allowed = AccessFlags::LOCAL_READ_WRITE
+            | AccessFlags::RDMA_READ
+            | AccessFlags::RDMA_WRITE
+            | AccessFlags::RDMA_ATOMIC;
+        let f = AccessFlags::from_bits(p)
+            .filter(|f| allowed.contains(*f))
+            .ok_or_else(|| {
+                invalid(format!(
+                    "permissions {p:#x} hold flags other than DOCA_ACCESS_LOCAL_READ_WRITE and the RDMA ones"
+                ))
+            })?;
+        self.configurable()?.permissions = f;
+        Ok(())
+    }
+
+    /// `doca_rdma_set_transport_type`.
+    pub fn set_transport_type(&self, t: u32) -> Result<()> {
+        let t = TransportType::from_raw(t)
+            .ok_or_else(|| invalid(format!("transport type {t} is not RC (0) or DC (1)")))?;
+        self.configurable()?.transport = t;
+        Ok(())
+    }
+
+    /// `doca_rdma_set_gid_index`.
+    pub fn set_gid_index(&self, i: u32) -> Result<()> {
+        let n = crate::gid::table(&self.s.dev).len() as u32;
+        if i >= n.max(1) {
+            return Err(invalid(format!(
+                "GID index {i}: the device's GID table has {n} entries"
+            )));
+        }
+        self.configurable()?.gid_index = i;
+        Ok(())
+    }
+
+    /// `doca_rdma_set_max_num_connections`.
+    pub fn set_max_num_connections(&self, n: u16) -> Result<()> {
+        if n == 0 {
+            return Err(Error::with_context(
+                ErrorCode::NotSupported,
+                "a context has at least one connection",
+            ));
+        }
+        if n > MAX_CONNECTIONS {
+            return Err(invalid(format!(
+                "{n} connections; at most {MAX_CONNECTIONS}"
+            )));
+        }
+        self.configurable()?.max_connections = n;
+        Ok(())
+    }
+
+    /// `doca_rdma_set_send_queue_size` / `..._recv_queue_size`.
+    pub fn set_queue_size(&self, send: bool, n: u32) -> Result<()> {
+        if n == 0 || n > MAX_QUEUE_SIZE {
+            return Err(invalid(format!("queue size {n}: 1 to {MAX_QUEUE_SIZE}")));
+        }
+        let mut c = self.configurable()?;
+        let v = n.next_power_of_two();
+        if send {
+            c.send_queue_size = v;
+        } else {
+            c.recv_queue_size = v;
+        }
+        Ok(())
+    }
+
+    /// Changes other settings while idle.
+    pub fn update_conf(&self, f: impl FnOnce(&mut Conf) -> Result<()>) -> Result<()> {
+        let mut c = self.configurable()?;
+        f(&mut c)
+    }
+
+    /// Reports connection events (disconnections, failures) on progress.
+    pub fn on_connection_event(
+        &self,
+        f: impl FnMut(&Arc<Connection>, ConnectionEvent) + Send + 'static,
+    ) {
+        *lock(&self.s.on_event) = Some(Box::new(f));
+    }
+
+    /// `doca_rdma_export`: a new connection of this (started) context and its
+    /// descriptor, for the peer's `doca_rdma_connect`.
+    pub fn export(&self) -> Result<(Vec<u8>, Arc<Connection>)> {
+        if !matches!(self.ctx.phase(), CtxPhase::Running | CtxPhase::Starting) {
+            return Err(bad_state(
+                "the RDMA context is not started: export after doca_ctx_start",
+            ));
+        }
+        let max = lock(&self.s.conf).max_connections as usize;
+        let nic = lock(&self.s.nic);
+        let nic = nic
+            .as_ref()
+            .ok_or_else(|| bad_state("the RDMA context is stopping"))?;
+        let mut conns = lock(&self.s.conns);
+        if conns.len() >= max {
+            return Err(Error::with_context(
+                ErrorCode::Full,
+                format!(
+                    "all {max} connections of the context are in use (doca_rdma_set_max_num_connections)"
+                ),
+            ));
+        }
+        let id = conns.len() as u32 + 1;
+        let key = random_u64()?;
+        let c = Arc::new(Connection {
+            id,
+            state: AtomicU8::new(C_EXPORTED),
+            user_data: AtomicU64::new(0),
+            owner: Arc::downgrade(&self.s),
+        });
+        // SAFETY: a control command names no memory.
+        unsafe { nic.submit(Cmd::Register { conn: id, key }) };
+        conns.push(Arc::clone(&c));
+        Ok((nic.descriptor(id, key), c))
+    }
+
+    /// `doca_rdma_connect`: connects `conn` (from [`export`](Rdma::export)) to the
+    /// peer's connection that `desc` describes.
+    pub fn connect(&self, desc: &[u8], conn: &Connection) -> Result<()> {
+        if !matches!(self.ctx.phase(), CtxPhase::Running | CtxPhase::Starting) {
+            return Err(bad_state(
+                "the RDMA context is not started: connect after doca_ctx_start",
+            ));
+        }
+        if !conn
+            .owner
+            .upgrade()
+            .is_some_and(|o| Arc::ptr_eq(&o, &self.s))
+        {
+            return Err(invalid("the connection is not one of this RDMA context"));
+        }
+        let d = ConnDesc::decode(desc).map_err(|e| {
+            Error::with_context(
+                ErrorCode::ConnectionAborted,
+                format!(
+                    "the peer's connection details are corrupted: {}",
+                    e.context_str().unwrap_or("")
+                ),
+            )
+        })?;
+        if conn
+            .state
+            .compare_exchange(C_EXPORTED, C_CONNECTED, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return Err(bad_state(
+                "the connection is already connected (or ended): export a new one",
+            ));
+        }
+        let nic = lock(&self.s.nic);
+        let Some(nic) = nic.as_ref() else {
+            conn.state.store(C_EXPORTED, Ordering::Release);
+            return Err(bad_state("the RDMA context is stopping"));
+        };
+        // SAFETY: a control command names no memory.
+        unsafe {
+            nic.submit(Cmd::Connect {
+                conn: conn.id,
+                desc: d,
+            })
+        };
+        Ok(())
+    }
+
+    /// `doca_rdma_connection_disconnect`.
+    pub fn disconnect(&self, conn: &Connection) -> Result<()> {
+        if !conn
+            .owner
+            .upgrade()
+            .is_some_and(|o| Arc::ptr_eq(&o, &self.s))
+        {
+            return Err(invalid("the connection is not one of this RDMA context"));
+        }
+        let was = conn.state.swap(C_DISCONNECTED, Ordering::AcqRel);
+        if was != C_CONNECTED {
+            return Err(Error::with_context(
+                ErrorCode::ConnectionAborted,
+                "the connection is not connected",
+            ));
+        }
+        if let Some(nic) = lock(&self.s.nic).as_ref() {
+            // SAFETY: a control command names no memory.
+            unsafe { nic.submit(Cmd::Disconnect { conn: conn.id }) };
+        }
+        Ok(())
+    }
+
+    /// The connections exported so far (since the last start).
+    pub fn connections(&self) -> Vec<Arc<Connection>> {
+        lock(&self.s.conns).clone()
+    }
+
+    /// Submits the job `rec` (its type one of the `JOB_*` here, its buffers and
+    /// parameters as [`slot`] says); it completes on the progress engine the context
+    /// is connected to, as a [`PeEvent::Task`](doca_core::exec::PeEvent) with the same
+    /// record (results in its parameters). A refusal gives the record back.
+    ///
+    /// # Safety
+    ///
+    /// The buffers set in the record are live descriptors, and their bytes are left
+    /// alone by everything else, until the job completes; the connection parameter, if
+    /// any, points to a [`Connection`] of this context.
+    pub unsafe fn submit(&self, rec: JobRecord) -> std::result::Result<(), (Error, JobRecord)> {
+        // SAFETY: the caller's contract.
+        match unsafe { self.command(&rec) } {
+            Ok(cmd) => {
+                let nic = lock(&self.s.nic);
+                let Some(nic) = nic.as_ref() else {
+                    return Err((bad_state("the RDMA context is stopping"), rec));
+                };
+                let i = {
+                    let mut ops = lock(&self.s.ops);
+                    match ops.free.pop() {
+                        Some(i) => {
+                            ops.recs[i as usize] = Some(rec);
+                            i
+                        }
+                        None => {
+                            ops.recs.push(Some(rec));
+                            (ops.recs.len() - 1) as u32
+                        }
+                    }
+                };
+                self.s.inflight.fetch_add(1, Ordering::AcqRel);
+                // SAFETY: the command's memory is the record's buffers, which the
+                // caller keeps live and untouched until completion (contract).
+                unsafe { nic.submit(with_user(cmd, u64::from(i))) };
+                Ok(())
+            }
+            Err(e) => Err((e, rec)),
+        }
+    }
+
+    /// # Safety
+    /// As [`submit`](Rdma::submit).
+    unsafe fn command(&self, rec: &JobRecord) -> Result<Cmd> {
+        if self.ctx.phase() != CtxPhase::Running {
+            return Err(bad_state(
+                "the RDMA context is not running: start it (and connect) before submitting",
+            ));
+        }
+        let conn = || -> Result<u32> {
+            let p = rec.params[slot::CONN] as usize as *const Connection;
+            if p.is_null() {
+                return Err(invalid("the task has no RDMA connection"));
+            }
+            self.s.own_conn(p)
+        };
+        let src = rec.buf(slot::SRC);
+        let dst = rec.buf(slot::DST);
+        let imm = (rec.params[slot::ARG] & 0xffff_ffff) as u32;
+        Ok(match rec.job_type {
+            JOB_SEND | JOB_SEND_IMM => {
+                let (p, n) = local_data(src, "source")?;
+                check_len(n)?;
+                Cmd::Send {
+                    user: 0,
+                    conn: conn()?,
+                    ptr: p as *const u8,
+                    len: n,
+                    imm: (rec.job_type == JOB_SEND_IMM).then_some(imm),
+                }
+            }
+            JOB_RECV => {
+                let (p, room) = local_tail(dst, "destination")?;
+                Cmd::Recv {
+                    user: 0,
+                    ptr: p as *mut u8,
+                    cap: room,
+                }
+            }
+            JOB_WRITE | JOB_WRITE_IMM => {
+                let (p, n) = local_data(src, "source")?;
+                check_len(n)?;
+                let (token, d) = if dst.is_none() && n == 0 {
+                    ([0; 2], None)
+                } else {
+                    let (t, d) = remote_of(dst, "destination")?;
+                    (t, Some(d))
+                };
+                let addr = match d {
+                    Some(d) => {
+                        let (to, room) = d.tail_span();
+                        if n > room {
+                            return Err(invalid(format!(
+                                "{n} bytes to write; the remote destination buffer has room for {room}"
+                            )));
+                        }
+                        to as u64
+                    }
+                    None => 0,
+                };
+                Cmd::Write {
+                    user: 0,
+                    conn: conn()?,
+                    ptr: p as *const u8,
+                    len: n,
+                    token,
+                    addr,
+                    imm: (rec.job_type == JOB_WRITE_IMM).then_some(imm),
+                }
+            }
+            JOB_READ => {
+                let (token, s) = remote_of(src, "source")?;
+                let (from, n) = s.data_span();
+                check_len(n)?;
+                let (to, room) = local_tail(dst, "destination")?;
+                if dst.is_none() || n > room {
+                    return Err(invalid(format!(
+                        "{n} bytes to read; the destination buffer has room for {room}"
+                    )));
+                }
+                Cmd::Read {
+                    user: 0,
+                    conn: conn()?,
+                    ptr: to as *mut u8,
+                    len: n,
+                    token,
+                    addr: from as u64,
+                }
+            }
+            JOB_ATOMIC_CMP_SWP | JOB_ATOMIC_FETCH_ADD => {
+                let (token, d) = remote_of(src, "destination")?;
+                let (at, n) = d.data_span();
+                if n < 8 {
+                    return Err(invalid(
+                        "an atomic works on 8 bytes: the remote buffer holds fewer",
+                    ));
+                }
+                if at % 8 != 0 {
+                    return Err(invalid("an atomic's remote address must be 8-byte aligned"));
+                }
+                let (res, room) = local_tail(dst, "result")?;
+                if dst.is_none() || room < 8 {
+                    return Err(invalid("the result buffer needs room for 8 bytes"));
+                }
+                Cmd::Atomic {
+                    user: 0,
+                    conn: conn()?,
+                    token,
+                    addr: at as u64,
+                    cas: rec.job_type == JOB_ATOMIC_CMP_SWP,
+                    b: rec.params[slot::ARG],
+                    c: rec.params[slot::SWAP],
+                    result: res as *mut u8,
+                }
+            }
+            t => {
+                return Err(invalid(format!("job type {t} is not an RDMA job")));
+            }
+        })
+    }
+
+    /// `doca_rdma_destroy`: refused (`BadState`) unless the context is idle.
+    pub fn destroy(self) -> std::result::Result<(), (Rdma, Error)> {
+        if self.ctx.phase() != CtxPhase::Idle {
+            let e = bad_state("stop the RDMA context before destroying it");
+            return Err((self, e));
+        }
+        Ok(())
+    }
+}
+
+fn check_len(n: usize) -> Result<()> {
+    if n as u64 > u64::from(MAX_MESSAGE_SIZE) {
+        return Err(invalid(format!(
+            "{n} bytes is above the largest message ({MAX_MESSAGE_SIZE} bytes)"
+        )));
+    }
+    Ok(())
+}
+
+fn with_user(c: Cmd, user: u64) -> Cmd {
+    match c {
+        Cmd::Send {
+            conn,
+            ptr,
+            len,
+            imm,
+            ..
+        } => Cmd::Send {
+            user,
+            conn,
+            ptr,
+            len,
+            imm,
+        },
+        Cmd::Recv { ptr, cap, .. } => Cmd::Recv { user, ptr, cap },
+        Cmd::Write {
+            conn,
+            ptr,
+            len,
+            token,
+            addr,
+            imm,
+            ..
+        } => Cmd::Write {
+            user,
+            conn,
+            ptr,
+            len,
+            token,
+            addr,
+            imm,
+        },
+        Cmd::Read {
+            conn,
+            ptr,
+            len,
+            token,
+            addr,
+            ..
+        } => Cmd::Read {
+            user,
+            conn,
+            ptr,
+            len,
+            token,
+            addr,
+        },
+        Cmd::Atomic {
+            conn,
+            token,
+            addr,
+            cas,
+            b,
+            c,
+            result,
+            ..
+        } => Cmd::Atomic {
+            user,
+            conn,
+            token,
+            addr,
+            cas,
+            b,
+            c,
+            result,
+        },
+        other => other,
+    }
+}
+
+impl Drop for Rdma {
+    fn drop(&mut self) {
+        let nic = lock(&self.s.nic).take();
+        drop(nic);
+    }
+}

@@ -1,0 +1,255 @@
+//! The RDMA context on a progress engine: two contexts of one process, connected with
+//! exported descriptors, running every task type through jobs.
+
+use doca_core::exec::{Pe, PeEvent};
+use doca_core::{AccessFlags, Buf, BufInventory, Data, ErrorCode, JobRecord, Mmap, device};
+use doca_rdma::{
+    JOB_ATOMIC_CMP_SWP, JOB_ATOMIC_FETCH_ADD, JOB_READ, JOB_RECV, JOB_SEND, JOB_SEND_IMM,
+    JOB_WRITE, JOB_WRITE_IMM, Rdma, slot,
+};
+use std::time::{Duration, Instant};
+
+struct Side {
+    rdma: Rdma,
+    pe: Pe,
+}
+
+fn side() -> Side {
+    let dev = device::devinfo_list().unwrap()[0].open().unwrap();
+    let rdma = Rdma::new(&dev).unwrap();
+    rdma.set_permissions(
+        (AccessFlags::LOCAL_READ_WRITE
+            | AccessFlags::RDMA_READ
+            | AccessFlags::RDMA_WRITE
+            | AccessFlags::RDMA_ATOMIC)
+            .bits(),
+    )
+    .unwrap();
+    let pe = Pe::new().unwrap();
+    pe.connect(rdma.ctx()).unwrap();
+    pe.start_ctx(rdma.ctx()).unwrap();
+    Side { rdma, pe }
+}
+
+fn mmap(len: usize, remote_perms: AccessFlags) -> Mmap {
+    let dev = device::devinfo_list().unwrap()[0].open().unwrap();
+    let mut m = Mmap::new();
+    m.set_memory(vec![0u8; len]).unwrap();
+    m.set_permissions(AccessFlags::LOCAL_READ_WRITE | remote_perms)
+        .unwrap();
+    m.dev_add(&dev).unwrap();
+    m.start().unwrap();
+    m
+}
+
+/// Progresses `pe` until the job with user data `ud` completes; its record and status.
+fn wait(pe: &Pe, ud: u64) -> (JobRecord, Result<(), ErrorCode>) {
+    let t = Instant::now();
+    loop {
+        let mut got = None;
+        pe.progress(|ev| {
+            if let PeEvent::Task(mut c) = ev
+                && c.record.user_data.0 == ud
+            {
+                let st = c.status().map_err(|e| e.code());
+                got = Some((
+                    std::mem::replace(&mut c.record, JobRecord::new(0, Data(0))),
+                    st,
+                ));
+            }
+        });
+        if let Some(g) = got {
+            return g;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "job {ud} never completed"
+        );
+        std::thread::sleep(Duration::from_micros(100));
+    }
+}
+
+fn job(t: u32, ud: u64, conn: u64, src: Option<Buf>, dst: Option<Buf>) -> JobRecord {
+    let mut r = JobRecord::new(t, Data(ud));
+    if let Some(b) = src {
+        r.set_buf(slot::SRC, b);
+    }
+    if let Some(b) = dst {
+        r.set_buf(slot::DST, b);
+    }
+    r.params[slot::CONN] = conn;
+    r
+}
+
+#[test]
+fn every_task_type_between_two_contexts() {
+    let a = side();
+    let b = side();
+    let (da, ca) = a.rdma.export().unwrap();
+    let (db, cb) = b.rdma.export().unwrap();
+    a.rdma.connect(&db, &ca).unwrap();
+    b.rdma.connect(&da, &cb).unwrap();
+    // A connection is connected once.
+    assert_eq!(
+        a.rdma.connect(&db, &ca).unwrap_err().code(),
+        ErrorCode::BadState
+    );
+    let conn_a = std::sync::Arc::as_ptr(&ca) as u64;
+    let conn_b = std::sync::Arc::as_ptr(&cb) as u64;
+
+    // B's exported memory, A's local memory.
+    let mb = mmap(
+        1 << 20,
+        AccessFlags::RDMA_READ | AccessFlags::RDMA_WRITE | AccessFlags::RDMA_ATOMIC,
+    );
+    let dev = device::devinfo_list().unwrap()[0].open().unwrap();
+    let remote = Mmap::create_from_export(Data(0), &mb.export_rdma(&dev).unwrap(), &dev).unwrap();
+    let ma = mmap(1 << 20, AccessFlags::empty());
+    let mut inv = BufInventory::new(64).unwrap();
+    inv.start().unwrap();
+    let (pa, _) = ma.memrange().unwrap();
+    let (pr, _) = remote.memrange().unwrap();
+    let n = 100_000usize;
+    // SAFETY: A's mmap memory, nothing else touches it meanwhile.
+    unsafe {
+        for i in 0..n {
+            *pa.add(i) = (i % 251) as u8;
+        }
+    }
+
+    // Write A -> B, at the remote buffer's tail.
+    let src = inv.buf_by_data(&ma, pa, n).unwrap();
+    let dst = inv.buf_by_addr(&remote, pr, n).unwrap();
+    // SAFETY: the record owns its buffers; nothing else touches their bytes.
+    unsafe {
+        a.rdma
+            .submit(job(JOB_WRITE, 1, conn_a, Some(src), Some(dst)))
+    }
+    .unwrap();
+    let (_, st) = wait(&a.pe, 1);
+    st.unwrap();
+    let (pb, _) = mb.memrange().unwrap();
+    // SAFETY: B's memory, written before the write completed.
+    let got = unsafe { std::slice::from_raw_parts(pb, n) };
+    assert!(got.iter().enumerate().all(|(i, &x)| x == (i % 251) as u8));
+
+    // Read it back into A at offset 512 KiB: the destination grows by what came.
+    let src = inv.buf_by_data(&remote, pr, n).unwrap();
+    // SAFETY: offset inside A's 1 MiB.
+    let dst = inv
+        .buf_by_addr(&ma, unsafe { pa.add(512 << 10) }, n)
+        .unwrap();
+    // SAFETY: as above.
+    unsafe {
+        a.rdma
+            .submit(job(JOB_READ, 2, conn_a, Some(src), Some(dst)))
+    }
+    .unwrap();
+    let (mut rec, st) = wait(&a.pe, 2);
+    st.unwrap();
+    assert_eq!(rec.params[slot::RES_CONN], n as u64);
+    assert_eq!(rec.take_buf(slot::DST).unwrap().data_len(), n);
+    // SAFETY: A's memory.
+    let back = unsafe { std::slice::from_raw_parts(pa.add(512 << 10), n) };
+    assert_eq!(back, got);
+
+    // Atomics on B's first 8 bytes (which hold 0..7 now).
+    let first = u64::from_ne_bytes(got[..8].try_into().unwrap());
+    let target = inv.buf_by_data(&remote, pr, 8).unwrap();
+    // SAFETY: offset inside A's memory.
+    let res = inv
+        .buf_by_addr(&ma, unsafe { pa.add(1000 << 10) }, 8)
+        .unwrap();
+    let mut r = job(JOB_ATOMIC_FETCH_ADD, 3, conn_a, Some(target), Some(res));
+    r.params[slot::ARG] = 10;
+    // SAFETY: as above.
+    unsafe { a.rdma.submit(r) }.unwrap();
+    let (mut rec, st) = wait(&a.pe, 3);
+    st.unwrap();
+    let res = rec.take_buf(slot::DST).unwrap();
+    assert_eq!(res.data_len(), 8);
+    // SAFETY: the result buffer's 8 bytes.
+    let old = unsafe { (res.data() as *const u64).read_unaligned() };
+    assert_eq!(old, first);
+    let target = inv.buf_by_data(&remote, pr, 8).unwrap();
+    // SAFETY: as above.
+    let res2 = inv
+        .buf_by_addr(&ma, unsafe { pa.add(1001 << 10) }, 8)
+        .unwrap();
+    let mut r = job(JOB_ATOMIC_CMP_SWP, 4, conn_a, Some(target), Some(res2));
+    r.params[slot::ARG] = first + 10;
+    r.params[slot::SWAP] = 7;
+    // SAFETY: as above.
+    unsafe { a.rdma.submit(r) }.unwrap();
+    wait(&a.pe, 4).1.unwrap();
+    // SAFETY: B's memory.
+    assert_eq!(unsafe { (pb as *const u64).read_unaligned() }, 7);
+
+    // Send with immediate B -> A before A posts its receive: it waits.
+    let msg = inv.buf_by_data(&ma, pa, 64).unwrap();
+    let mut r = job(JOB_SEND_IMM, 5, conn_b, Some(msg), None);
+    r.params[slot::ARG] = 0xdead_beef;
+    // The sender uses A's bytes through its own mmap (same process): fine here.
+    // SAFETY: as above.
+    unsafe { b.rdma.submit(r) }.unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    let mut seen = false;
+    b.pe.progress(|_| seen = true);
+    assert!(!seen, "no receive posted: the send waits");
+    // SAFETY: as above.
+    let rbuf = inv
+        .buf_by_addr(&ma, unsafe { pa.add(900 << 10) }, 4096)
+        .unwrap();
+    // SAFETY: as above.
+    unsafe { a.rdma.submit(job(JOB_RECV, 6, 0, None, Some(rbuf))) }.unwrap();
+    let (mut rec, st) = wait(&a.pe, 6);
+    st.unwrap();
+    assert_eq!(rec.params[slot::RES_LEN_OP], 64 | (1 << 32));
+    assert_eq!(rec.params[slot::RES_IMM], 0xdead_beef);
+    assert_eq!(rec.params[slot::RES_CONN], u64::from(ca.id()));
+    assert_eq!(rec.take_buf(slot::DST).unwrap().data_len(), 64);
+    wait(&b.pe, 5).1.unwrap();
+
+    // A plain send and a write with immediate, both received by B.
+    for (t, ud) in [(JOB_SEND, 7u64), (JOB_WRITE_IMM, 8)] {
+        // SAFETY: as above.
+        let rbuf = inv
+            .buf_by_addr(&ma, unsafe { pa.add(950 << 10) }, 4096)
+            .unwrap();
+        // SAFETY: as above.
+        unsafe { b.rdma.submit(job(JOB_RECV, ud + 100, 0, None, Some(rbuf))) }.unwrap();
+        let src = inv.buf_by_data(&ma, pa, 32).unwrap();
+        let dst = (t == JOB_WRITE_IMM).then(|| inv.buf_by_addr(&remote, pr, 32).unwrap());
+        let mut r = job(t, ud, conn_a, Some(src), dst);
+        r.params[slot::ARG] = 99;
+        // SAFETY: as above.
+        unsafe { a.rdma.submit(r) }.unwrap();
+        let (rec, st) = wait(&b.pe, ud + 100);
+        st.unwrap();
+        let op = rec.params[slot::RES_LEN_OP] >> 32;
+        assert_eq!(op, if t == JOB_SEND { 0 } else { 2 });
+        wait(&a.pe, ud).1.unwrap();
+    }
+
+    // Refusals at submit: a remote buffer where a local one belongs, a missing
+    // connection.
+    let bad = inv.buf_by_data(&remote, pr, 8).unwrap();
+    // SAFETY: as above.
+    let (e, _) = unsafe { a.rdma.submit(job(JOB_SEND, 9, conn_a, Some(bad), None)) }.unwrap_err();
+    assert_eq!(e.code(), ErrorCode::InvalidValue);
+    let src = inv.buf_by_data(&ma, pa, 8).unwrap();
+    // SAFETY: as above.
+    let (e, _) = unsafe { a.rdma.submit(job(JOB_SEND, 10, 0, Some(src), None)) }.unwrap_err();
+    assert_eq!(e.code(), ErrorCode::InvalidValue);
+
+    // Stop with a receive in flight: it ends with an error and the context goes idle.
+    // SAFETY: as above.
+    let rbuf = inv
+        .buf_by_addr(&ma, unsafe { pa.add(960 << 10) }, 64)
+        .unwrap();
+    // SAFETY: as above.
+    unsafe { a.rdma.submit(job(JOB_RECV, 11, 0, None, Some(rbuf))) }.unwrap();
+    let _ = a.pe.stop_ctx(a.rdma.ctx());
+    let (_, st) = wait(&a.pe, 11);
+    assert!(st.is_err());
+}
