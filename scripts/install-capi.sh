@@ -66,7 +66,7 @@ printf '{\n  global: doca_*;\n  local: *;\n};\n' >"$stage/exports.map"
 cc -shared -o "$stage/$real" -Wl,-soname,libdoca_common.so.2 \
     -Wl,--whole-archive "$archive" -Wl,--no-whole-archive \
     -Wl,--version-script="$stage/exports.map" -Wl,--gc-sections \
-    -lpthread -ldl -lm -lgcc_s -lc
+    -lucp -lucs -lpthread -ldl -lm -lgcc_s -lc
 rm "$stage/exports.map"
 ln -s "$real" "$stage/libdoca_common.so.2"
 ln -s libdoca_common.so.2 "$stage/libdoca_common.so"
@@ -124,7 +124,7 @@ generation_libs() {
     cc -shared -o "$dir/libdoca_common.so.$ver" -Wl,-soname,"libdoca_common.so.$major" \
         -Wl,--whole-archive "$dir/libdoca_common.a" -Wl,--no-whole-archive \
         -Wl,--version-script="$work/exports.map" -Wl,--gc-sections \
-        -lpthread -ldl -lm -lgcc_s -lc
+        -lucp -lucs -lpthread -ldl -lm -lgcc_s -lc
     ln -s "libdoca_common.so.$ver" "$dir/libdoca_common.so.$major"
     ln -s "libdoca_common.so.$major" "$dir/libdoca_common.so"
     for l in "$@"; do
@@ -139,7 +139,7 @@ generation_libs() {
 version3=3.3.0
 stage3="$stage/doca-3"
 mkdir -p "$stage3/lib/dpu" "$stage3/include/dpu" "$stage3/pc/dpu"
-generation_libs 3 "$version3" "$stage3/lib" dma sha erasure_coding argp comch
+generation_libs 3 "$version3" "$stage3/lib" dma sha erasure_coding argp comch rdma
 cp "$root"/crates/doca-capi/include3/doca_*.h "$stage3/include/"
 cp "$root/crates/doca-capi/include3/dpu/doca_build_config.h" "$stage3/include/dpu/"
 cc -c -fPIC -O2 -Wall -Wextra -Werror -I"$stage3/include/dpu" \
@@ -147,7 +147,7 @@ cc -c -fPIC -O2 -Wall -Wextra -Werror -I"$stage3/include/dpu" \
 pc3="$root/crates/doca-capi/pkgconfig3"
 sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version3|" "$pc3/doca-common.pc.in" >"$stage3/pc/doca-common.pc"
 sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version3|" "$pc3/doca-common-dpu.pc.in" >"$stage3/pc/dpu/doca-common.pc"
-for spec in argp:argp:Argp dma:dma:DMA erasure-coding:erasure_coding:Erasure\ Coding sha:sha:SHA comch:comch:Comch; do
+for spec in argp:argp:Argp dma:dma:DMA erasure-coding:erasure_coding:Erasure\ Coding sha:sha:SHA comch:comch:Comch rdma:rdma:RDMA; do
     IFS=: read -r name soname title <<<"$spec"
     sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version3|" -e "s|@LIB@|$name|" \
         -e "s|@SONAME@|$soname|" -e "s|@TITLE@|$title|" "$pc3/doca-lib.pc.in" >"$stage3/pc/doca-$name.pc"

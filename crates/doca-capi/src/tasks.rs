@@ -127,6 +127,21 @@ impl InputValue for *mut u64 {
 ///
 /// # Safety
 /// `p` is NULL or a live matrix.
+impl InputValue for *mut doca_rdma::Connection {
+    const NONE: Self = std::ptr::null_mut();
+    unsafe fn store(self, inputs: &TaskInputs, _: &TaskSpec, slot: usize, _: &str) -> Result<()> {
+        inputs.params[slot].set(self as usize as u64);
+        Ok(())
+    }
+    fn load(inputs: &TaskInputs, slot: usize) -> Self {
+        inputs.params[slot].get() as usize as Self
+    }
+    unsafe fn put(self, out: &mut JobRecord, _: &TaskSpec, slot: usize, _: &str) -> Result<()> {
+        out.params[slot] = self as usize as u64;
+        Ok(())
+    }
+}
+
 unsafe fn matrix<'a>(p: *const doca_ec::Matrix, name: &str) -> Result<&'a doca_ec::Matrix> {
     // SAFETY: the caller's contract.
     unsafe { p.as_ref() }.ok_or_else(|| invalid(format!("the {name} is NULL")))
@@ -375,6 +390,29 @@ macro_rules! c3_tasks {
             })
         }
     };
+    (@set_conf direct $set_conf:ident $h:ty, $cb:ident, $spec:path) => {
+        #[doc = concat!("`", stringify!($set_conf), "`: tasks the context takes itself, only while idle.")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $set_conf(
+            ctx: *mut $h,
+            task_completion_cb: $cb,
+            task_error_cb: $cb,
+            num_tasks: u32,
+        ) -> $crate::doca_error_t {
+            $crate::ffi(|| {
+                // SAFETY: NULL or a live handle.
+                let h = unsafe { $crate::handle(ctx, "context") }?;
+                $crate::v3::check_num_tasks(num_tasks)?;
+                h.ctx.set_conf_direct(
+                    &$spec,
+                    task_completion_cb,
+                    task_error_cb,
+                    num_tasks,
+                    <$h as $crate::tasks::DirectSubmit>::submit,
+                )
+            })
+        }
+    };
     (@set_conf log $set_conf:ident $h:ty, $cb:ident, $spec:path) => {
         #[doc = concat!("`", stringify!($set_conf), "`: the pool holds `2^log_num_tasks` tasks.")]
         #[unsafe(no_mangle)]
@@ -482,6 +520,17 @@ macro_rules! c3_tasks {
     };
 }
 pub(crate) use c3_tasks;
+
+/// A library handle whose context takes its tasks itself (a channel): how a submitted
+/// task reaches it (the `direct` style of `*_set_conf`).
+pub(crate) trait DirectSubmit {
+    /// Submits `task` (`t` is the same task, borrowed) to its context.
+    ///
+    /// # Safety
+    /// `task` is a live task of a context of this handle's kind, held by the program,
+    /// whose buffers stay live while it is in flight (the C contract).
+    unsafe fn submit(t: &crate::v3::doca_task, task: *mut crate::v3::doca_task) -> Result<()>;
+}
 
 /// The translation of a library's DOCA 2.2 job structs into records, from its task
 /// table: `fill(job, t, user_data, out)` writes the record of a job of type `t` (one

@@ -275,7 +275,7 @@ fn static_library_links_3x() {
         .arg("-o")
         .arg(&bin)
         .arg(lib.join("libdoca_common.a"))
-        .args(["-lpthread", "-ldl", "-lm"])
+        .args(["-lucp", "-lucs", "-lpthread", "-ldl", "-lm"])
         .output()
         .unwrap();
     check(&out, "static link");

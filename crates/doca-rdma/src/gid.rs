@@ -9,7 +9,11 @@ pub const GID_LEN: usize = 16;
 
 /// The GID table of `dev`.
 pub fn table(dev: &Dev) -> Vec<[u8; GID_LEN]> {
-    let info = dev.as_devinfo();
+    table_of(dev.as_devinfo())
+}
+
+/// The GID table of the device `info` describes.
+pub fn table_of(info: &doca_core::DevInfo) -> Vec<[u8; GID_LEN]> {
     let mut v = vec![info.ipv6_addr()];
     let a = info.ipv4_addr();
     let mut mapped = [0u8; GID_LEN];

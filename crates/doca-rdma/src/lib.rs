@@ -9,6 +9,7 @@
 pub mod gid;
 pub mod nic;
 mod rdma;
+pub mod tasks;
 mod ucx;
 pub mod wire;
 

@@ -56,7 +56,8 @@ pub mod slot {
     pub const RES_LEN_OP: usize = 0;
     /// Result parameter of a receive: immediate data.
     pub const RES_IMM: usize = 1;
-    /// Result parameter of a receive: the connection it came on; of a read: length.
+    /// Result parameter of a receive: the connection it came on (`*const Connection`);
+    /// of a read: length.
     pub const RES_CONN: usize = 2;
 }
 
@@ -132,7 +133,7 @@ impl Default for Conf {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             send_queue_size: 64,
             recv_queue_size: 64,
-            mtu: 5, // DOCA_MTU_SIZE_4K_BYTES
+            mtu: 4, // DOCA_MTU_SIZE_4K_BYTES
             sl: 0,
             grh: true,
             timeout_ms: 5000,
@@ -173,6 +174,28 @@ impl Connection {
     /// Whether the connection is connected (and not ended since).
     pub fn is_connected(&self) -> bool {
         self.state.load(Ordering::Acquire) == C_CONNECTED
+    }
+
+    /// `doca_rdma_connection_disconnect`: the peer is told; tasks in flight on the
+    /// connection end with an error.
+    pub fn disconnect(&self) -> Result<()> {
+        let was = self.state.swap(C_DISCONNECTED, Ordering::AcqRel);
+        if was != C_CONNECTED {
+            if was != C_DISCONNECTED {
+                self.state.store(was, Ordering::Release);
+            }
+            return Err(Error::with_context(
+                ErrorCode::ConnectionAborted,
+                "the connection is not connected",
+            ));
+        }
+        if let Some(s) = self.owner.upgrade()
+            && let Some(nic) = lock(&s.nic).as_ref()
+        {
+            // SAFETY: a control command names no memory.
+            unsafe { nic.submit(Cmd::Disconnect { conn: self.id }) };
+        }
+        Ok(())
     }
 }
 
@@ -311,7 +334,7 @@ impl ChannelOps for RdmaOps {
             any = true;
             s.inflight.fetch_sub(1, Ordering::AcqRel);
             let err = match r {
-                Ok(d) => finish(&mut rec, &d).err(),
+                Ok(d) => finish(&mut rec, &d, s).err(),
                 Err(e) => Some(e),
             };
             out.complete(rec, err);
@@ -346,7 +369,7 @@ impl ChannelOps for RdmaOps {
 
 /// Applies a completed operation's results to its record: destinations grow by what
 /// arrived, results go to the result parameters.
-fn finish(rec: &mut JobRecord, d: &Done) -> Result<()> {
+fn finish(rec: &mut JobRecord, d: &Done, s: &Shared) -> Result<()> {
     match rec.job_type {
         JOB_RECV => {
             if d.len > 0
@@ -361,7 +384,9 @@ fn finish(rec: &mut JobRecord, d: &Done) -> Result<()> {
             };
             rec.params[slot::RES_LEN_OP] = (d.len & 0xffff_ffff) | (op << 32);
             rec.params[slot::RES_IMM] = u64::from(d.imm.unwrap_or(0));
-            rec.params[slot::RES_CONN] = u64::from(d.conn);
+            rec.params[slot::RES_CONN] = s
+                .conn_by_id(d.conn)
+                .map_or(0, |c| Arc::as_ptr(&c) as usize as u64);
         }
         JOB_READ => {
             if d.len > 0
@@ -686,18 +711,7 @@ impl Rdma {
         {
             return Err(invalid("the connection is not one of this RDMA context"));
         }
-        let was = conn.state.swap(C_DISCONNECTED, Ordering::AcqRel);
-        if was != C_CONNECTED {
-            return Err(Error::with_context(
-                ErrorCode::ConnectionAborted,
-                "the connection is not connected",
-            ));
-        }
-        if let Some(nic) = lock(&self.s.nic).as_ref() {
-            // SAFETY: a control command names no memory.
-            unsafe { nic.submit(Cmd::Disconnect { conn: conn.id }) };
-        }
-        Ok(())
+        conn.disconnect()
     }
 
     /// The connections exported so far (since the last start).

@@ -206,7 +206,7 @@ fn every_task_type_between_two_contexts() {
     st.unwrap();
     assert_eq!(rec.params[slot::RES_LEN_OP], 64 | (1 << 32));
     assert_eq!(rec.params[slot::RES_IMM], 0xdead_beef);
-    assert_eq!(rec.params[slot::RES_CONN], u64::from(ca.id()));
+    assert_eq!(rec.params[slot::RES_CONN], conn_a);
     assert_eq!(rec.take_buf(slot::DST).unwrap().data_len(), 64);
     wait(&b.pe, 5).1.unwrap();
 

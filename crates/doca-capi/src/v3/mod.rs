@@ -19,6 +19,7 @@ mod graph;
 mod lib;
 mod log;
 mod pe;
+mod rdma;
 mod sha;
 mod sync_event;
 
@@ -33,6 +34,7 @@ pub use graph::*;
 pub use lib::Lib3;
 pub use log::*;
 pub use pe::*;
+pub use rdma::*;
 pub use sha::*;
 pub use sync_event::*;
 
@@ -49,6 +51,7 @@ pub fn generated_functions() -> impl Iterator<Item = crate::tasks::GenFn> {
         ec::C3_FUNCTIONS,
         sync_event::C3_FUNCTIONS,
         advise::C3_FUNCTIONS,
+        rdma::C3_FUNCTIONS,
     ]
     .into_iter()
     .flatten()

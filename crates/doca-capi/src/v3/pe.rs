@@ -62,7 +62,7 @@ pub struct Conf3 {
 pub struct doca_ctx3 {
     pub(crate) ctx: Ctx,
     pe: Cell<*const doca_pe>,
-    user_data: Cell<doca_data>,
+    pub(crate) user_data: Cell<doca_data>,
     state_cb: Cell<StateCb>,
     /// The configured task types and their pools (the core's task life cycle).
     tasks: TaskTypes<Conf3>,

@@ -587,6 +587,9 @@ pub fn c_type(t: &str) -> String {
         "doca_mmap_property",
         "doca_buf_inventory_property",
         "doca_workq_property",
+        "doca_rdma_transport_type",
+        "doca_mtu_size",
+        "doca_rdma_opcode",
     ];
     const TYPEDEFS: &[&str] = &[
         "doca_error_t",
@@ -621,6 +624,19 @@ pub fn c_type(t: &str) -> String {
         "doca_comch_event_consumer_cb_t",
         "doca_comch_consumer_task_post_recv_completion_cb_t",
         "doca_comch_producer_task_send_completion_cb_t",
+        "doca_be32_t",
+        "doca_rdma_connection_request_cb_t",
+        "doca_rdma_connection_established_cb_t",
+        "doca_rdma_connection_failure_cb_t",
+        "doca_rdma_connection_disconnection_cb_t",
+        "doca_rdma_task_receive_completion_cb_t",
+        "doca_rdma_task_send_completion_cb_t",
+        "doca_rdma_task_send_imm_completion_cb_t",
+        "doca_rdma_task_read_completion_cb_t",
+        "doca_rdma_task_write_completion_cb_t",
+        "doca_rdma_task_write_imm_completion_cb_t",
+        "doca_rdma_task_atomic_cmp_swp_completion_cb_t",
+        "doca_rdma_task_atomic_fetch_add_completion_cb_t",
     ];
     // The task generation's Rust names of C structs that share a name with the job
     // generation's.
@@ -636,6 +652,7 @@ pub fn c_type(t: &str) -> String {
         "doca_graph3" => "doca_graph",
         "doca_graph_node3" => "doca_graph_node",
         "doca_graph_instance3" => "doca_graph_instance",
+        "doca_rdma3" => "doca_rdma",
         t => t,
     };
     match t {
