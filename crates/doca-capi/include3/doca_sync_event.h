@@ -95,6 +95,35 @@ doca_error_t doca_sync_event_add_subscriber_location_dpu(struct doca_sync_event 
 DOCA_EXPERIMENTAL
 doca_error_t doca_sync_event_add_subscriber_location_remote_net(struct doca_sync_event *event);
 
+struct doca_sync_event_remote_net;
+
+/**
+ * A descriptor a peer on the network turns into its handle of this event
+ * (doca_sync_event_remote_net_create_from_export); the event needs a remote net
+ * location. It stays valid until the event is destroyed.
+ */
+DOCA_EXPERIMENTAL
+doca_error_t doca_sync_event_export_to_remote_net(struct doca_sync_event *event, const uint8_t **data, size_t *sz);
+
+/** DOCA_SUCCESS when the device can share sync events with peers on the network. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_sync_event_cap_is_export_to_remote_net_supported(const struct doca_devinfo *devinfo);
+
+/** The handle of a peer's exported event, which RDMA's remote net sync event tasks name. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_sync_event_remote_net_create_from_export(struct doca_dev *dev,
+							   const uint8_t *data,
+							   size_t sz,
+							   struct doca_sync_event_remote_net **event);
+
+/** DOCA_SUCCESS when the device can make handles of peers' exported events. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_sync_event_cap_remote_net_is_create_from_export_supported(const struct doca_devinfo *devinfo);
+
+/** Destroys a handle of a peer's event. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_sync_event_remote_net_destroy(struct doca_sync_event_remote_net *event);
+
 /** Uses the program's 8-byte aligned counter (before start). */
 DOCA_EXPERIMENTAL
 doca_error_t doca_sync_event_set_addr(struct doca_sync_event *event, uint64_t *addr);

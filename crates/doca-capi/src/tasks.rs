@@ -127,20 +127,30 @@ impl InputValue for *mut u64 {
 ///
 /// # Safety
 /// `p` is NULL or a live matrix.
-impl InputValue for *mut doca_rdma::Connection {
-    const NONE: Self = std::ptr::null_mut();
-    unsafe fn store(self, inputs: &TaskInputs, _: &TaskSpec, slot: usize, _: &str) -> Result<()> {
-        inputs.params[slot].set(self as usize as u64);
-        Ok(())
-    }
-    fn load(inputs: &TaskInputs, slot: usize) -> Self {
-        inputs.params[slot].get() as usize as Self
-    }
-    unsafe fn put(self, out: &mut JobRecord, _: &TaskSpec, slot: usize, _: &str) -> Result<()> {
-        out.params[slot] = self as usize as u64;
-        Ok(())
-    }
+macro_rules! handle_inputs {
+    ($($t:ty),* $(,)?) => {$(
+        impl InputValue for $t {
+            const NONE: Self = std::ptr::null_mut::<()>() as Self;
+            unsafe fn store(self, inputs: &TaskInputs, _: &TaskSpec, slot: usize, _: &str) -> Result<()> {
+                inputs.params[slot].set(self as usize as u64);
+                Ok(())
+            }
+            fn load(inputs: &TaskInputs, slot: usize) -> Self {
+                inputs.params[slot].get() as usize as Self
+            }
+            unsafe fn put(self, out: &mut JobRecord, _: &TaskSpec, slot: usize, _: &str) -> Result<()> {
+                out.params[slot] = self as usize as u64;
+                Ok(())
+            }
+        }
+    )*};
 }
+// Handles a task keeps in a parameter slot (the program keeps them alive).
+handle_inputs!(
+    *mut doca_rdma::Connection,
+    *const doca_core::sync_event::net::RemoteNetEvent,
+    *mut doca_core::sync_event::net::RemoteNetEvent,
+);
 
 unsafe fn matrix<'a>(p: *const doca_ec::Matrix, name: &str) -> Result<&'a doca_ec::Matrix> {
     // SAFETY: the caller's contract.

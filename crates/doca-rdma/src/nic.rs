@@ -18,7 +18,7 @@
 //! context's [`Sink`] from the NIC thread.
 
 use crate::ucx::{Signal, Worker, ucx_error};
-use crate::wire::{ConnDesc, F_CAS, F_IMM, HDR_LEN, Header, op};
+use crate::wire::{ConnDesc, F_CAS, F_EV_ADD, F_EV_SET, F_IMM, HDR_LEN, Header, op};
 use doca_core::memory::net::{self, NetAccess};
 use doca_core::{AccessFlags, Error, ErrorCode, Result};
 use std::cell::Cell;
@@ -149,6 +149,20 @@ pub enum Cmd {
         token: [u64; 2],
         /// Remote address.
         addr: u64,
+    },
+    /// An operation on a sync event a peer exported to the network; the value read
+    /// (or the value before an add) goes to `result` (8 bytes) when it is not null.
+    Event {
+        /// Completion tag.
+        user: u64,
+        /// Local connection number.
+        conn: u32,
+        /// The event's token.
+        token: [u64; 2],
+        /// What to do.
+        op: doca_core::sync_event::net::Op,
+        /// Where the value goes (or null).
+        result: *mut u8,
     },
     /// An atomic on 8 remote bytes; the old value goes to `result` (8 bytes).
     Atomic {
@@ -378,6 +392,7 @@ enum PendKind {
     Write,
     Read,
     Atomic,
+    Event,
 }
 
 /// A requester's operation waiting for its answer.
@@ -662,7 +677,7 @@ fn refused(code: ErrorCode) -> Error {
         code,
         match code {
             ErrorCode::NotFound => {
-                "the remote side has no live export with this key (never exported, forged, or revoked by a stop or destroy of its mmap)"
+                "the remote side has no live export with this key (never exported, forged, or revoked: its mmap stopped or its sync event was destroyed)"
             }
             ErrorCode::NotPermitted => {
                 "the remote side refused the access: its export does not grant it (permission, or another device)"
@@ -786,6 +801,28 @@ impl State {
                     ..Header::default()
                 };
                 self.request(op::READ, PendKind::Read, conn, user, h, ptr, len, 0);
+            }
+            Cmd::Event {
+                user,
+                conn,
+                token,
+                op,
+                result,
+            } => {
+                use doca_core::sync_event::net::Op;
+                let (flags, a) = match op {
+                    Op::Get => (0, 0),
+                    Op::Set(v) => (F_EV_SET, v),
+                    Op::Add(v) => (F_EV_ADD, v),
+                };
+                let h = Header {
+                    flags,
+                    a,
+                    t0: token[0],
+                    t1: token[1],
+                    ..Header::default()
+                };
+                self.request(op::EVENT, PendKind::Event, conn, user, h, result, 8, 0);
             }
             Cmd::Atomic {
                 user,
@@ -1082,9 +1119,11 @@ impl State {
                 }));
                 self.release(m.data);
             }
-            (op::ACK, PendKind::Atomic) => {
-                // SAFETY: the result buffer holds 8 bytes, valid until completion.
-                unsafe { ptr::write_unaligned(p.ptr as *mut u64, m.hdr.b) };
+            (op::ACK, PendKind::Atomic | PendKind::Event) => {
+                if !p.ptr.is_null() {
+                    // SAFETY: the result buffer holds 8 bytes, valid until completion.
+                    unsafe { ptr::write_unaligned(p.ptr as *mut u64, m.hdr.b) };
+                }
                 p.answer = Some(Ok(Done {
                     len: 8,
                     conn,
@@ -1390,6 +1429,10 @@ impl State {
                 self.target_atomic(m);
                 u::UCS_OK
             }
+            op::EVENT => {
+                self.target_event(m);
+                u::UCS_OK
+            }
             _ => {
                 self.release(m.data);
                 u::UCS_OK
@@ -1576,6 +1619,23 @@ impl State {
                 let i = self.top_new(answer(e.code() as i32 as u64), None, After::Nothing);
                 self.top_send(ep, op::READ_RESP, i, ptr::null(), 0);
             }
+        }
+    }
+
+    fn target_event(&mut self, m: Incoming) {
+        use doca_core::sync_event::net::{Op, apply};
+        let h = m.hdr;
+        self.release(m.data);
+        let op = if h.flags & F_EV_ADD != 0 {
+            Op::Add(h.a)
+        } else if h.flags & F_EV_SET != 0 {
+            Op::Set(h.a)
+        } else {
+            Op::Get
+        };
+        match apply([h.t0, h.t1], op) {
+            Ok(v) => self.ack(h.conn, h.req, 0, v),
+            Err(e) => self.ack(h.conn, h.req, e.code() as i32 as u64, 0),
         }
     }
 

@@ -36,6 +36,12 @@ pub const JOB_RECV: u32 = action::RDMA_FIRST + 6;
 pub const JOB_ATOMIC_CMP_SWP: u32 = action::RDMA_FIRST + 7;
 /// Atomic fetch-and-add (3.x task).
 pub const JOB_ATOMIC_FETCH_ADD: u32 = action::RDMA_FIRST + 8;
+/// Read a remote net sync event (3.x task).
+pub const JOB_SYNC_EVENT_GET: u32 = action::RDMA_FIRST + 9;
+/// Set a remote net sync event (3.x task).
+pub const JOB_SYNC_EVENT_NOTIFY_SET: u32 = action::RDMA_FIRST + 10;
+/// Add to a remote net sync event (3.x task).
+pub const JOB_SYNC_EVENT_NOTIFY_ADD: u32 = action::RDMA_FIRST + 11;
 
 /// The record layout of an RDMA job: buffer 0 is the source (a remote one for a read,
 /// the remote target of an atomic), buffer 1 the destination (the local one of a read
@@ -50,8 +56,11 @@ pub mod slot {
     /// Parameter: immediate data (big-endian on the wire, as given), compare value or
     /// addend.
     pub const ARG: usize = 1;
-    /// Parameter: swap value.
+    /// Parameter: swap value; a remote net sync event task's event
+    /// (`*const RemoteNetEvent`).
     pub const SWAP: usize = 2;
+    /// Parameter: a remote net sync event task's event.
+    pub const EVENT: usize = 2;
     /// Result parameter of a receive: length (low 32 bits) and opcode (high 32).
     pub const RES_LEN_OP: usize = 0;
     /// Result parameter of a receive: immediate data.
@@ -278,7 +287,7 @@ impl CtxOps for RdmaOps {
         Capability::Rdma
     }
     fn handles(&self, job_type: u32) -> bool {
-        (JOB_SEND..=JOB_ATOMIC_FETCH_ADD).contains(&job_type)
+        (JOB_SEND..=JOB_SYNC_EVENT_NOTIFY_ADD).contains(&job_type)
     }
     fn on_start(&self) -> Result<()> {
         let s = &self.0;
@@ -396,10 +405,14 @@ fn finish(rec: &mut JobRecord, d: &Done, s: &Shared) -> Result<()> {
             }
             rec.params[slot::RES_CONN] = d.len;
         }
-        JOB_ATOMIC_CMP_SWP | JOB_ATOMIC_FETCH_ADD => {
+        JOB_ATOMIC_CMP_SWP
+        | JOB_ATOMIC_FETCH_ADD
+        | JOB_SYNC_EVENT_GET
+        | JOB_SYNC_EVENT_NOTIFY_ADD => {
             if let Some(dst) = rec.buf(slot::DST) {
                 dst.grow_data_len(8)?;
             }
+            rec.params[slot::RES_CONN] = 8;
         }
         _ => {}
     }
@@ -874,6 +887,48 @@ impl Rdma {
                     result: res as *mut u8,
                 }
             }
+            JOB_SYNC_EVENT_GET | JOB_SYNC_EVENT_NOTIFY_SET | JOB_SYNC_EVENT_NOTIFY_ADD => {
+                use doca_core::sync_event::net::{Op, RemoteNetEvent};
+                let ev = rec.params[slot::EVENT] as usize as *const RemoteNetEvent;
+                // SAFETY: the caller's contract: a live handle of the program's.
+                let ev = unsafe { ev.as_ref() }
+                    .ok_or_else(|| invalid("the task has no remote net sync event"))?;
+                let (op, result) = match rec.job_type {
+                    JOB_SYNC_EVENT_NOTIFY_SET => {
+                        let (p, n) = local_data(src, "source")?;
+                        if n < 8 {
+                            return Err(invalid(
+                                "the source buffer must hold the 8-byte value to set",
+                            ));
+                        }
+                        // SAFETY: 8 bytes of the source's data (checked), live while
+                        // the task is (contract).
+                        let v = unsafe { (p as *const u64).read_unaligned() };
+                        (Op::Set(v), 0usize)
+                    }
+                    t => {
+                        let (res, room) = local_tail(dst, "destination")?;
+                        if dst.is_none() || room < 8 {
+                            return Err(invalid(
+                                "the destination buffer needs room for the 8-byte value",
+                            ));
+                        }
+                        let op = if t == JOB_SYNC_EVENT_GET {
+                            Op::Get
+                        } else {
+                            Op::Add(rec.params[slot::ARG])
+                        };
+                        (op, res)
+                    }
+                };
+                Cmd::Event {
+                    user: 0,
+                    conn: conn()?,
+                    token: ev.token(),
+                    op,
+                    result: result as *mut u8,
+                }
+            }
             t => {
                 return Err(invalid(format!("job type {t} is not an RDMA job")));
             }
@@ -946,6 +1001,19 @@ fn with_user(c: Cmd, user: u64) -> Cmd {
             len,
             token,
             addr,
+        },
+        Cmd::Event {
+            conn,
+            token,
+            op,
+            result,
+            ..
+        } => Cmd::Event {
+            user,
+            conn,
+            token,
+            op,
+            result,
         },
         Cmd::Atomic {
             conn,

@@ -248,6 +248,96 @@ macro_rules! rdma_task_table {
                     },
                     c22: {},
                 },
+                {
+                    spec: SYNC_EVENT_GET @ $crate::tasks::SYNC_EVENT_GET,
+                    module: remote_net_sync_event_get,
+                    name: "remote_net_sync_event_get",
+                    job: $crate::JOB_SYNC_EVENT_GET,
+                    job_types: [$crate::JOB_SYNC_EVENT_GET],
+                    inputs: [
+                        handle rdma_connection: 0 (*mut doca_rdma_connection)
+                            get doca_rdma_task_remote_net_sync_event_get_get_rdma_connection as (*const doca_rdma_connection)
+                            set doca_rdma_task_remote_net_sync_event_get_set_rdma_connection,
+                        handle event: 2 (*const doca_sync_event_remote_net)
+                            get doca_rdma_task_remote_net_sync_event_get_get_sync_event
+                            set doca_rdma_task_remote_net_sync_event_get_set_sync_event,
+                        buf dst_buf: 1 (*mut doca_buf)
+                            get doca_rdma_task_remote_net_sync_event_get_get_dst_buf
+                            set doca_rdma_task_remote_net_sync_event_get_set_dst_buf,
+                    ],
+                    write_back: [],
+                    hooks: $crate::tasks::hooks::READ,
+                    c3: {
+                        task: doca_rdma_task_remote_net_sync_event_get,
+                        cb: doca_rdma_task_remote_net_sync_event_get_completion_cb_t,
+                        set_conf: doca_rdma_task_remote_net_sync_event_get_set_conf (direct),
+                        alloc_init: doca_rdma_task_remote_net_sync_event_get_allocate_init,
+                        as_task: doca_rdma_task_remote_net_sync_event_get_as_task,
+                        setters: void,
+                    },
+                    c22: {},
+                },
+                {
+                    spec: SYNC_EVENT_NOTIFY_SET @ $crate::tasks::SYNC_EVENT_NOTIFY_SET,
+                    module: remote_net_sync_event_notify_set,
+                    name: "remote_net_sync_event_notify_set",
+                    job: $crate::JOB_SYNC_EVENT_NOTIFY_SET,
+                    job_types: [$crate::JOB_SYNC_EVENT_NOTIFY_SET],
+                    inputs: [
+                        handle rdma_connection: 0 (*mut doca_rdma_connection)
+                            get doca_rdma_task_remote_net_sync_event_notify_set_get_rdma_connection as (*const doca_rdma_connection)
+                            set doca_rdma_task_remote_net_sync_event_notify_set_set_rdma_connection,
+                        handle event: 2 (*mut doca_sync_event_remote_net)
+                            get doca_rdma_task_remote_net_sync_event_notify_set_get_sync_event
+                            set doca_rdma_task_remote_net_sync_event_notify_set_set_sync_event,
+                        buf src_buf: 0 (*const doca_buf)
+                            get doca_rdma_task_remote_net_sync_event_notify_set_get_src_buf
+                            set doca_rdma_task_remote_net_sync_event_notify_set_set_src_buf,
+                    ],
+                    write_back: [],
+                    hooks: doca_core::exec::TaskHooks::NONE,
+                    c3: {
+                        task: doca_rdma_task_remote_net_sync_event_notify_set,
+                        cb: doca_rdma_task_remote_net_sync_event_notify_set_completion_cb_t,
+                        set_conf: doca_rdma_task_remote_net_sync_event_notify_set_set_conf (direct),
+                        alloc_init: doca_rdma_task_remote_net_sync_event_notify_set_allocate_init,
+                        as_task: doca_rdma_task_remote_net_sync_event_notify_set_as_task,
+                        setters: void,
+                    },
+                    c22: {},
+                },
+                {
+                    spec: SYNC_EVENT_NOTIFY_ADD @ $crate::tasks::SYNC_EVENT_NOTIFY_ADD,
+                    module: remote_net_sync_event_notify_add,
+                    name: "remote_net_sync_event_notify_add",
+                    job: $crate::JOB_SYNC_EVENT_NOTIFY_ADD,
+                    job_types: [$crate::JOB_SYNC_EVENT_NOTIFY_ADD],
+                    inputs: [
+                        handle rdma_connection: 0 (*mut doca_rdma_connection)
+                            get doca_rdma_task_remote_net_sync_event_notify_add_get_rdma_connection as (*const doca_rdma_connection)
+                            set doca_rdma_task_remote_net_sync_event_notify_add_set_rdma_connection,
+                        handle event: 2 (*mut doca_sync_event_remote_net)
+                            get doca_rdma_task_remote_net_sync_event_notify_add_get_sync_event
+                            set doca_rdma_task_remote_net_sync_event_notify_add_set_sync_event,
+                        buf result_buf: 1 (*mut doca_buf)
+                            get doca_rdma_task_remote_net_sync_event_notify_add_get_result_buf
+                            set doca_rdma_task_remote_net_sync_event_notify_add_set_result_buf,
+                        param add_data: 1 (u64)
+                            get doca_rdma_task_remote_net_sync_event_notify_add_get_add_data
+                            set doca_rdma_task_remote_net_sync_event_notify_add_set_add_data,
+                    ],
+                    write_back: [],
+                    hooks: doca_core::exec::TaskHooks::NONE,
+                    c3: {
+                        task: doca_rdma_task_remote_net_sync_event_notify_add,
+                        cb: doca_rdma_task_remote_net_sync_event_notify_add_completion_cb_t,
+                        set_conf: doca_rdma_task_remote_net_sync_event_notify_add_set_conf (direct),
+                        alloc_init: doca_rdma_task_remote_net_sync_event_notify_add_allocate_init,
+                        as_task: doca_rdma_task_remote_net_sync_event_notify_add_as_task,
+                        setters: void,
+                    },
+                    c22: {},
+                },
             ],
         }
     };

@@ -136,14 +136,21 @@ pub mod op {
     pub const READ_RESP: u16 = 6;
     /// The peer ends the connection.
     pub const DISCONNECT: u16 = 7;
+    /// An operation on a sync event the target exported to the network.
+    pub const EVENT: u16 = 8;
     /// Highest AM id in use.
-    pub const LAST: u16 = 7;
+    pub const LAST: u16 = 8;
 }
 
 /// Header flag: the send or write carries immediate data.
 pub const F_IMM: u8 = 1;
 /// Header flag: the atomic is a compare-and-swap (else fetch-and-add).
 pub const F_CAS: u8 = 2;
+/// Header flag of an event operation: set the event (with `F_EV_ADD`: add to it;
+/// neither: read it).
+pub const F_EV_SET: u8 = 4;
+/// Header flag of an event operation: add to the event.
+pub const F_EV_ADD: u8 = 8;
 
 /// Size of [`Header`] on the wire.
 pub const HDR_LEN: usize = 64;

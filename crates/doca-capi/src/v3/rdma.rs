@@ -4,6 +4,7 @@
 
 use super::lib::{Lib3, lib_as_ctx, lib_destroy};
 use super::pe::{doca_ctx3, doca_task};
+use super::sync_event::doca_sync_event_remote_net;
 use crate::dev::{doca_dev, doca_devinfo};
 use crate::handles::{Handle, kind};
 use crate::libs::{devinfo_query, devinfo_value};
@@ -421,6 +422,9 @@ cap_task!(pub unsafe extern "C" fn doca_rdma_cap_task_write_is_supported(devinfo
 cap_task!(pub unsafe extern "C" fn doca_rdma_cap_task_write_imm_is_supported(devinfo: *const doca_devinfo) -> doca_error_t => rdma_dev);
 cap_task!(pub unsafe extern "C" fn doca_rdma_cap_task_atomic_cmp_swp_is_supported(devinfo: *const doca_devinfo) -> doca_error_t => rdma_dev);
 cap_task!(pub unsafe extern "C" fn doca_rdma_cap_task_atomic_fetch_add_is_supported(devinfo: *const doca_devinfo) -> doca_error_t => rdma_dev);
+cap_task!(pub unsafe extern "C" fn doca_rdma_cap_task_remote_net_sync_event_get_is_supported(devinfo: *const doca_devinfo) -> doca_error_t => rdma_dev);
+cap_task!(pub unsafe extern "C" fn doca_rdma_cap_task_remote_net_sync_event_notify_set_is_supported(devinfo: *const doca_devinfo) -> doca_error_t => rdma_dev);
+cap_task!(pub unsafe extern "C" fn doca_rdma_cap_task_remote_net_sync_event_notify_add_is_supported(devinfo: *const doca_devinfo) -> doca_error_t => rdma_dev);
 
 /// `doca_rdma_cap_task_receive_get_max_dst_buf_list_len`.
 #[unsafe(no_mangle)]
@@ -685,6 +689,14 @@ pub unsafe extern "C" fn doca_rdma_task_receive_get_result_rdma_connection(
     ffi_value(std::ptr::null(), || {
         Ok(inputs(task)?.params[slot::RES_CONN].get() as usize as *const doca_rdma_connection)
     })
+}
+
+/// `doca_rdma_task_remote_net_sync_event_get_get_result_len`: 8 after a success.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_rdma_task_remote_net_sync_event_get_get_result_len(
+    task: *const doca_rdma_task_remote_net_sync_event_get,
+) -> u32 {
+    ffi_value(0, || Ok(inputs(task)?.state.get() as u32))
 }
 
 /// `doca_rdma_task_read_get_result_len`.

@@ -7,6 +7,7 @@ use super::pe::doca_ctx3;
 use crate::dev::{doca_dev, doca_devinfo};
 use crate::libs::devinfo_query;
 use crate::{Result, destroy_in_place, doca_error_t, err, ffi, handle, new_handle, out_ptr, put};
+use doca_core::sync_event::net::RemoteNetEvent;
 use doca_core::sync_event::{JOB_GET, JOB_UPDATE_ADD, JOB_UPDATE_SET, JOB_WAIT_EQ, JOB_WAIT_GT};
 use doca_core::{ErrorCode, SyncEvent};
 
@@ -69,11 +70,97 @@ pub unsafe extern "C" fn doca_sync_event_as_ctx(event: *mut doca_sync_event3) ->
     unsafe { lib_as_ctx(event) }
 }
 
-fn no_remote_net() -> doca_core::Error {
-    err(
-        ErrorCode::NotSupported,
-        "a remote network location is not available: there is no remote peer here",
-    )
+/// `struct doca_sync_event_remote_net`: a peer's handle of an event exported to the
+/// network.
+pub type doca_sync_event_remote_net = RemoteNetEvent;
+
+impl crate::handles::Handle for RemoteNetEvent {
+    type Kind = crate::handles::kind::Boxed;
+}
+
+fn rdma_dev(d: &doca_core::DevInfo) -> Result<()> {
+    if d.has_capability(doca_core::device::Capability::Rdma) {
+        Ok(())
+    } else {
+        Err(err(
+            ErrorCode::NotSupported,
+            format!(
+                "device {} has no RDMA: it cannot share sync events with remote peers",
+                d.pci_addr()
+            ),
+        ))
+    }
+}
+
+/// `doca_sync_event_export_to_remote_net`: a descriptor for a peer on the network
+/// (valid, at the same address, until the event is destroyed).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sync_event_export_to_remote_net(
+    event: *mut doca_sync_event3,
+    data: *mut *const u8,
+    sz: *mut usize,
+) -> doca_error_t {
+    ffi(|| {
+        let e = se(event)?;
+        let data = out_ptr(data, "data")?;
+        let sz = out_ptr(sz, "sz")?;
+        let blob = e.export_to_remote_net()?;
+        // SAFETY: both outputs are checked; the event keeps the blob.
+        unsafe {
+            put(data, blob.as_ptr());
+            put(sz, blob.len());
+        }
+        Ok(())
+    })
+}
+
+/// `doca_sync_event_cap_is_export_to_remote_net_supported`: devices with RDMA.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sync_event_cap_is_export_to_remote_net_supported(
+    devinfo: *const doca_devinfo,
+) -> doca_error_t {
+    devinfo_query(devinfo, rdma_dev)
+}
+
+/// `doca_sync_event_remote_net_create_from_export`: the handle RDMA's remote net sync
+/// event tasks name.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sync_event_remote_net_create_from_export(
+    dev: *mut doca_dev,
+    data: *const u8,
+    sz: usize,
+    event: *mut *mut doca_sync_event_remote_net,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live device handle.
+        let d = unsafe { handle(dev, "dev") }?;
+        rdma_dev(d.dev.as_devinfo())?;
+        if data.is_null() || sz == 0 {
+            return Err(crate::invalid("the export data is NULL or empty"));
+        }
+        // SAFETY: the program's buffer of `sz` bytes (the C contract).
+        let bytes = unsafe { std::slice::from_raw_parts(data, sz) };
+        new_handle(event, "event", || RemoteNetEvent::from_export(bytes))
+    })
+}
+
+/// `doca_sync_event_cap_remote_net_is_create_from_export_supported`: devices with RDMA.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sync_event_cap_remote_net_is_create_from_export_supported(
+    devinfo: *const doca_devinfo,
+) -> doca_error_t {
+    devinfo_query(devinfo, rdma_dev)
+}
+
+/// `doca_sync_event_remote_net_destroy`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sync_event_remote_net_destroy(
+    event: *mut doca_sync_event_remote_net,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle, freed once.
+        unsafe { crate::free_handle(event, "event") }
+    })
 }
 
 /// `doca_sync_event_add_publisher_location_cpu`.
@@ -172,10 +259,7 @@ fn remote_pci(d: &doca_core::DevInfo) -> Result<()> {
 pub unsafe extern "C" fn doca_sync_event_add_publisher_location_remote_net(
     event: *mut doca_sync_event3,
 ) -> doca_error_t {
-    ffi(|| {
-        se(event)?;
-        Err(no_remote_net())
-    })
+    ffi(|| se(event)?.publisher_add_location_remote_net())
 }
 
 /// `doca_sync_event_add_subscriber_location_cpu`.
@@ -203,10 +287,7 @@ pub unsafe extern "C" fn doca_sync_event_add_subscriber_location_dpu(
 pub unsafe extern "C" fn doca_sync_event_add_subscriber_location_remote_net(
     event: *mut doca_sync_event3,
 ) -> doca_error_t {
-    ffi(|| {
-        se(event)?;
-        Err(no_remote_net())
-    })
+    ffi(|| se(event)?.subscriber_add_location_remote_net())
 }
 
 /// `doca_sync_event_set_addr`: the program's counter (before start).

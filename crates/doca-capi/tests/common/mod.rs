@@ -637,6 +637,9 @@ pub fn c_type(t: &str) -> String {
         "doca_rdma_task_write_imm_completion_cb_t",
         "doca_rdma_task_atomic_cmp_swp_completion_cb_t",
         "doca_rdma_task_atomic_fetch_add_completion_cb_t",
+        "doca_rdma_task_remote_net_sync_event_get_completion_cb_t",
+        "doca_rdma_task_remote_net_sync_event_notify_set_completion_cb_t",
+        "doca_rdma_task_remote_net_sync_event_notify_add_completion_cb_t",
     ];
     // The task generation's Rust names of C structs that share a name with the job
     // generation's.
