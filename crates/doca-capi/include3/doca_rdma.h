@@ -31,6 +31,7 @@ struct doca_dev;
 struct doca_devinfo;
 struct doca_task;
 struct doca_rdma;
+struct doca_rdma_addr;
 struct doca_rdma_connection;
 struct doca_sync_event_remote_net;
 
@@ -99,6 +100,57 @@ doca_error_t doca_rdma_connect(struct doca_rdma *rdma,
 			       const void *remote_rdma_conn_details,
 			       size_t remote_rdma_conn_details_size,
 			       struct doca_rdma_connection *rdma_connection);
+
+/* ---- the connection manager: a server listens on a port, a client connects to its address ---- */
+
+/** An address to connect to (IPv4 or IPv6 text; a GID as IPv6 text) and its port. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_rdma_addr_create(enum doca_rdma_addr_type addr_type,
+				   const char *address,
+				   uint16_t port,
+				   struct doca_rdma_addr **addr);
+
+/** Destroys an address. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_rdma_addr_destroy(struct doca_rdma_addr *addr);
+
+/** An address's type, text and port (the text lives as long as the address). */
+DOCA_EXPERIMENTAL
+doca_error_t doca_rdma_addr_get_params(struct doca_rdma_addr *addr,
+				       enum doca_rdma_addr_type *addr_type,
+				       const char **address,
+				       uint16_t *port);
+
+/**
+ * Once the context runs: peers may ask to connect on this port (every address of the
+ * machine); each request reaches the request callback on progress.
+ * DOCA_ERROR_CONNECTION_ABORTED when the port cannot be listened on.
+ */
+DOCA_EXPERIMENTAL
+doca_error_t doca_rdma_start_listen_to_port(struct doca_rdma *rdma, uint16_t port);
+
+/** No new requests on the port; connections stay. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_rdma_stop_listen_to_port(struct doca_rdma *rdma, uint16_t port);
+
+/** Accepts a request (from the request callback); the established callback follows. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_rdma_connection_accept(struct doca_rdma_connection *rdma_connection,
+					 void *private_data,
+					 uint8_t private_data_len);
+
+/** Rejects a request: the peer's failure callback runs. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_rdma_connection_reject(struct doca_rdma_connection *rdma_connection);
+
+/**
+ * Once the context runs: asks the server at addr for a connection, which carries
+ * connection_user_data; the established or failure callback follows on progress.
+ */
+DOCA_EXPERIMENTAL
+doca_error_t doca_rdma_connect_to_addr(struct doca_rdma *rdma,
+				       struct doca_rdma_addr *addr,
+				       union doca_data connection_user_data);
 
 /** Ends a connection: the peer is told; its tasks in flight end with an error. */
 DOCA_EXPERIMENTAL

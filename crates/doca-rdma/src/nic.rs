@@ -62,8 +62,11 @@ pub struct Done {
 pub enum ConnEvent {
     /// The peer ended the connection.
     Disconnected,
-    /// The transport failed (the peer died or became unreachable).
+    /// The transport failed (the peer died or became unreachable), or a connection
+    /// manager connection could not be made (refused, rejected, nobody listening).
     Failed,
+    /// A connection manager connection is up (both sides greeted).
+    Established,
 }
 
 /// Where a NIC hands its completions (on the NIC's thread).
@@ -72,6 +75,11 @@ pub trait Sink: Send + Sync + 'static {
     fn complete(&self, user: u64, r: Result<Done>);
     /// Connection `conn` changed state.
     fn conn_event(&self, conn: u32, ev: ConnEvent);
+    /// A peer asks to connect to a port this NIC listens on: request `req`, from the
+    /// peer's address (as text); the context accepts or rejects it.
+    fn conn_request(&self, req: u64, from: &str) {
+        let _ = (req, from);
+    }
 }
 
 /// An operation or a control step for the NIC thread.
@@ -90,6 +98,42 @@ pub enum Cmd {
         conn: u32,
         /// The peer's descriptor.
         desc: ConnDesc,
+    },
+    /// Listen for connection manager requests on a port (all addresses); the outcome
+    /// goes back on `reply`.
+    Listen {
+        /// The port.
+        port: u16,
+        /// Where the outcome goes.
+        reply: std::sync::mpsc::Sender<Result<()>>,
+    },
+    /// Stop listening on a port.
+    StopListen {
+        /// The port.
+        port: u16,
+    },
+    /// Accept request `req` as local connection `conn` (which carries `key`).
+    Accept {
+        /// The request.
+        req: u64,
+        /// Local connection number.
+        conn: u32,
+        /// Its key.
+        key: u64,
+    },
+    /// Reject request `req`.
+    Reject {
+        /// The request.
+        req: u64,
+    },
+    /// Connect local connection `conn` (key `key`) to a listener at `addr`.
+    ConnectAddr {
+        /// Local connection number.
+        conn: u32,
+        /// Its key.
+        key: u64,
+        /// The listener's address.
+        addr: std::net::SocketAddr,
     },
     /// End a connection (the peer is told; operations in flight on it fail).
     Disconnect {
@@ -230,7 +274,7 @@ impl Nic {
         let (tx, rx) = std::sync::mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("doca-rdma-nic".into())
-            .spawn(move || run(worker, sh, sink, dev, tx))
+            .spawn(move || run(worker, sh, sink, dev, ctx_id, tx))
             .map_err(|e| {
                 Error::with_context(
                     ErrorCode::NoMemory,
@@ -469,6 +513,11 @@ struct State {
     unmatched: VecDeque<Incoming>,
     spare: Vec<Cmd>,
     closing: Vec<*mut c_void>,
+    ctx_id: u64,
+    listeners: Vec<(u16, u::ucp_listener_h)>,
+    /// Connection requests not answered yet, by number.
+    requests: HashMap<u64, u::ucp_conn_request_h>,
+    next_req: u64,
 }
 
 thread_local! {
@@ -497,6 +546,7 @@ fn run(
     shared: Arc<Shared>,
     sink: Arc<dyn Sink>,
     dev: u32,
+    ctx_id: u64,
     ready: std::sync::mpsc::Sender<Result<()>>,
 ) {
     let mut st = Box::new(State {
@@ -513,6 +563,10 @@ fn run(
         unmatched: VecDeque::new(),
         spare: Vec::with_capacity(256),
         closing: Vec::new(),
+        ctx_id,
+        listeners: Vec::new(),
+        requests: HashMap::new(),
+        next_req: 1,
     });
     let sp: *mut State = &mut *st;
     STATE.with(|s| s.set(sp));
@@ -627,6 +681,12 @@ unsafe extern "C" fn am_cb(
         let v = unsafe { std::slice::from_raw_parts(data as *const u8, length) }.to_vec();
         (Kept::Owned(v), false)
     };
+    if am == op::CM_HELLO {
+        // SAFETY: param is valid during the call.
+        let ep = unsafe { (*param).reply_ep };
+        with_state(|st| st.cm_hello(hdr, ep));
+        return if rndv { u::UCS_ERR_REJECTED } else { u::UCS_OK };
+    }
     let accepted = with_state(|st| {
         st.incoming(Incoming {
             am,
@@ -661,6 +721,10 @@ unsafe extern "C" fn recv_cb(
     unsafe { u::ucp_request_free(req) };
 }
 
+unsafe extern "C" fn conn_req_cb(req: u::ucp_conn_request_h, _arg: *mut c_void) {
+    with_state(|st| st.conn_requested(req));
+}
+
 unsafe extern "C" fn ep_err_cb(arg: *mut c_void, _ep: u::ucp_ep_h, status: u::ucs_status_t) {
     let conn = arg as usize as u32;
     with_state(|st| st.conn_failed(conn, status));
@@ -670,6 +734,31 @@ unsafe extern "C" fn close_cb(req: *mut c_void, _status: u::ucs_status_t, _user:
     with_state(|st| st.closing.retain(|&r| r != req));
     // SAFETY: as in send_cb.
     unsafe { u::ucp_request_free(req) };
+}
+
+/// The peer address of a connection request, as text ("" when UCX does not say).
+fn request_peer(r: u::ucp_conn_request_h) -> String {
+    // SAFETY: zeroed attributes with the named field; the request is live in the
+    // callback that calls this.
+    unsafe {
+        let mut a: u::ucp_conn_request_attr_t = std::mem::zeroed();
+        a.field_mask = u::UCP_CONN_REQUEST_ATTR_FIELD_CLIENT_ADDR as u64;
+        if u::ucp_conn_request_query(r, &mut a) != u::UCS_OK {
+            return String::new();
+        }
+        let sa = &a.client_address as *const _ as *const libc::sockaddr;
+        match i32::from((*sa).sa_family) {
+            libc::AF_INET => {
+                let v = &*(sa as *const libc::sockaddr_in);
+                std::net::Ipv4Addr::from(u32::from_be(v.sin_addr.s_addr)).to_string()
+            }
+            libc::AF_INET6 => {
+                let v = &*(sa as *const libc::sockaddr_in6);
+                std::net::Ipv6Addr::from(v.sin6_addr.s6_addr).to_string()
+            }
+            _ => String::new(),
+        }
+    }
 }
 
 fn refused(code: ErrorCode) -> Error {
@@ -728,6 +817,27 @@ impl State {
                 );
             }
             Cmd::Connect { conn, desc } => self.connect(conn, desc),
+            Cmd::Listen { port, reply } => {
+                let _ = reply.send(self.listen(port));
+            }
+            Cmd::StopListen { port } => {
+                self.listeners.retain(|&(p, l)| {
+                    if p == port {
+                        // SAFETY: a listener of this worker, destroyed once.
+                        unsafe { u::ucp_listener_destroy(l) };
+                        false
+                    } else {
+                        true
+                    }
+                });
+            }
+            Cmd::Accept { req, conn, key } => self.accept(req, conn, key),
+            Cmd::Reject { req } => {
+                if let Some(r) = self.requests.remove(&req) {
+                    self.reject(r);
+                }
+            }
+            Cmd::ConnectAddr { conn, key, addr } => self.connect_addr(conn, key, addr),
             Cmd::Disconnect { conn } => self.disconnect(conn, true),
             Cmd::Recv { user, ptr, cap } => {
                 self.recvs.push_back(PostedRecv { user, ptr, cap });
@@ -882,6 +992,211 @@ impl State {
         let early = std::mem::take(&mut c.early);
         for m in early {
             let _ = self.dispatch(m);
+        }
+    }
+
+    fn listen(&mut self, port: u16) -> Result<()> {
+        if self.listeners.iter().any(|&(p, _)| p == port) {
+            return Ok(());
+        }
+        let sa = libc::sockaddr_in {
+            sin_family: libc::AF_INET as libc::sa_family_t,
+            sin_port: port.to_be(),
+            sin_addr: libc::in_addr { s_addr: 0 },
+            sin_zero: [0; 8],
+        };
+        // SAFETY: zeroed listener params with the named fields; the address lives
+        // across the call (UCX copies it).
+        let (s, l) = unsafe {
+            let mut p: u::ucp_listener_params_t = std::mem::zeroed();
+            p.field_mask = (u::UCP_LISTENER_PARAM_FIELD_SOCK_ADDR
+                | u::UCP_LISTENER_PARAM_FIELD_CONN_HANDLER) as u64;
+            p.sockaddr.addr = &sa as *const libc::sockaddr_in as *const u::sockaddr;
+            p.sockaddr.addrlen = std::mem::size_of::<libc::sockaddr_in>() as u::socklen_t;
+            p.conn_handler.cb = Some(conn_req_cb);
+            p.conn_handler.arg = ptr::null_mut();
+            let mut l = ptr::null_mut();
+            (u::ucp_listener_create(self.w, &p, &mut l), l)
+        };
+        if s != u::UCS_OK {
+            return Err(ucx_error(
+                &format!("cannot listen on port {port} (in use, or no address to listen on)"),
+                s,
+            ));
+        }
+        self.listeners.push((port, l));
+        Ok(())
+    }
+
+    fn conn_requested(&mut self, r: u::ucp_conn_request_h) {
+        let from = request_peer(r);
+        let id = self.next_req;
+        self.next_req += 1;
+        self.requests.insert(id, r);
+        self.sink.conn_request(id, &from);
+    }
+
+    fn reject(&mut self, r: u::ucp_conn_request_h) {
+        if let Some(&(_, l)) = self.listeners.first() {
+            // SAFETY: a request of one of this worker's listeners, answered once.
+            unsafe { u::ucp_listener_reject(l, r) };
+        }
+    }
+
+    /// Creates the endpoint of a connection manager connection and greets the peer.
+    fn cm_endpoint(&mut self, conn: u32, key: u64, p: &u::ucp_ep_params_t) {
+        self.conns.insert(
+            conn,
+            Conn {
+                key,
+                state: ConnState::Registered,
+                ep: ptr::null_mut(),
+                peer_conn: 0,
+                peer_key: 0,
+                peer_ctx: 0,
+                early: VecDeque::new(),
+            },
+        );
+        let mut ep = ptr::null_mut();
+        // SAFETY: the parameters are valid for the call.
+        let s = unsafe { u::ucp_ep_create(self.w, p, &mut ep) };
+        if s != u::UCS_OK {
+            if let Some(c) = self.conns.get_mut(&conn) {
+                c.state = ConnState::Closed;
+            }
+            self.sink.conn_event(conn, ConnEvent::Failed);
+            return;
+        }
+        if let Some(c) = self.conns.get_mut(&conn) {
+            c.ep = ep;
+        }
+        let h = Header {
+            a: u64::from(conn),
+            b: key,
+            c: self.ctx_id,
+            ..Header::default()
+        };
+        let i = self.top_new(h.encode(), None, After::Nothing);
+        let hp = self.tops[i as usize].hdr.as_ptr();
+        // SAFETY: the header lives in the boxed record until the send completes.
+        let r = unsafe {
+            let mut rp: u::ucp_request_param_t = std::mem::zeroed();
+            rp.op_attr_mask = u::UCP_OP_ATTR_FIELD_CALLBACK
+                | u::UCP_OP_ATTR_FIELD_USER_DATA
+                | u::UCP_OP_ATTR_FIELD_FLAGS;
+            rp.cb.send = Some(send_cb);
+            rp.user_data = tag(T_TOP, i);
+            rp.flags = u::UCP_AM_SEND_FLAG_REPLY;
+            u::ucp_am_send_nbx(
+                ep,
+                u32::from(op::CM_HELLO),
+                hp as *const c_void,
+                HDR_LEN,
+                ptr::null(),
+                0,
+                &rp,
+            )
+        };
+        if !u::ucs_ptr_is_ptr(r) {
+            self.top_finished(i, u::ucs_ptr_status(r));
+        }
+    }
+
+    fn accept(&mut self, req: u64, conn: u32, key: u64) {
+        let Some(r) = self.requests.remove(&req) else {
+            self.sink.conn_event(conn, ConnEvent::Failed);
+            return;
+        };
+        // SAFETY: zeroed endpoint params with the named fields set.
+        let p = unsafe {
+            let mut p: u::ucp_ep_params_t = std::mem::zeroed();
+            p.field_mask = (u::UCP_EP_PARAM_FIELD_CONN_REQUEST
+                | u::UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE
+                | u::UCP_EP_PARAM_FIELD_ERR_HANDLER) as u64;
+            p.conn_request = r;
+            p.err_mode = u::UCP_ERR_HANDLING_MODE_PEER;
+            p.err_handler.cb = Some(ep_err_cb);
+            p.err_handler.arg = conn as usize as *mut c_void;
+            p
+        };
+        self.cm_endpoint(conn, key, &p);
+    }
+
+    fn connect_addr(&mut self, conn: u32, key: u64, addr: std::net::SocketAddr) {
+        let mut storage: libc::sockaddr_storage =
+            // SAFETY: all-zero is a valid sockaddr_storage.
+            unsafe { std::mem::zeroed() };
+        let len = match addr {
+            std::net::SocketAddr::V4(a) => {
+                let sa = libc::sockaddr_in {
+                    sin_family: libc::AF_INET as libc::sa_family_t,
+                    sin_port: a.port().to_be(),
+                    sin_addr: libc::in_addr {
+                        s_addr: u32::from_ne_bytes(a.ip().octets()),
+                    },
+                    sin_zero: [0; 8],
+                };
+                // SAFETY: a sockaddr_in fits in a sockaddr_storage.
+                unsafe {
+                    ptr::write(&mut storage as *mut _ as *mut libc::sockaddr_in, sa);
+                }
+                std::mem::size_of::<libc::sockaddr_in>()
+            }
+            std::net::SocketAddr::V6(a) => {
+                let sa = libc::sockaddr_in6 {
+                    sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                    sin6_port: a.port().to_be(),
+                    sin6_flowinfo: 0,
+                    sin6_addr: libc::in6_addr {
+                        s6_addr: a.ip().octets(),
+                    },
+                    sin6_scope_id: a.scope_id(),
+                };
+                // SAFETY: a sockaddr_in6 fits in a sockaddr_storage.
+                unsafe {
+                    ptr::write(&mut storage as *mut _ as *mut libc::sockaddr_in6, sa);
+                }
+                std::mem::size_of::<libc::sockaddr_in6>()
+            }
+        };
+        // SAFETY: zeroed endpoint params with the named fields set; the address lives
+        // across the ep_create call.
+        let p = unsafe {
+            let mut p: u::ucp_ep_params_t = std::mem::zeroed();
+            p.field_mask = (u::UCP_EP_PARAM_FIELD_SOCK_ADDR
+                | u::UCP_EP_PARAM_FIELD_FLAGS
+                | u::UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE
+                | u::UCP_EP_PARAM_FIELD_ERR_HANDLER) as u64;
+            p.flags = u::UCP_EP_PARAMS_FLAGS_CLIENT_SERVER;
+            p.sockaddr.addr = &storage as *const _ as *const u::sockaddr;
+            p.sockaddr.addrlen = len as u::socklen_t;
+            p.err_mode = u::UCP_ERR_HANDLING_MODE_PEER;
+            p.err_handler.cb = Some(ep_err_cb);
+            p.err_handler.arg = conn as usize as *mut c_void;
+            p
+        };
+        self.cm_endpoint(conn, key, &p);
+    }
+
+    /// The peer's greeting on a connection manager endpoint: the connection is up.
+    fn cm_hello(&mut self, h: Header, ep: u::ucp_ep_h) {
+        if ep.is_null() {
+            return;
+        }
+        let Some((&id, c)) = self.conns.iter_mut().find(|(_, c)| c.ep == ep) else {
+            return;
+        };
+        if c.state != ConnState::Registered {
+            return;
+        }
+        c.peer_conn = h.a as u32;
+        c.peer_key = h.b;
+        c.peer_ctx = h.c;
+        c.state = ConnState::Connected;
+        let early = std::mem::take(&mut c.early);
+        self.sink.conn_event(id, ConnEvent::Established);
+        for m in early {
+            self.dispatch(m);
         }
     }
 
@@ -1670,6 +1985,14 @@ impl State {
 
     /// First half of the end: goodbyes, closes, pending receives failed.
     fn begin_shutdown(&mut self) {
+        let reqs: Vec<u::ucp_conn_request_h> = self.requests.drain().map(|(_, r)| r).collect();
+        for r in reqs {
+            self.reject(r);
+        }
+        for (_, l) in std::mem::take(&mut self.listeners) {
+            // SAFETY: a listener of this worker, destroyed once.
+            unsafe { u::ucp_listener_destroy(l) };
+        }
         let conns: Vec<u32> = self.conns.keys().copied().collect();
         for c in conns {
             self.disconnect(c, true);

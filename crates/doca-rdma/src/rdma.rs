@@ -157,6 +157,12 @@ const C_EXPORTED: u8 = 0;
 const C_CONNECTED: u8 = 1;
 const C_DISCONNECTED: u8 = 2;
 const C_FAILED: u8 = 3;
+/// A peer's connection manager request, not answered yet.
+const C_REQUESTED: u8 = 4;
+/// Accepted, or asked for with connect_to_addr: waiting for the peer's greeting.
+const C_CONNECTING: u8 = 5;
+/// Rejected.
+const C_REJECTED: u8 = 6;
 
 /// `struct doca_rdma_connection`: one connection of a context.
 #[derive(Debug)]
@@ -165,6 +171,10 @@ pub struct Connection {
     state: AtomicU8,
     user_data: AtomicU64,
     owner: Weak<Shared>,
+    /// The connection manager request this connection answers (0: none).
+    req: u64,
+    /// The peer's address (connection manager connections).
+    peer: Mutex<Option<std::net::SocketAddr>>,
 }
 
 impl Connection {
@@ -183,6 +193,73 @@ impl Connection {
     /// Whether the connection is connected (and not ended since).
     pub fn is_connected(&self) -> bool {
         self.state.load(Ordering::Acquire) == C_CONNECTED
+    }
+
+    /// The peer's address, for a connection of the connection manager.
+    pub fn peer_addr(&self) -> Option<std::net::SocketAddr> {
+        *lock(&self.peer)
+    }
+
+    /// `doca_rdma_connection_accept`: accepts a peer's request (reported by
+    /// [`ConnectionEvent::Requested`]); the connection is up once
+    /// [`ConnectionEvent::Established`] is reported.
+    pub fn accept(&self) -> Result<()> {
+        let s = self
+            .owner
+            .upgrade()
+            .ok_or_else(|| bad_state("the RDMA context is gone"))?;
+        if self
+            .state
+            .compare_exchange(
+                C_REQUESTED,
+                C_CONNECTING,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
+            .is_err()
+        {
+            return Err(Error::with_context(
+                ErrorCode::ConnectionAborted,
+                "the connection is not a request waiting for an answer",
+            ));
+        }
+        let nic = lock(&s.nic);
+        let nic = nic
+            .as_ref()
+            .ok_or_else(|| bad_state("the RDMA context is stopping"))?;
+        let key = random_u64()?;
+        // SAFETY: a control command names no memory.
+        unsafe {
+            nic.submit(Cmd::Accept {
+                req: self.req,
+                conn: self.id,
+                key,
+            })
+        };
+        Ok(())
+    }
+
+    /// `doca_rdma_connection_reject`.
+    pub fn reject(&self) -> Result<()> {
+        let s = self
+            .owner
+            .upgrade()
+            .ok_or_else(|| bad_state("the RDMA context is gone"))?;
+        if self
+            .state
+            .compare_exchange(C_REQUESTED, C_REJECTED, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return Err(Error::with_context(
+                ErrorCode::ConnectionAborted,
+                "the connection is not a request waiting for an answer",
+            ));
+        }
+        if let Some(nic) = lock(&s.nic).as_ref() {
+            // SAFETY: a control command names no memory.
+            unsafe { nic.submit(Cmd::Reject { req: self.req }) };
+        }
+        Ok(())
     }
 
     /// `doca_rdma_connection_disconnect`: the peer is told; tasks in flight on the
@@ -211,9 +288,14 @@ impl Connection {
 /// A connection event the context reports on progress.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConnectionEvent {
+    /// A peer asks to connect (a port this context listens on): accept or reject it.
+    Requested,
+    /// A connection manager connection is up.
+    Established,
     /// The peer ended the connection.
     Disconnected,
-    /// The connection failed (the peer died or cannot be reached).
+    /// The connection failed (the peer died or cannot be reached), or could not be made
+    /// (rejected, nobody listening).
     Failed,
 }
 
@@ -233,6 +315,8 @@ pub(crate) struct Shared {
     ops: Mutex<Ops>,
     done: Mutex<VecDeque<(u32, Result<Done>)>>,
     events: Mutex<VecDeque<(u32, ConnEvent)>>,
+    /// Connection manager requests not reported yet: (connection number).
+    requests: Mutex<VecDeque<u32>>,
     inflight: AtomicU32,
     ctx: std::sync::OnceLock<Ctx>,
     on_event: Mutex<Option<EventCb>>,
@@ -273,6 +357,49 @@ impl Sink for SinkOf {
             if let Some(c) = s.ctx.get() {
                 c.ring();
             }
+        }
+    }
+    fn conn_request(&self, req: u64, from: &str) {
+        let Some(s) = self.0.upgrade() else { return };
+        let max = lock(&s.conf).max_connections as usize;
+        let mut conns = lock(&s.conns);
+        let live = conns
+            .iter()
+            .filter(|c| {
+                matches!(
+                    c.state.load(Ordering::Acquire),
+                    C_EXPORTED | C_CONNECTED | C_REQUESTED | C_CONNECTING
+                )
+            })
+            .count();
+        let nic_guard = lock(&s.nic);
+        let Some(nic) = nic_guard.as_ref() else {
+            return;
+        };
+        if live >= max {
+            // Full: turned away at once (the peer hears of a failure).
+            // SAFETY: a control command names no memory.
+            unsafe { nic.submit(Cmd::Reject { req }) };
+            return;
+        }
+        let id = conns.len() as u32 + 1;
+        let peer = from
+            .parse::<std::net::IpAddr>()
+            .ok()
+            .map(|ip| (ip, 0).into());
+        conns.push(Arc::new(Connection {
+            id,
+            state: AtomicU8::new(C_REQUESTED),
+            user_data: AtomicU64::new(0),
+            owner: Arc::downgrade(&s),
+            req,
+            peer: Mutex::new(peer),
+        }));
+        drop(nic_guard);
+        drop(conns);
+        lock(&s.requests).push_back(id);
+        if let Some(c) = s.ctx.get() {
+            c.ring();
         }
     }
 }
@@ -349,16 +476,37 @@ impl ChannelOps for RdmaOps {
             out.complete(rec, err);
         }
         loop {
-            let next = lock(&s.events).pop_front();
+            let next = {
+                let req = lock(&s.requests).pop_front();
+                match req {
+                    Some(id) => Some((id, None)),
+                    None => lock(&s.events).pop_front().map(|(i, e)| (i, Some(e))),
+                }
+            };
             let Some((id, ev)) = next else { break };
             any = true;
             let Some(c) = s.conn_by_id(id) else { continue };
             let ev = match ev {
-                ConnEvent::Disconnected => {
+                None => ConnectionEvent::Requested,
+                Some(ConnEvent::Established) => {
+                    if c.state
+                        .compare_exchange(
+                            C_CONNECTING,
+                            C_CONNECTED,
+                            Ordering::AcqRel,
+                            Ordering::Acquire,
+                        )
+                        .is_err()
+                    {
+                        continue;
+                    }
+                    ConnectionEvent::Established
+                }
+                Some(ConnEvent::Disconnected) => {
                     c.state.store(C_DISCONNECTED, Ordering::Release);
                     ConnectionEvent::Disconnected
                 }
-                ConnEvent::Failed => {
+                Some(ConnEvent::Failed) => {
                     c.state.store(C_FAILED, Ordering::Release);
                     ConnectionEvent::Failed
                 }
@@ -514,6 +662,7 @@ impl Rdma {
             }),
             done: Mutex::new(VecDeque::new()),
             events: Mutex::new(VecDeque::new()),
+            requests: Mutex::new(VecDeque::new()),
             inflight: AtomicU32::new(0),
             ctx: std::sync::OnceLock::new(),
             on_event: Mutex::new(None),
@@ -660,6 +809,8 @@ impl Rdma {
             state: AtomicU8::new(C_EXPORTED),
             user_data: AtomicU64::new(0),
             owner: Arc::downgrade(&self.s),
+            req: 0,
+            peer: Mutex::new(None),
         });
         // SAFETY: a control command names no memory.
         unsafe { nic.submit(Cmd::Register { conn: id, key }) };
@@ -725,6 +876,101 @@ impl Rdma {
             return Err(invalid("the connection is not one of this RDMA context"));
         }
         conn.disconnect()
+    }
+
+    /// `doca_rdma_start_listen_to_port`: peers may ask to connect on `port` (every
+    /// address of this machine); requests are reported as
+    /// [`ConnectionEvent::Requested`] on progress.
+    pub fn start_listen_to_port(&self, port: u16) -> Result<()> {
+        if self.ctx.phase() != CtxPhase::Running {
+            return Err(bad_state(
+                "the RDMA context is not running: listen once it runs",
+            ));
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        {
+            let nic = lock(&self.s.nic);
+            let nic = nic
+                .as_ref()
+                .ok_or_else(|| bad_state("the RDMA context is stopping"))?;
+            // SAFETY: a control command names no memory.
+            unsafe { nic.submit(Cmd::Listen { port, reply: tx }) };
+        }
+        rx.recv().unwrap_or_else(|_| {
+            Err(Error::with_context(
+                ErrorCode::ConnectionAborted,
+                "the RDMA engine stopped before listening",
+            ))
+        })
+    }
+
+    /// `doca_rdma_stop_listen_to_port`: no new requests on `port` (connections stay).
+    pub fn stop_listen_to_port(&self, port: u16) -> Result<()> {
+        let nic = lock(&self.s.nic);
+        let nic = nic
+            .as_ref()
+            .ok_or_else(|| bad_state("the RDMA context is not running"))?;
+        // SAFETY: a control command names no memory.
+        unsafe { nic.submit(Cmd::StopListen { port }) };
+        Ok(())
+    }
+
+    /// `doca_rdma_connect_to_addr`: asks the peer listening at `addr` for a connection;
+    /// [`ConnectionEvent::Established`] or [`ConnectionEvent::Failed`] follows on
+    /// progress.
+    pub fn connect_to_addr(
+        &self,
+        addr: std::net::SocketAddr,
+        user_data: Data,
+    ) -> Result<Arc<Connection>> {
+        if self.ctx.phase() != CtxPhase::Running {
+            return Err(bad_state(
+                "the RDMA context is not running: connect once it runs",
+            ));
+        }
+        let max = lock(&self.s.conf).max_connections as usize;
+        let nic = lock(&self.s.nic);
+        let nic = nic
+            .as_ref()
+            .ok_or_else(|| bad_state("the RDMA context is stopping"))?;
+        let mut conns = lock(&self.s.conns);
+        let live = conns
+            .iter()
+            .filter(|c| {
+                matches!(
+                    c.state.load(Ordering::Acquire),
+                    C_EXPORTED | C_CONNECTED | C_REQUESTED | C_CONNECTING
+                )
+            })
+            .count();
+        if live >= max {
+            return Err(Error::with_context(
+                ErrorCode::Full,
+                format!(
+                    "all {max} connections of the context are in use (doca_rdma_set_max_num_connections)"
+                ),
+            ));
+        }
+        let id = conns.len() as u32 + 1;
+        let key = random_u64()?;
+        let c = Arc::new(Connection {
+            id,
+            state: AtomicU8::new(C_CONNECTING),
+            user_data: AtomicU64::new(user_data.0),
+            owner: Arc::downgrade(&self.s),
+            req: 0,
+            peer: Mutex::new(Some(addr)),
+        });
+        conns.push(Arc::clone(&c));
+        // SAFETY: a control command names no memory.
+        unsafe {
+            nic.submit(Cmd::ConnectAddr {
+                conn: id,
+                key,
+                addr,
+            })
+        };
+        Ok(c)
     }
 
     /// The connections exported so far (since the last start).

@@ -138,8 +138,11 @@ pub mod op {
     pub const DISCONNECT: u16 = 7;
     /// An operation on a sync event the target exported to the network.
     pub const EVENT: u16 = 8;
+    /// The connection manager's greeting on a new endpoint: the sender's connection
+    /// number, key and context (`a`, `b`, `c`).
+    pub const CM_HELLO: u16 = 9;
     /// Highest AM id in use.
-    pub const LAST: u16 = 8;
+    pub const LAST: u16 = 9;
 }
 
 /// Header flag: the send or write carries immediate data.

@@ -253,3 +253,124 @@ fn every_task_type_between_two_contexts() {
     let (_, st) = wait(&a.pe, 11);
     assert!(st.is_err());
 }
+
+/// Progresses both engines until `done` says so (at most 20 s).
+fn spin(a: &Side, b: &Side, mut done: impl FnMut() -> bool) {
+    let t = Instant::now();
+    while !done() {
+        a.pe.progress(|_| {});
+        b.pe.progress(|_| {});
+        assert!(t.elapsed() < Duration::from_secs(20), "nothing happened");
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+#[test]
+fn the_connection_manager_listens_accepts_rejects_and_connects() {
+    use doca_rdma::ConnectionEvent;
+    use std::sync::{Arc, Mutex};
+    let a = side();
+    let b = side();
+    a.rdma.set_max_num_connections(4).ok();
+    let port = 20000 + (std::process::id() % 20000) as u16;
+    a.rdma.start_listen_to_port(port).unwrap();
+    // The same port twice on another context of this machine is refused.
+    let seen_a: Arc<Mutex<Vec<(u32, ConnectionEvent)>>> = Arc::default();
+    let seen_b: Arc<Mutex<Vec<(u32, ConnectionEvent)>>> = Arc::default();
+    {
+        let seen = seen_a.clone();
+        let reject_next = Arc::new(Mutex::new(true));
+        a.rdma.on_connection_event(move |c, ev| {
+            if ev == ConnectionEvent::Requested {
+                let mut r = reject_next.lock().unwrap();
+                if *r {
+                    c.reject().unwrap();
+                    *r = false;
+                } else {
+                    c.accept().unwrap();
+                }
+            }
+            seen.lock().unwrap().push((c.id(), ev));
+        });
+        let seen = seen_b.clone();
+        b.rdma
+            .on_connection_event(move |c, ev| seen.lock().unwrap().push((c.id(), ev)));
+    }
+    let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    // The first request is rejected: B hears of a failure.
+    let c1 = b.rdma.connect_to_addr(addr, Data(7)).unwrap();
+    spin(&a, &b, || {
+        seen_b
+            .lock()
+            .unwrap()
+            .contains(&(c1.id(), ConnectionEvent::Failed))
+    });
+    // The second is accepted: both sides see it established.
+    let c2 = b.rdma.connect_to_addr(addr, Data(8)).unwrap();
+    assert_eq!(c2.user_data(), Data(8));
+    spin(&a, &b, || {
+        seen_b
+            .lock()
+            .unwrap()
+            .contains(&(c2.id(), ConnectionEvent::Established))
+            && seen_a
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|e| e.1 == ConnectionEvent::Established)
+    });
+    let a_conn = {
+        let id = seen_a
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|e| e.1 == ConnectionEvent::Established)
+            .unwrap()
+            .0;
+        a.rdma
+            .connections()
+            .into_iter()
+            .find(|c| c.id() == id)
+            .unwrap()
+    };
+    // A message each way.
+    let m = mmap(1 << 16, AccessFlags::empty());
+    let (p, _) = m.memrange().unwrap();
+    let mut inv = BufInventory::new(8).unwrap();
+    inv.start().unwrap();
+    // SAFETY: offsets inside the 64 KiB mmap.
+    let rbuf = inv.buf_by_addr(&m, unsafe { p.add(4096) }, 4096).unwrap();
+    // SAFETY: the record owns its buffers.
+    unsafe { a.rdma.submit(job(JOB_RECV, 1, 0, None, Some(rbuf))) }.unwrap();
+    let src = inv.buf_by_data(&m, p, 10).unwrap();
+    let c2p = std::sync::Arc::as_ptr(&c2) as u64;
+    // SAFETY: as above.
+    unsafe { b.rdma.submit(job(JOB_SEND, 2, c2p, Some(src), None)) }.unwrap();
+    let (rec, st) = wait(&a.pe, 1);
+    st.unwrap();
+    assert_eq!(rec.params[slot::RES_LEN_OP] & 0xffff_ffff, 10);
+    assert_eq!(
+        rec.params[slot::RES_CONN],
+        std::sync::Arc::as_ptr(&a_conn) as u64
+    );
+    wait(&b.pe, 2).1.unwrap();
+    // B ends it: A hears.
+    c2.disconnect().unwrap();
+    spin(&a, &b, || {
+        seen_a
+            .lock()
+            .unwrap()
+            .contains(&(a_conn.id(), ConnectionEvent::Disconnected))
+    });
+    // Nobody listening: a failure.
+    let c3 = b
+        .rdma
+        .connect_to_addr(format!("127.0.0.1:{}", port + 1).parse().unwrap(), Data(0))
+        .unwrap();
+    spin(&a, &b, || {
+        seen_b
+            .lock()
+            .unwrap()
+            .contains(&(c3.id(), ConnectionEvent::Failed))
+    });
+}

@@ -165,10 +165,23 @@ pub(super) fn parse_cli(p: &Parser, args: &[String]) -> Result<Parsed> {
                 None => (l.to_owned(), None, true),
             }
         } else if let Some(s) = a.strip_prefix('-').filter(|s| !s.is_empty()) {
-            let mut ch = s.chars();
-            let first = ch.next().map(String::from).unwrap_or_default();
-            let tail: String = ch.collect();
-            (first, (!tail.is_empty()).then_some(tail), false)
+            // A short name may have several letters (`-ld`, `-lp`): the whole word (up
+            // to an '=') names a flag when one has that short name; otherwise the first
+            // letter is the flag and the rest its value (`-l60`).
+            let (word, eq) = match s.split_once('=') {
+                Some((w, v)) => (w, Some(v.to_owned())),
+                None => (s, None),
+            };
+            let builtin = ["h", "v", "l", "j"].contains(&word);
+            let registered = p.params.iter().any(|q| q.short.as_deref() == Some(word));
+            if builtin || registered {
+                (word.to_owned(), eq, false)
+            } else {
+                let mut ch = s.chars();
+                let first = ch.next().map(String::from).unwrap_or_default();
+                let tail: String = ch.collect();
+                (first, (!tail.is_empty()).then_some(tail), false)
+            }
         } else {
             return Err(invalid(format!(
                 "unexpected argument '{a}' (flags start with - or --)"
@@ -351,6 +364,26 @@ mod tests {
             ],
             false,
         )
+    }
+
+    #[test]
+    fn short_names_of_several_letters() {
+        let p = parser(
+            vec![
+                param("ld", "local-descriptor-path", TYPE_STRING),
+                param("lp", "listen-port", TYPE_INT),
+                param("d", "device", TYPE_STRING),
+            ],
+            false,
+        );
+        let got = values(&p, &["-ld", "/tmp/x", "-lp=7", "-d", "mlx5_0"]);
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[0].0, 0);
+        assert_eq!(got[1].0, 1);
+        let r = parse_cli(&p, &args(&["-l60", "-ld=/y"])).unwrap();
+        assert_eq!(r.log_level, Some(60));
+        assert_eq!(r.values.len(), 1);
+        assert!(error(&p, &["-lx"]).contains("log level"));
     }
 
     #[test]

@@ -258,9 +258,9 @@ pub unsafe extern "C" fn doca_rdma_connection_get_id(
     })
 }
 
-/// `doca_rdma_set_connection_state_callbacks`: the failure and disconnection callbacks
-/// hear of connections that end; (the request and established callbacks serve the
-/// connection manager).
+/// `doca_rdma_set_connection_state_callbacks`: called from progress: a request (a
+/// listening server), established and failed connection manager connections, and
+/// connections that end.
 #[unsafe(export_name = "doca3__rdma_set_connection_state_callbacks")]
 pub unsafe extern "C" fn doca_rdma_set_connection_state_callbacks(
     rdma: *mut doca_rdma3,
@@ -272,36 +272,205 @@ pub unsafe extern "C" fn doca_rdma_set_connection_state_callbacks(
     ffi(|| {
         // SAFETY: NULL or a live handle.
         let h = unsafe { rdma_of(rdma) }?;
-        let _ = (
-            doca_rdma_connect_request_cb,
-            doca_rdma_connect_established_cb,
-        );
-        if doca_rdma_connect_failure_cb.is_none() || doca_rdma_disconnect_cb.is_none() {
+        if doca_rdma_connect_established_cb.is_none()
+            || doca_rdma_connect_failure_cb.is_none()
+            || doca_rdma_disconnect_cb.is_none()
+        {
             return Err(invalid(
-                "the failure and disconnection callbacks are needed",
+                "the established, failure and disconnection callbacks are needed (the request callback may be NULL for a client)",
             ));
         }
         let ctx = std::ptr::addr_of!(h.ctx) as usize;
         h.lib.rdma.on_connection_event(move |c, ev| {
-            let cb = match ev {
-                ConnectionEvent::Disconnected => doca_rdma_disconnect_cb,
-                ConnectionEvent::Failed => doca_rdma_connect_failure_cb,
-            };
             // SAFETY: the context lives while it reports events (they come on its
             // progress).
             let ctx_data = unsafe { &*(ctx as *const doca_ctx3) }.user_data.get();
+            let conn = std::sync::Arc::as_ptr(c).cast_mut();
+            let cb = match ev {
+                ConnectionEvent::Requested => {
+                    match doca_rdma_connect_request_cb {
+                        // SAFETY: the program's callback, with its connection.
+                        Some(f) => unsafe { f(conn, ctx_data) },
+                        // A client with no request callback turns requests away.
+                        None => {
+                            let _ = c.reject();
+                        }
+                    }
+                    return;
+                }
+                ConnectionEvent::Established => doca_rdma_connect_established_cb,
+                ConnectionEvent::Disconnected => doca_rdma_disconnect_cb,
+                ConnectionEvent::Failed => doca_rdma_connect_failure_cb,
+            };
             if let Some(f) = cb {
                 // SAFETY: the program's callback, with its connection.
-                unsafe {
-                    f(
-                        std::sync::Arc::as_ptr(c).cast_mut(),
-                        c.user_data(),
-                        ctx_data,
-                    )
-                };
+                unsafe { f(conn, c.user_data(), ctx_data) };
             }
         });
         Ok(())
+    })
+}
+
+// ---- the connection manager ----
+
+/// `struct doca_rdma_addr`: an address and port to connect to.
+#[derive(Debug)]
+pub struct doca_rdma_addr {
+    kind: doca_rdma_addr_type,
+    text: std::ffi::CString,
+    addr: std::net::SocketAddr,
+}
+
+impl Handle for doca_rdma_addr {
+    type Kind = kind::Boxed;
+}
+
+/// `enum doca_rdma_addr_type`.
+pub type doca_rdma_addr_type = u32;
+
+/// `doca_rdma_addr_create`: an IPv4 or IPv6 address (GIDs are written as IPv6).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_rdma_addr_create(
+    addr_type: doca_rdma_addr_type,
+    address: *const std::ffi::c_char,
+    port: u16,
+    addr: *mut *mut doca_rdma_addr,
+) -> doca_error_t {
+    ffi(|| {
+        if address.is_null() {
+            return Err(invalid("address is NULL"));
+        }
+        // SAFETY: a NUL-terminated string of the program's (the C contract).
+        let text = unsafe { std::ffi::CStr::from_ptr(address) };
+        let t = text
+            .to_str()
+            .map_err(|_| invalid("the address is not text"))?;
+        let ip: std::net::IpAddr = match addr_type {
+            0 => t
+                .parse::<std::net::Ipv4Addr>()
+                .map_err(|_| invalid(format!("'{t}' is not an IPv4 address")))?
+                .into(),
+            1 | 2 => t
+                .parse::<std::net::Ipv6Addr>()
+                .map_err(|_| invalid(format!("'{t}' is not an IPv6 address or GID")))?
+                .into(),
+            k => return Err(invalid(format!("address type {k} is unknown"))),
+        };
+        new_handle(addr, "addr", || {
+            Ok(doca_rdma_addr {
+                kind: addr_type,
+                text: text.to_owned(),
+                addr: std::net::SocketAddr::new(ip, port),
+            })
+        })
+    })
+}
+
+/// `doca_rdma_addr_destroy`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_rdma_addr_destroy(addr: *mut doca_rdma_addr) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle, freed once.
+        unsafe { crate::free_handle(addr, "addr") }
+    })
+}
+
+/// `doca_rdma_addr_get_params`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_rdma_addr_get_params(
+    addr: *mut doca_rdma_addr,
+    addr_type: *mut doca_rdma_addr_type,
+    address: *mut *const std::ffi::c_char,
+    port: *mut u16,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle.
+        let a = unsafe { handle(addr, "addr") }?;
+        let t = out_ptr(addr_type, "addr_type")?;
+        let s = out_ptr(address, "address")?;
+        let p = out_ptr(port, "port")?;
+        // SAFETY: outputs checked; the text lives in the handle.
+        unsafe {
+            put(t, a.kind);
+            put(s, a.text.as_ptr());
+            put(p, a.addr.port());
+        }
+        Ok(())
+    })
+}
+
+/// `doca_rdma_start_listen_to_port`: once the context runs.
+#[unsafe(export_name = "doca3__rdma_start_listen_to_port")]
+pub unsafe extern "C" fn doca_rdma_start_listen_to_port(
+    rdma: *mut doca_rdma3,
+    port: u16,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle.
+        unsafe { rdma_of(rdma) }?
+            .lib
+            .rdma
+            .start_listen_to_port(port)
+    })
+}
+
+/// `doca_rdma_stop_listen_to_port`.
+#[unsafe(export_name = "doca3__rdma_stop_listen_to_port")]
+pub unsafe extern "C" fn doca_rdma_stop_listen_to_port(
+    rdma: *mut doca_rdma3,
+    port: u16,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle.
+        unsafe { rdma_of(rdma) }?.lib.rdma.stop_listen_to_port(port)
+    })
+}
+
+/// `doca_rdma_connect_to_addr`: the established or failure callback follows.
+#[unsafe(export_name = "doca3__rdma_connect_to_addr")]
+pub unsafe extern "C" fn doca_rdma_connect_to_addr(
+    rdma: *mut doca_rdma3,
+    addr: *mut doca_rdma_addr,
+    connection_user_data: doca_data,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle.
+        let h = unsafe { rdma_of(rdma) }?;
+        // SAFETY: NULL or a live handle.
+        let a = unsafe { handle(addr, "addr") }?;
+        h.lib.rdma.connect_to_addr(a.addr, connection_user_data)?;
+        Ok(())
+    })
+}
+
+/// `doca_rdma_connection_accept`: private data is not carried (none of the peers
+/// here reads it).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_rdma_connection_accept(
+    rdma_connection: *mut doca_rdma_connection,
+    private_data: *mut c_void,
+    private_data_len: u8,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live connection.
+        let c = unsafe { handle(rdma_connection, "rdma_connection") }?;
+        if private_data.is_null() != (private_data_len == 0) {
+            return Err(invalid(
+                "private data and its length go together (NULL and 0 for none)",
+            ));
+        }
+        c.accept()
+    })
+}
+
+/// `doca_rdma_connection_reject`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_rdma_connection_reject(
+    rdma_connection: *mut doca_rdma_connection,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live connection.
+        unsafe { handle(rdma_connection, "rdma_connection") }?.reject()
     })
 }
 

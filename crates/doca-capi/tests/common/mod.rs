@@ -590,6 +590,7 @@ pub fn c_type(t: &str) -> String {
         "doca_rdma_transport_type",
         "doca_mtu_size",
         "doca_rdma_opcode",
+        "doca_rdma_addr_type",
     ];
     const TYPEDEFS: &[&str] = &[
         "doca_error_t",
