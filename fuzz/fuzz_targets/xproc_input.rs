@@ -77,8 +77,16 @@ fn reseal(b: &mut [u8]) {
 fn try_descriptor(w: &World, d: &[u8]) {
     for dev in [&w.dpu, &w.host] {
         if let Ok(m) = Mmap::create_from_export(Data(0), d, dev) {
-            // Only this process's own exports exist here, and those are refused.
-            panic!("a mutated descriptor was accepted: {m:?}");
+            // No export of another process of this machine exists here. A well-formed
+            // RDMA descriptor naming a process this one cannot reach (another machine)
+            // is taken as memory only RDMA tasks reach, which the exporter checks: no
+            // byte of it is reachable from here.
+            let r = m.remote().expect("an import is remote memory");
+            assert!(
+                r.net_key().is_some() && !r.is_local(),
+                "a mutated descriptor was accepted as reachable memory: {m:?}"
+            );
+            assert!(m.read_at(0, &mut [0u8; 1]).is_err());
         }
         let _ = SyncEvent::create_from_export(dev, d);
     }
