@@ -515,6 +515,8 @@ struct State {
     closing: Vec<*mut c_void>,
     ctx_id: u64,
     listeners: Vec<(u16, u::ucp_listener_h)>,
+    /// Endpoints whose peer ended the connection, closed at stop.
+    lingering: Vec<u::ucp_ep_h>,
     /// Connection requests not answered yet, by number.
     requests: HashMap<u64, u::ucp_conn_request_h>,
     next_req: u64,
@@ -565,6 +567,7 @@ fn run(
         closing: Vec::new(),
         ctx_id,
         listeners: Vec::new(),
+        lingering: Vec::new(),
         requests: HashMap::new(),
         next_req: 1,
     });
@@ -734,6 +737,23 @@ unsafe extern "C" fn close_cb(req: *mut c_void, _status: u::ucs_status_t, _user:
     with_state(|st| st.closing.retain(|&r| r != req));
     // SAFETY: as in send_cb.
     unsafe { u::ucp_request_free(req) };
+}
+
+/// An access to exported memory, checked; `None` for one of no bytes that names no
+/// export (a task without buffers), which touches nothing.
+fn checked_access(
+    token: [u64; 2],
+    addr: u64,
+    len: u64,
+    need: AccessFlags,
+    dev: u32,
+) -> std::result::Result<Option<NetAccess>, ErrorCode> {
+    if len == 0 && token == [0, 0] {
+        return Ok(None);
+    }
+    net::access(token, addr, len, need, dev)
+        .map(Some)
+        .map_err(|e| e.code())
 }
 
 /// The peer address of a connection request, as text ("" when UCX does not say).
@@ -1221,8 +1241,13 @@ impl State {
                 };
                 let i = self.top_new(h.encode(), None, After::Nothing);
                 self.top_send(ep, op::DISCONNECT, i, ptr::null(), 0);
+                self.close_ep(ep, false);
+            } else {
+                // The peer ended it and closes its side: this side closes last (at
+                // stop), so that its connection manager port is not left waiting in
+                // TCP's TIME_WAIT, and a server that restarts can listen on it again.
+                self.lingering.push(ep);
             }
-            self.close_ep(ep, false);
         }
         self.fail_conn_ops(
             conn,
@@ -1862,11 +1887,24 @@ impl State {
         let access = if h.b != n as u64 {
             Err(ErrorCode::InvalidValue)
         } else {
-            net::access([h.t0, h.t1], h.a, h.b, AccessFlags::RDMA_WRITE, self.dev)
-                .map_err(|e| e.code())
+            checked_access([h.t0, h.t1], h.a, h.b, AccessFlags::RDMA_WRITE, self.dev)
         };
         let g = match access {
-            Ok(g) => g,
+            // A write of nothing (no buffers): only its immediate, if any, matters.
+            Ok(None) => {
+                self.release(m.data);
+                let imm = (h.flags & F_IMM != 0).then_some(h.c as u32);
+                let after = After::WriteLanded {
+                    conn: h.conn,
+                    req: h.req,
+                    imm,
+                    len: 0,
+                };
+                let i = self.top_new([0; HDR_LEN], None, after);
+                self.top_finished(i, u::UCS_OK);
+                return u::UCS_OK;
+            }
+            Ok(Some(g)) => g,
             Err(code) => {
                 self.release(m.data);
                 self.ack(h.conn, h.req, code as i32 as u64, 0);
@@ -1924,14 +1962,18 @@ impl State {
             }
             .encode()
         };
-        match net::access([h.t0, h.t1], h.a, h.b, AccessFlags::RDMA_READ, self.dev) {
-            Ok(g) => {
+        match checked_access([h.t0, h.t1], h.a, h.b, AccessFlags::RDMA_READ, self.dev) {
+            Ok(Some(g)) => {
                 let (p, n) = (g.ptr() as *const u8, g.len());
                 let i = self.top_new(answer(0), Some(g), After::Nothing);
                 self.top_send(ep, op::READ_RESP, i, p, n);
             }
-            Err(e) => {
-                let i = self.top_new(answer(e.code() as i32 as u64), None, After::Nothing);
+            Ok(None) => {
+                let i = self.top_new(answer(0), None, After::Nothing);
+                self.top_send(ep, op::READ_RESP, i, ptr::null(), 0);
+            }
+            Err(code) => {
+                let i = self.top_new(answer(code as i32 as u64), None, After::Nothing);
                 self.top_send(ep, op::READ_RESP, i, ptr::null(), 0);
             }
         }
@@ -1992,6 +2034,9 @@ impl State {
         for (_, l) in std::mem::take(&mut self.listeners) {
             // SAFETY: a listener of this worker, destroyed once.
             unsafe { u::ucp_listener_destroy(l) };
+        }
+        for ep in std::mem::take(&mut self.lingering) {
+            self.close_ep(ep, true);
         }
         let conns: Vec<u32> = self.conns.keys().copied().collect();
         for c in conns {

@@ -318,6 +318,10 @@ pub(crate) struct Shared {
     /// Connection manager requests not reported yet: (connection number).
     requests: Mutex<VecDeque<u32>>,
     inflight: AtomicU32,
+    /// The NIC is being stopped by the context's own thread, which may hold the
+    /// context's locks while it waits for the NIC: completions are only queued then
+    /// (the stopping thread reports them), nobody is woken.
+    stopping: std::sync::atomic::AtomicBool,
     ctx: std::sync::OnceLock<Ctx>,
     on_event: Mutex<Option<EventCb>>,
 }
@@ -342,21 +346,39 @@ fn bad_state(msg: impl Into<std::borrow::Cow<'static, str>>) -> Error {
 
 struct SinkOf(Weak<Shared>);
 
+impl Shared {
+    /// Wakes the progress engine, unless the context is stopping its NIC.
+    fn ring(&self) {
+        if self.stopping.load(Ordering::Acquire) {
+            return;
+        }
+        if let Some(c) = self.ctx.get() {
+            c.ring();
+        }
+    }
+
+    /// Stops the NIC (what is in flight ends with an error, queued for the next poll).
+    fn stop_nic(&self) {
+        let nic = lock(&self.nic).take();
+        if nic.is_some() {
+            self.stopping.store(true, Ordering::Release);
+            drop(nic);
+            self.stopping.store(false, Ordering::Release);
+        }
+    }
+}
+
 impl Sink for SinkOf {
     fn complete(&self, user: u64, r: Result<Done>) {
         if let Some(s) = self.0.upgrade() {
             lock(&s.done).push_back((user as u32, r));
-            if let Some(c) = s.ctx.get() {
-                c.ring();
-            }
+            s.ring();
         }
     }
     fn conn_event(&self, conn: u32, ev: ConnEvent) {
         if let Some(s) = self.0.upgrade() {
             lock(&s.events).push_back((conn, ev));
-            if let Some(c) = s.ctx.get() {
-                c.ring();
-            }
+            s.ring();
         }
     }
     fn conn_request(&self, req: u64, from: &str) {
@@ -398,9 +420,7 @@ impl Sink for SinkOf {
         drop(nic_guard);
         drop(conns);
         lock(&s.requests).push_back(id);
-        if let Some(c) = s.ctx.get() {
-            c.ring();
-        }
+        s.ring();
     }
 }
 
@@ -434,8 +454,7 @@ impl CtxOps for RdmaOps {
     fn on_stop(&self) {
         // Normally stopped already while stopping (poll); a context stopped with
         // nothing in flight comes here directly.
-        let nic = lock(&self.0.nic).take();
-        drop(nic);
+        self.0.stop_nic();
         for c in lock(&self.0.conns).iter() {
             c.state.store(C_DISCONNECTED, Ordering::Release);
         }
@@ -451,8 +470,7 @@ impl ChannelOps for RdmaOps {
         let s = &*self.0;
         if ctx.phase() == CtxPhase::Stopping {
             // Stopping: the NIC ends what is in flight (each with an error) and goes.
-            let nic = lock(&s.nic).take();
-            drop(nic);
+            s.stop_nic();
         }
         let mut any = false;
         loop {
@@ -664,6 +682,7 @@ impl Rdma {
             events: Mutex::new(VecDeque::new()),
             requests: Mutex::new(VecDeque::new()),
             inflight: AtomicU32::new(0),
+            stopping: std::sync::atomic::AtomicBool::new(false),
             ctx: std::sync::OnceLock::new(),
             on_event: Mutex::new(None),
         });
@@ -1089,6 +1108,17 @@ impl Rdma {
                 }
             }
             JOB_READ => {
+                if src.is_none() {
+                    // A read of nothing.
+                    return Ok(Cmd::Read {
+                        user: 0,
+                        conn: conn()?,
+                        ptr: std::ptr::null_mut(),
+                        len: 0,
+                        token: [0; 2],
+                        addr: 0,
+                    });
+                }
                 let (token, s) = remote_of(src, "source")?;
                 let (from, n) = s.data_span();
                 check_len(n)?;
@@ -1286,7 +1316,6 @@ fn with_user(c: Cmd, user: u64) -> Cmd {
 
 impl Drop for Rdma {
     fn drop(&mut self) {
-        let nic = lock(&self.s.nic).take();
-        drop(nic);
+        self.s.stop_nic();
     }
 }

@@ -23,7 +23,7 @@ macro_rules! rdma_task_table {
                         handle rdma_connection: 0 (*mut doca_rdma_connection)
                             get doca_rdma_task_send_get_rdma_connection as (*const doca_rdma_connection)
                             set doca_rdma_task_send_set_rdma_connection,
-                        buf src_buf: 0 (*const doca_buf)
+                        opt_buf src_buf: 0 (*const doca_buf)
                             get doca_rdma_task_send_get_src_buf
                             set doca_rdma_task_send_set_src_buf,
                     ],
@@ -49,7 +49,7 @@ macro_rules! rdma_task_table {
                         handle rdma_connection: 0 (*mut doca_rdma_connection)
                             get doca_rdma_task_send_imm_get_rdma_connection as (*const doca_rdma_connection)
                             set doca_rdma_task_send_imm_set_rdma_connection,
-                        buf src_buf: 0 (*const doca_buf)
+                        opt_buf src_buf: 0 (*const doca_buf)
                             get doca_rdma_task_send_imm_get_src_buf
                             set doca_rdma_task_send_imm_set_src_buf,
                         param immediate_data: 1 (doca_be32_t)
@@ -75,7 +75,7 @@ macro_rules! rdma_task_table {
                     job: $crate::JOB_RECV,
                     job_types: [$crate::JOB_RECV],
                     inputs: [
-                        buf dst_buf: 1 (*mut doca_buf)
+                        opt_buf dst_buf: 1 (*mut doca_buf)
                             get doca_rdma_task_receive_get_dst_buf
                             set doca_rdma_task_receive_set_dst_buf,
                     ],
@@ -101,10 +101,10 @@ macro_rules! rdma_task_table {
                         handle rdma_connection: 0 (*mut doca_rdma_connection)
                             get doca_rdma_task_read_get_rdma_connection as (*const doca_rdma_connection)
                             set doca_rdma_task_read_set_rdma_connection,
-                        buf src_buf: 0 (*const doca_buf)
+                        opt_buf src_buf: 0 (*const doca_buf)
                             get doca_rdma_task_read_get_src_buf
                             set doca_rdma_task_read_set_src_buf,
-                        buf dst_buf: 1 (*mut doca_buf)
+                        opt_buf dst_buf: 1 (*mut doca_buf)
                             get doca_rdma_task_read_get_dst_buf
                             set doca_rdma_task_read_set_dst_buf,
                     ],
@@ -130,10 +130,10 @@ macro_rules! rdma_task_table {
                         handle rdma_connection: 0 (*mut doca_rdma_connection)
                             get doca_rdma_task_write_get_rdma_connection as (*const doca_rdma_connection)
                             set doca_rdma_task_write_set_rdma_connection,
-                        buf src_buf: 0 (*const doca_buf)
+                        opt_buf src_buf: 0 (*const doca_buf)
                             get doca_rdma_task_write_get_src_buf
                             set doca_rdma_task_write_set_src_buf,
-                        buf dst_buf: 1 (*mut doca_buf)
+                        opt_buf dst_buf: 1 (*mut doca_buf)
                             get doca_rdma_task_write_get_dst_buf
                             set doca_rdma_task_write_set_dst_buf,
                     ],
@@ -159,10 +159,10 @@ macro_rules! rdma_task_table {
                         handle rdma_connection: 0 (*mut doca_rdma_connection)
                             get doca_rdma_task_write_imm_get_rdma_connection as (*const doca_rdma_connection)
                             set doca_rdma_task_write_imm_set_rdma_connection,
-                        buf src_buf: 0 (*const doca_buf)
+                        opt_buf src_buf: 0 (*const doca_buf)
                             get doca_rdma_task_write_imm_get_src_buf
                             set doca_rdma_task_write_imm_set_src_buf,
-                        buf dst_buf: 1 (*mut doca_buf)
+                        opt_buf dst_buf: 1 (*mut doca_buf)
                             get doca_rdma_task_write_imm_get_dst_buf
                             set doca_rdma_task_write_imm_set_dst_buf,
                         param immediate_data: 1 (doca_be32_t)

@@ -130,3 +130,20 @@ impl Signal {
         unsafe { u::ucp_worker_signal(self.0) };
     }
 }
+
+/// UCX's connection manager listens without `SO_REUSEADDR` unless
+/// `UCX_TCP_CM_REUSEADDR` says otherwise (its configuration API does not reach it):
+/// a server that restarts would then find its port held by connections in TCP's
+/// TIME_WAIT for a minute, where an RDMA NIC's connection manager listens again at
+/// once. Set, unless the user chose, when the program starts.
+extern "C" fn reuse_cm_addresses() {
+    if std::env::var_os("UCX_TCP_CM_REUSEADDR").is_none() {
+        // SAFETY: this runs from the program's constructors, before `main` (or while
+        // the library loads), when nothing else reads the environment concurrently.
+        unsafe { std::env::set_var("UCX_TCP_CM_REUSEADDR", "y") };
+    }
+}
+
+#[used]
+#[unsafe(link_section = ".init_array")]
+static REUSE_CM_ADDRESSES: extern "C" fn() = reuse_cm_addresses;

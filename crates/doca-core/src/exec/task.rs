@@ -80,6 +80,9 @@ pub const MAX_JOB_PARAMS: usize = 3;
 pub enum InputKind {
     /// A buffer (or list head): a buffer slot of the record, which must be set.
     Buf,
+    /// A buffer that may be NULL (an RDMA send of an empty message): a buffer slot of
+    /// the record, left empty when not set.
+    OptBuf,
     /// A value (or a pointer the program gives): a parameter slot of the record.
     Param,
     /// A library object (a matrix): its C handle in a parameter slot, the object kept
@@ -171,6 +174,8 @@ pub struct TaskSpec {
     /// Bit i set: buffer slot i is an input (made from `inputs` by
     /// [`TaskSpec::buf_mask`]).
     pub bufs: u8,
+    /// Bit i set: buffer slot i may be NULL (made by [`TaskSpec::opt_buf_mask`]).
+    pub opt_bufs: u8,
     /// Bit i set: parameter slot i is an input (made from `inputs` by
     /// [`TaskSpec::param_mask`]).
     pub params: u8,
@@ -201,6 +206,7 @@ impl TaskSpec {
             job_types,
             inputs: &[],
             bufs: 0,
+            opt_bufs: 0,
             params: 0,
             keeps_object: false,
             plain: TaskSpec::is_plain(&hooks, &[]),
@@ -214,7 +220,20 @@ impl TaskSpec {
         let mut m = 0u8;
         let mut i = 0;
         while i < inputs.len() {
-            if matches!(inputs[i].kind, InputKind::Buf) {
+            if matches!(inputs[i].kind, InputKind::Buf | InputKind::OptBuf) {
+                m |= 1 << inputs[i].slot;
+            }
+            i += 1;
+        }
+        m
+    }
+
+    /// The buffer slots among `inputs` that may be NULL, as bits.
+    pub const fn opt_buf_mask(inputs: &[SlotSpec]) -> u8 {
+        let mut m = 0u8;
+        let mut i = 0;
+        while i < inputs.len() {
+            if matches!(inputs[i].kind, InputKind::OptBuf) {
                 m |= 1 << inputs[i].slot;
             }
             i += 1;
@@ -227,7 +246,10 @@ impl TaskSpec {
         let mut m = 0u8;
         let mut i = 0;
         while i < inputs.len() {
-            if !matches!(inputs[i].kind, InputKind::Buf | InputKind::Object) {
+            if !matches!(
+                inputs[i].kind,
+                InputKind::Buf | InputKind::OptBuf | InputKind::Object
+            ) {
                 m |= 1 << inputs[i].slot;
             }
             i += 1;
@@ -314,17 +336,18 @@ impl TaskSpec {
     ) -> Result<()> {
         let (b0, b1) = (inputs.bufs[0].get(), inputs.bufs[1].get());
         let m = self.bufs;
-        if (m & 1 != 0 && b0.is_null()) || (m & 2 != 0 && b1.is_null()) {
-            return Err(self.missing(usize::from(m & 1 == 0 || !b0.is_null())));
+        let need = m & !self.opt_bufs;
+        if (need & 1 != 0 && b0.is_null()) || (need & 2 != 0 && b1.is_null()) {
+            return Err(self.missing(usize::from(need & 1 == 0 || !b0.is_null())));
         }
         out.job_type = job_type;
         out.user_data = user_data;
         // SAFETY: the caller's contract.
         unsafe {
-            if m & 1 != 0 {
+            if m & 1 != 0 && !b0.is_null() {
                 out.set_buf_raw(0, b0 as *mut BufDesc);
             }
-            if m & 2 != 0 {
+            if m & 2 != 0 && !b1.is_null() {
                 out.set_buf_raw(1, b1 as *mut BufDesc);
             }
         }
@@ -920,6 +943,7 @@ macro_rules! task_specs {
                     job_types: &[$($jt),*],
                     inputs: INPUTS,
                     bufs: $crate::exec::TaskSpec::buf_mask(INPUTS),
+                    opt_bufs: $crate::exec::TaskSpec::opt_buf_mask(INPUTS),
                     params: $crate::exec::TaskSpec::param_mask(INPUTS),
                     keeps_object: $crate::exec::TaskSpec::keeps_object(INPUTS),
                     plain: $crate::exec::TaskSpec::is_plain(&HOOKS, WRITE_BACK),
@@ -945,6 +969,9 @@ macro_rules! task_specs {
 macro_rules! __task_input_kind {
     (buf) => {
         $crate::exec::InputKind::Buf
+    };
+    (opt_buf) => {
+        $crate::exec::InputKind::OptBuf
     };
     (param) => {
         $crate::exec::InputKind::Param

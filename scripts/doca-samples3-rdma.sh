@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Builds NVIDIA's DOCA 3.x RDMA sample pairs from a checkout of
+# github.com/NVIDIA-DOCA/doca-samples (not part of this project), unchanged, against the
+# libraries installed by scripts/install-capi.sh, with strict flags, and runs each pair
+# as two processes: the descriptors go through files (as the samples' guide tells a
+# user to copy them) or the pair uses the connection manager (--use-rdma-cm). With
+# --netns, the two sides run in two network namespaces joined by a veth pair (UCX over
+# TCP, as between two machines; needs root and iproute2's ip).
+#
+#   bash scripts/doca-samples3-rdma.sh --samples DIR --prefix PREFIX [--netns]
+#
+# Pairs: write, read, write_immediate (requester/responder), send/receive,
+# send_immediate/receive_immediate, sync_event (requester/responder), multi_conn
+# send/receive. Prints one line per run and fails on the first failure, after checking
+# what the receiving side printed.
+set -euo pipefail
+samples="" prefix="" netns=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --samples) samples="$2"; shift 2 ;;
+    --prefix) prefix="$2"; shift 2 ;;
+    --netns) netns=1; shift ;;
+    -h | --help) sed -n '2,16p' "$0"; exit 0 ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+    esac
+done
+[ -d "$samples/samples/doca_rdma" ] || { echo "--samples must name a doca-samples checkout" >&2; exit 2; }
+[ -d "$prefix/lib/pkgconfig" ] || { echo "--prefix must name an install of scripts/install-capi.sh" >&2; exit 2; }
+out="$(mktemp -d)"
+nsa="" nsb=""
+cleanup() {
+    [ -n "$nsa" ] && ip netns del "$nsa" 2>/dev/null || true
+    [ -n "$nsb" ] && ip netns del "$nsb" 2>/dev/null || true
+    rm -rf "$out"
+}
+trap cleanup EXIT
+strict=(-Wall -Wextra -Werror -std=gnu11 -DDOCA_ALLOW_EXPERIMENTAL_API)
+S="$samples/samples"
+R="$S/doca_rdma"
+for d in "$R"/rdma_*/; do
+    name="$(basename "$d")"
+    # shellcheck disable=SC2046
+    cc "${strict[@]}" -I"$S" -I"$R" "$d"/*.c "$R/rdma_common.c" "$S/common.c" -o "$out/$name" \
+        $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs doca-common doca-rdma doca-argp)
+done
+
+# The two sides: plain processes of this machine, or one per namespace.
+run_a=() run_b=() addr_a=127.0.0.1
+if [ "$netns" = 1 ]; then
+    id=$$
+    nsa="doca-rdma-samples-$id-a" nsb="doca-rdma-samples-$id-b"
+    ip netns add "$nsa"
+    ip netns add "$nsb"
+    ip link add "sv${id}a" netns "$nsa" type veth peer name "sv${id}b" netns "$nsb"
+    ip -n "$nsa" addr add 169.254.77.1/16 dev "sv${id}a"
+    ip -n "$nsb" addr add 169.254.77.2/16 dev "sv${id}b"
+    for n in "$nsa:sv${id}a" "$nsb:sv${id}b"; do
+        ip -n "${n%%:*}" link set "${n#*:}" up
+        ip -n "${n%%:*}" link set lo up
+    done
+    for _ in $(seq 100); do
+        ip -n "$nsb" link show "sv${id}b" | grep -q "state UP" && break
+        sleep 0.05
+    done
+    run_a=(ip netns exec "$nsa" env UCX_TLS=tcp UCX_NET_DEVICES="sv${id}a")
+    run_b=(ip netns exec "$nsb" env UCX_TLS=tcp UCX_NET_DEVICES="sv${id}b")
+    addr_a=169.254.77.1
+fi
+
+# pair NAME FIRST SECOND EXPECT [ARGS...]: FIRST (the responder or receiver) starts,
+# then SECOND; each gets the enters its guide asks for; EXPECT must appear in what
+# FIRST printed.
+pair() {
+    local name="$1" first="$2" second="$3" expect="$4"
+    shift 4
+    local d="$out/run" cm="${CM:-}"
+    rm -rf "$d" && mkdir -p "$d/a" "$d/b"
+    local fa=() sa=()
+    if [ -n "$cm" ]; then
+        fa=(-cm -lp "$cm")
+        sa=(-cm -lp "$cm" -sa "$addr_a" -sat IPv4)
+    else
+        # Each side has its own files; they are copied across, as between machines.
+        fa=(-ld "$d/a/first_conn" -re "$d/a/second_conn" -m "$d/a/first_res")
+        sa=(-ld "$d/b/second_conn" -re "$d/b/first_conn" -m "$d/b/first_res")
+        (
+            sleep 1.1
+            cp "$d/a/first_conn" "$d/a/first_res" "$d/b/" 2>/dev/null || true
+            cp "$d/b/second_conn" "$d/a/" 2>/dev/null || true
+        ) &
+    fi
+    (
+        cd "$d/a"
+        set +o pipefail # the enters may outlast the program (SIGPIPE)
+        r=0
+        (sleep 1.5; echo; sleep 3; echo; sleep 2; echo) |
+            timeout 30 "${run_a[@]}" "$out/$first" -d mlx5_0 "${fa[@]}" "$@" >"$d/first.log" 2>&1 || r=$?
+        echo "$r" >"$d/first.rc"
+    ) &
+    sleep 0.5
+    local rc=0
+    (cd "$d/b" && set +o pipefail && (sleep 2.5; echo; sleep 1; echo; sleep 1; echo) |
+        timeout 30 "${run_b[@]}" "$out/$second" -d mlx5_0 "${sa[@]}" "$@" >"$d/second.log" 2>&1) || rc=$?
+    wait
+    if [ "$rc" != 0 ] || [ "$(cat "$d/first.rc")" != 0 ] || ! grep -qF -- "$expect" "$d/first.log" "$d/second.log"; then
+        echo "FAIL $name${cm:+ (rdma-cm)} (second $rc, first $(cat "$d/first.rc"))"
+        tail -n 8 "$d/first.log" "$d/second.log"
+        exit 1
+    fi
+    echo "ok   $name${cm:+ (rdma-cm)}"
+}
+
+for CM in "" 13579; do
+    pair write rdma_write_responder rdma_write_requester 'Requester has written: "Hi DOCA RDMA!"'
+    pair read rdma_read_responder rdma_read_requester 'Read from responder: "Hi DOCA RDMA!"'
+    pair write_imm rdma_write_immediate_responder rdma_write_immediate_requester 'Requester has written: "Hi DOCA RDMA!" with immediate data'
+    pair send rdma_receive rdma_send 'Got from sender: "Hi DOCA RDMA!"'
+    pair send_imm rdma_receive_immediate rdma_send_immediate 'Got from sender: "Hi DOCA RDMA!" with immediate'
+    pair sync_event rdma_sync_event_responder rdma_sync_event_requester 'Sample finished successfully'
+done
