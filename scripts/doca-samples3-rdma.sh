@@ -10,8 +10,8 @@
 #   bash scripts/doca-samples3-rdma.sh --samples DIR --prefix PREFIX [--netns]
 #
 # Pairs: write, read, write_immediate (requester/responder), send/receive,
-# send_immediate/receive_immediate, sync_event (requester/responder), multi_conn
-# send/receive. Prints one line per run and fails on the first failure, after checking
+# send_immediate/receive_immediate, sync_event (requester/responder), each also with
+# the connection manager; multi_conn send/receive (two connections). Prints one line per run and fails on the first failure, after checking
 # what the receiving side printed.
 set -euo pipefail
 samples="" prefix="" netns=0
@@ -84,22 +84,24 @@ pair() {
         fa=(-ld "$d/a/first_conn" -re "$d/a/second_conn" -m "$d/a/first_res")
         sa=(-ld "$d/b/second_conn" -re "$d/b/first_conn" -m "$d/b/first_res")
         (
-            sleep 1.1
-            cp "$d/a/first_conn" "$d/a/first_res" "$d/b/" 2>/dev/null || true
-            cp "$d/b/second_conn" "$d/a/" 2>/dev/null || true
+            for _ in $(seq 60); do
+                sleep 0.2
+                cp "$d"/a/first_* "$d/b/" 2>/dev/null || true
+                cp "$d"/b/second_conn* "$d/a/" 2>/dev/null || true
+            done
         ) &
     fi
     (
         cd "$d/a"
         set +o pipefail # the enters may outlast the program (SIGPIPE)
         r=0
-        (sleep 1.5; echo; sleep 3; echo; sleep 2; echo) |
+        (for t in ${FIRST_ENTERS:-1.5 3 2}; do sleep "$t"; echo; done) |
             timeout 30 "${run_a[@]}" "$out/$first" -d mlx5_0 "${fa[@]}" "$@" >"$d/first.log" 2>&1 || r=$?
         echo "$r" >"$d/first.rc"
     ) &
     sleep 0.5
     local rc=0
-    (cd "$d/b" && set +o pipefail && (sleep 2.5; echo; sleep 1; echo; sleep 1; echo) |
+    (cd "$d/b" && set +o pipefail && (for t in ${SECOND_ENTERS:-2 1 1}; do sleep "$t"; echo; done) |
         timeout 30 "${run_b[@]}" "$out/$second" -d mlx5_0 "${sa[@]}" "$@" >"$d/second.log" 2>&1) || rc=$?
     wait
     if [ "$rc" != 0 ] || [ "$(cat "$d/first.rc")" != 0 ] || ! grep -qF -- "$expect" "$d/first.log" "$d/second.log"; then
@@ -118,3 +120,6 @@ for CM in "" 13579; do
     pair send_imm rdma_receive_immediate rdma_send_immediate 'Got from sender: "Hi DOCA RDMA!" with immediate'
     pair sync_event rdma_sync_event_responder rdma_sync_event_requester 'Sample finished successfully'
 done
+# Two connections of one context each: an enter per connection on each side, in turn.
+CM="" FIRST_ENTERS="1.5 2 3 1.5" SECOND_ENTERS="2 2 1 2" \
+    pair multi_conn rdma_multi_conn_receive rdma_multi_conn_send 'Got from sender: "Hi DOCA RDMA!"' -nc 2
