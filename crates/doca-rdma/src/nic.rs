@@ -513,6 +513,8 @@ struct State {
     unmatched: VecDeque<Incoming>,
     spare: Vec<Cmd>,
     closing: Vec<*mut c_void>,
+    /// Transport requests in flight (released at the end, before the worker goes).
+    open_reqs: Vec<*mut c_void>,
     ctx_id: u64,
     listeners: Vec<(u16, u::ucp_listener_h)>,
     /// Endpoints whose peer ended the connection, closed at stop.
@@ -565,6 +567,7 @@ fn run(
         unmatched: VecDeque::new(),
         spare: Vec::with_capacity(256),
         closing: Vec::new(),
+        open_reqs: Vec::with_capacity(256),
         ctx_id,
         listeners: Vec::new(),
         lingering: Vec::new(),
@@ -602,8 +605,14 @@ fn run(
         let cmds = unsafe { (*sp).drain() };
         // SAFETY: as above.
         let mut busy = cmds > 0;
-        // SAFETY: the worker is this thread's; callbacks reach the state through STATE.
-        while unsafe { u::ucp_worker_progress(worker.w) } != 0 {
+        // A bounded batch: a transport that always has something to do (a peer that
+        // is gone, being retried) must not keep commands and the stop waiting.
+        for _ in 0..64 {
+            // SAFETY: the worker is this thread's; callbacks reach the state through
+            // STATE.
+            if unsafe { u::ucp_worker_progress(worker.w) } == 0 {
+                break;
+            }
             busy = true;
         }
         if st_ref(sp).shared.stop.load(Ordering::SeqCst) {
@@ -708,9 +717,15 @@ unsafe extern "C" fn am_cb(
 }
 
 unsafe extern "C" fn send_cb(req: *mut c_void, status: u::ucs_status_t, user: *mut c_void) {
-    with_state(|st| st.finished(user, status, 0));
-    // SAFETY: a request UCX handed to us, finished; freed once.
-    unsafe { u::ucp_request_free(req) };
+    let ours = with_state(|st| {
+        st.untrack(req);
+        st.finished(user, status, 0)
+    });
+    if ours.is_some() {
+        // SAFETY: a request UCX handed to us, finished; freed once (at the end of the
+        // NIC, requests still open were released already, and there is no state).
+        unsafe { u::ucp_request_free(req) };
+    }
 }
 
 unsafe extern "C" fn recv_cb(
@@ -719,9 +734,14 @@ unsafe extern "C" fn recv_cb(
     len: usize,
     user: *mut c_void,
 ) {
-    with_state(|st| st.finished(user, status, len));
-    // SAFETY: as in send_cb.
-    unsafe { u::ucp_request_free(req) };
+    let ours = with_state(|st| {
+        st.untrack(req);
+        st.finished(user, status, len)
+    });
+    if ours.is_some() {
+        // SAFETY: as in send_cb.
+        unsafe { u::ucp_request_free(req) };
+    }
 }
 
 unsafe extern "C" fn conn_req_cb(req: u::ucp_conn_request_h, _arg: *mut c_void) {
@@ -734,9 +754,11 @@ unsafe extern "C" fn ep_err_cb(arg: *mut c_void, _ep: u::ucp_ep_h, status: u::uc
 }
 
 unsafe extern "C" fn close_cb(req: *mut c_void, _status: u::ucs_status_t, _user: *mut c_void) {
-    with_state(|st| st.closing.retain(|&r| r != req));
-    // SAFETY: as in send_cb.
-    unsafe { u::ucp_request_free(req) };
+    let ours = with_state(|st| st.closing.retain(|&r| r != req));
+    if ours.is_some() {
+        // SAFETY: as in send_cb.
+        unsafe { u::ucp_request_free(req) };
+    }
 }
 
 /// An access to exported memory, checked; `None` for one of no bytes that names no
@@ -805,6 +827,20 @@ fn code_of(status: u64) -> ErrorCode {
 }
 
 impl State {
+    /// Remembers a transport request in flight.
+    fn track(&mut self, r: u::ucs_status_ptr_t) {
+        if u::ucs_ptr_is_ptr(r) {
+            self.open_reqs.push(r);
+        }
+    }
+
+    /// Forgets a finished transport request.
+    fn untrack(&mut self, r: *mut c_void) {
+        if let Some(i) = self.open_reqs.iter().position(|&x| x == r) {
+            self.open_reqs.swap_remove(i);
+        }
+    }
+
     /// Runs the queued commands; how many.
     fn drain(&mut self) -> usize {
         {
@@ -1117,6 +1153,7 @@ impl State {
                 &rp,
             )
         };
+        self.track(r);
         if !u::ucs_ptr_is_ptr(r) {
             self.top_finished(i, u::ucs_ptr_status(r));
         }
@@ -1403,6 +1440,7 @@ impl State {
                 &rp,
             )
         };
+        self.track(r);
         if u::ucs_ptr_is_err(r) {
             let p = &mut self.pend[i as usize];
             p.sent = true;
@@ -1509,6 +1547,7 @@ impl State {
                             rp.user_data = tag(T_PEND_DATA, i);
                             u::ucp_am_recv_data_nbx(self.w, d, dst as *mut c_void, n, &rp)
                         };
+                        self.track(r);
                         if !u::ucs_ptr_is_ptr(r) {
                             let st = u::ucs_ptr_status(r);
                             self.finished(tag(T_PEND_DATA, i), st, n);
@@ -1601,6 +1640,7 @@ impl State {
                 &rp,
             )
         };
+        self.track(r);
         if !u::ucs_ptr_is_ptr(r) {
             self.top_finished(i, u::ucs_ptr_status(r));
         }
@@ -1876,6 +1916,7 @@ impl State {
             rp.user_data = tag(T_TOP, i);
             u::ucp_am_recv_data_nbx(self.w, desc, dst as *mut c_void, n, &rp)
         };
+        self.track(r);
         if !u::ucs_ptr_is_ptr(r) {
             self.top_finished(i, u::ucs_ptr_status(r));
         }
@@ -2065,12 +2106,15 @@ impl State {
     /// Second half, once the worker made what progress it could: requests still in
     /// flight are cancelled, and operations still pending end with an error.
     fn finish_shutdown(&mut self) {
-        for r in std::mem::take(&mut self.closing) {
-            // SAFETY: requests still in flight at the end: cancelled and freed.
-            unsafe {
-                u::ucp_request_cancel(self.w, r);
-                u::ucp_request_free(r);
-            }
+        // Requests still open (a peer that does not answer) are released now: UCX
+        // frees them when they end, at the latest while the worker goes; their
+        // callbacks then find no state and do nothing.
+        for r in std::mem::take(&mut self.closing)
+            .into_iter()
+            .chain(std::mem::take(&mut self.open_reqs))
+        {
+            // SAFETY: a request of this worker not released yet, released once.
+            unsafe { u::ucp_request_free(r) };
         }
         for t in &mut self.tops {
             t.guard = None;

@@ -322,7 +322,7 @@ pub(crate) struct Shared {
     /// context's locks while it waits for the NIC: completions are only queued then
     /// (the stopping thread reports them), nobody is woken.
     stopping: std::sync::atomic::AtomicBool,
-    ctx: std::sync::OnceLock<Ctx>,
+    ctx: std::sync::OnceLock<doca_core::exec::WeakCtx>,
     on_event: Mutex<Option<EventCb>>,
 }
 
@@ -352,7 +352,7 @@ impl Shared {
         if self.stopping.load(Ordering::Acquire) {
             return;
         }
-        if let Some(c) = self.ctx.get() {
+        if let Some(c) = self.ctx.get().and_then(|w| w.upgrade()) {
             c.ring();
         }
     }
@@ -688,7 +688,7 @@ impl Rdma {
         });
         let ctx = Ctx::new_channel(RdmaOps(Arc::clone(&s)));
         ctx.dev_add(dev)?;
-        let _ = s.ctx.set(ctx.clone());
+        let _ = s.ctx.set(ctx.downgrade());
         Ok(Rdma { ctx, s })
     }
 

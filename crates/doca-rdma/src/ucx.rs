@@ -2,17 +2,25 @@
 //! RDMA context, status translation.
 
 use doca_core::{Error, ErrorCode, Result};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, Weak};
 use ucx_sys as u;
 
-/// The process's UCP context (active messages and wake-up), made on first use.
+/// The process's UCP context (active messages and wake-up): made when the first
+/// worker needs it, cleaned up when the last worker goes.
 pub(crate) struct UcpContext(pub(crate) u::ucp_context_h);
 
 // SAFETY: the context is made with `mt_workers_shared`, so workers of several threads
-// may use it; it is never cleaned up (it lives as long as the process).
+// may use it; it is cleaned up once, when its last holder drops it.
 unsafe impl Send for UcpContext {}
 // SAFETY: as above.
 unsafe impl Sync for UcpContext {}
+
+impl Drop for UcpContext {
+    fn drop(&mut self) {
+        // SAFETY: no worker of this context is left (each holds the context).
+        unsafe { u::ucp_cleanup(self.0) };
+    }
+}
 
 pub(crate) fn status_text(s: u::ucs_status_t) -> String {
     // SAFETY: ucs_status_string returns a static C string for any status.
@@ -41,35 +49,37 @@ pub(crate) fn ucx_error(what: &str, s: u::ucs_status_t) -> Error {
     Error::with_context(code, format!("{what}: {}", status_text(s)))
 }
 
-/// The process's UCP context.
-pub(crate) fn context() -> Result<&'static UcpContext> {
-    static CTX: OnceLock<std::result::Result<UcpContext, (i8, String)>> = OnceLock::new();
-    let r = CTX.get_or_init(|| {
-        // SAFETY: zeroed params with only the fields named in field_mask set; the
-        // context pointer is written by ucp_init on success.
-        unsafe {
-            let mut p: u::ucp_params_t = std::mem::zeroed();
-            p.field_mask =
-                (u::UCP_PARAM_FIELD_FEATURES | u::UCP_PARAM_FIELD_MT_WORKERS_SHARED) as u64;
-            p.features = (u::UCP_FEATURE_AM | u::UCP_FEATURE_WAKEUP) as u64;
-            p.mt_workers_shared = 1;
-            let mut ctx = std::ptr::null_mut();
-            let s = u::ucp_init(&p, std::ptr::null(), &mut ctx);
-            if s != u::UCS_OK {
-                return Err((s, "UCX (ucp_init) did not start".to_string()));
-            }
-            Ok(UcpContext(ctx))
-        }
-    });
-    match r {
-        Ok(c) => Ok(c),
-        Err((s, what)) => Err(ucx_error(what, *s)),
+/// The process's UCP context, made if no worker holds one.
+pub(crate) fn context() -> Result<Arc<UcpContext>> {
+    static CTX: Mutex<Weak<UcpContext>> = Mutex::new(Weak::new());
+    let mut g = CTX.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(c) = g.upgrade() {
+        return Ok(c);
     }
+    // SAFETY: zeroed params with only the fields named in field_mask set; the context
+    // pointer is written by ucp_init on success.
+    let ctx = unsafe {
+        let mut p: u::ucp_params_t = std::mem::zeroed();
+        p.field_mask = (u::UCP_PARAM_FIELD_FEATURES | u::UCP_PARAM_FIELD_MT_WORKERS_SHARED) as u64;
+        p.features = (u::UCP_FEATURE_AM | u::UCP_FEATURE_WAKEUP) as u64;
+        p.mt_workers_shared = 1;
+        let mut ctx = std::ptr::null_mut();
+        let s = u::ucp_init(&p, std::ptr::null(), &mut ctx);
+        if s != u::UCS_OK {
+            return Err(ucx_error("UCX (ucp_init) did not start", s));
+        }
+        ctx
+    };
+    let c = Arc::new(UcpContext(ctx));
+    *g = Arc::downgrade(&c);
+    Ok(c)
 }
 
 /// A UCP worker, used by one thread at a time (the NIC's).
 pub(crate) struct Worker {
     pub(crate) w: u::ucp_worker_h,
+    /// The context, kept while the worker lives (dropped after it, see `Drop`).
+    _ctx: Arc<UcpContext>,
     /// Its address, as remote sides reach it.
     pub(crate) address: Vec<u8>,
 }
@@ -101,7 +111,11 @@ impl Worker {
             }
             let address = std::slice::from_raw_parts(a as *const u8, n).to_vec();
             u::ucp_worker_release_address(w, a);
-            Ok(Worker { w, address })
+            Ok(Worker {
+                w,
+                _ctx: ctx,
+                address,
+            })
         }
     }
 }

@@ -224,9 +224,31 @@ pub(crate) struct CtxShared {
     pub(crate) phase: AtomicU8,
     /// Tasks taken from this context's pools and not given back.
     pub(crate) tasks_out: AtomicUsize,
+    /// The attached work queues again, for [`Ctx::ring`] alone: a channel's own thread
+    /// rings without the state lock, which a thread stopping the channel may hold
+    /// while it waits for that thread.
+    pub(crate) ring_to: Mutex<Vec<(usize, Weak<dyn WorkqLink>)>>,
 }
 
 impl CtxShared {
+    /// Attaches a work queue (`state.workqs`, held by the caller as `st`).
+    pub(crate) fn attach_link(&self, st: &mut CtxState, link: (usize, Weak<dyn WorkqLink>)) {
+        self.ring_to
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(link.clone());
+        st.workqs.push(link);
+    }
+
+    /// Detaches work queue `id` (`state.workqs`, held by the caller as `st`).
+    pub(crate) fn detach_link(&self, st: &mut CtxState, id: usize) {
+        self.ring_to
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|w| w.0 != id);
+        st.workqs.retain(|w| w.0 != id);
+    }
+
     pub(crate) fn state(&self) -> MutexGuard<'_, CtxState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -288,8 +310,8 @@ impl CtxShared {
 
     /// See [`Ctx::ring`].
     pub(crate) fn ring_workqs(&self) {
-        let st = self.state();
-        for (_, w) in &st.workqs {
+        let st = self.ring_to.lock().unwrap_or_else(|e| e.into_inner());
+        for (_, w) in st.iter() {
             if let Some(wq) = w.upgrade() {
                 wq.ring();
             }
@@ -362,7 +384,24 @@ impl Runner for CtxShared {
     }
 }
 
+/// A weak handle of a context ([`Ctx::downgrade`]): what a library's own state keeps
+/// of its context without keeping it alive (the context owns that state).
+#[derive(Clone, Debug, Default)]
+pub struct WeakCtx(Weak<CtxShared>);
+
+impl WeakCtx {
+    /// The context, while it lives.
+    pub fn upgrade(&self) -> Option<Ctx> {
+        self.0.upgrade().map(|shared| Ctx { shared })
+    }
+}
+
 impl Ctx {
+    /// A weak handle of this context.
+    pub fn downgrade(&self) -> WeakCtx {
+        WeakCtx(Arc::downgrade(&self.shared))
+    }
+
     /// A polled channel ([`ChannelOps`]) has completions or events to report, found by
     /// a thread of its own: the progress engine it is started on wakes (its armed
     /// notification handle fires, a thread waiting for completions returns).
@@ -397,6 +436,7 @@ impl Ctx {
                 started: AtomicBool::new(false),
                 phase: AtomicU8::new(CtxPhase::Idle as u8),
                 tasks_out: AtomicUsize::new(0),
+                ring_to: Mutex::new(Vec::new()),
             }),
         }
     }

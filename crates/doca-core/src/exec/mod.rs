@@ -22,7 +22,7 @@ mod task;
 mod workq;
 
 pub(crate) use ctx::CtxShared;
-pub use ctx::{ChannelOps, Ctx, CtxOps, CtxPhase, JobOps, PeEvent, PollOut};
+pub use ctx::{ChannelOps, Ctx, CtxOps, CtxPhase, JobOps, PeEvent, PollOut, WeakCtx};
 pub use engine::ExecEnv;
 pub use job::{Completion, Event, Job, JobRecord, MAX_JOB_BUFS, RetrieveError};
 pub use pe::Pe;

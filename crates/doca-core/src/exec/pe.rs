@@ -210,7 +210,8 @@ impl Pe {
                 "context has no device",
             ));
         };
-        ctx.shared.state().workqs.push(inner.wq.link());
+        ctx.shared
+            .attach_link(&mut ctx.shared.state(), inner.wq.link());
         inner
             .wq
             .attach(std::sync::Arc::clone(&ctx.shared), dev, engine, room);
@@ -572,7 +573,7 @@ impl PeInner {
             self.wq.detach(i);
         }
         let id = self.wq.id();
-        ctx.shared.state().workqs.retain(|w| w.0 != id);
+        ctx.shared.detach_link(&mut ctx.shared.state(), id);
         if ctx.stop().is_err() {
             // Nothing is attached or pending any more, so the stop cannot be refused;
             // leave the context idle whatever happens.

@@ -494,7 +494,7 @@ impl Drop for WorkQ {
     fn drop(&mut self) {
         let id = self.id();
         for a in &self.attached {
-            a.ctx.state().workqs.retain(|w| w.0 != id);
+            a.ctx.detach_link(&mut a.ctx.state(), id);
             if let Some(e) = &a.engine {
                 e.release(a.room);
             }
@@ -576,7 +576,7 @@ impl Ctx {
                 "context has no device",
             ));
         };
-        st.workqs.push(wq.link());
+        self.shared.attach_link(&mut st, wq.link());
         let room = wq.depth() as usize;
         wq.attach(Arc::clone(&self.shared), dev, st.engine.clone(), room);
         Ok(())
@@ -600,7 +600,7 @@ impl Ctx {
         }
         wq.detach(i);
         let id = wq.id();
-        self.shared.state().workqs.retain(|w| w.0 != id);
+        self.shared.detach_link(&mut self.shared.state(), id);
         Ok(())
     }
 }
