@@ -94,7 +94,8 @@ int main(void)
 	CHECK(doca_sync_event_create(&se));
 	CHECK(doca_sync_event_add_publisher_location_cpu(se, dev));
 	CHECK(doca_sync_event_add_subscriber_location_cpu(se, dev));
-	EXPECT_ERR(doca_sync_event_add_publisher_location_remote_net(se), DOCA_ERROR_NOT_SUPPORTED);
+	/* An event has one publisher: a second location (a remote peer here) is refused. */
+	EXPECT_ERR(doca_sync_event_add_publisher_location_remote_net(se), DOCA_ERROR_ALREADY_EXIST);
 	r.ctx = doca_sync_event_as_ctx(se);
 	ASSERT(r.ctx != NULL);
 	CHECK(doca_pe_connect_ctx(pe, r.ctx));
