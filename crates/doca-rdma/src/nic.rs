@@ -430,6 +430,21 @@ struct Conn {
     early: VecDeque<Incoming>,
 }
 
+impl Conn {
+    /// A connection that accepts messages carrying `key`, not connected yet.
+    fn registered(key: u64) -> Conn {
+        Conn {
+            key,
+            state: ConnState::Registered,
+            ep: ptr::null_mut(),
+            peer_conn: 0,
+            peer_key: 0,
+            peer_ctx: 0,
+            early: VecDeque::new(),
+        }
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum PendKind {
     Send,
@@ -859,18 +874,7 @@ impl State {
     fn command(&mut self, c: Cmd) {
         match c {
             Cmd::Register { conn, key } => {
-                self.conns.insert(
-                    conn,
-                    Conn {
-                        key,
-                        state: ConnState::Registered,
-                        ep: ptr::null_mut(),
-                        peer_conn: 0,
-                        peer_key: 0,
-                        peer_ctx: 0,
-                        early: VecDeque::new(),
-                    },
-                );
+                self.conns.insert(conn, Conn::registered(key));
             }
             Cmd::Connect { conn, desc } => self.connect(conn, desc),
             Cmd::Listen { port, reply } => {
@@ -1101,18 +1105,7 @@ impl State {
 
     /// Creates the endpoint of a connection manager connection and greets the peer.
     fn cm_endpoint(&mut self, conn: u32, key: u64, p: &u::ucp_ep_params_t) {
-        self.conns.insert(
-            conn,
-            Conn {
-                key,
-                state: ConnState::Registered,
-                ep: ptr::null_mut(),
-                peer_conn: 0,
-                peer_key: 0,
-                peer_ctx: 0,
-                early: VecDeque::new(),
-            },
-        );
+        self.conns.insert(conn, Conn::registered(key));
         let mut ep = ptr::null_mut();
         // SAFETY: the parameters are valid for the call.
         let s = unsafe { u::ucp_ep_create(self.w, p, &mut ep) };

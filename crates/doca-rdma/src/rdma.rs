@@ -177,7 +177,49 @@ pub struct Connection {
     peer: Mutex<Option<std::net::SocketAddr>>,
 }
 
+/// Connections of a context that hold a place (exported, connected, asked for,
+/// connecting).
+fn live(conns: &[Arc<Connection>]) -> usize {
+    conns
+        .iter()
+        .filter(|c| {
+            matches!(
+                c.state.load(Ordering::Acquire),
+                C_EXPORTED | C_CONNECTED | C_REQUESTED | C_CONNECTING
+            )
+        })
+        .count()
+}
+
+/// The context has no connection left (`FULL`).
+fn full(max: usize) -> Error {
+    Error::with_context(
+        ErrorCode::Full,
+        format!(
+            "all {max} connections of the context are in use (doca_rdma_set_max_num_connections)"
+        ),
+    )
+}
+
 impl Connection {
+    fn new(
+        owner: &Arc<Shared>,
+        id: u32,
+        state: u8,
+        user_data: Data,
+        req: u64,
+        peer: Option<std::net::SocketAddr>,
+    ) -> Arc<Connection> {
+        Arc::new(Connection {
+            id,
+            state: AtomicU8::new(state),
+            user_data: AtomicU64::new(user_data.0),
+            owner: Arc::downgrade(owner),
+            req,
+            peer: Mutex::new(peer),
+        })
+    }
+
     /// `doca_rdma_connection_get_id`.
     pub fn id(&self) -> u32 {
         self.id
@@ -385,15 +427,7 @@ impl Sink for SinkOf {
         let Some(s) = self.0.upgrade() else { return };
         let max = lock(&s.conf).max_connections as usize;
         let mut conns = lock(&s.conns);
-        let live = conns
-            .iter()
-            .filter(|c| {
-                matches!(
-                    c.state.load(Ordering::Acquire),
-                    C_EXPORTED | C_CONNECTED | C_REQUESTED | C_CONNECTING
-                )
-            })
-            .count();
+        let live = live(&conns);
         let nic_guard = lock(&s.nic);
         let Some(nic) = nic_guard.as_ref() else {
             return;
@@ -409,14 +443,7 @@ impl Sink for SinkOf {
             .parse::<std::net::IpAddr>()
             .ok()
             .map(|ip| (ip, 0).into());
-        conns.push(Arc::new(Connection {
-            id,
-            state: AtomicU8::new(C_REQUESTED),
-            user_data: AtomicU64::new(0),
-            owner: Arc::downgrade(&s),
-            req,
-            peer: Mutex::new(peer),
-        }));
+        conns.push(Connection::new(&s, id, C_REQUESTED, Data(0), req, peer));
         drop(nic_guard);
         drop(conns);
         lock(&s.requests).push_back(id);
@@ -814,23 +841,11 @@ impl Rdma {
             .ok_or_else(|| bad_state("the RDMA context is stopping"))?;
         let mut conns = lock(&self.s.conns);
         if conns.len() >= max {
-            return Err(Error::with_context(
-                ErrorCode::Full,
-                format!(
-                    "all {max} connections of the context are in use (doca_rdma_set_max_num_connections)"
-                ),
-            ));
+            return Err(full(max));
         }
         let id = conns.len() as u32 + 1;
         let key = random_u64()?;
-        let c = Arc::new(Connection {
-            id,
-            state: AtomicU8::new(C_EXPORTED),
-            user_data: AtomicU64::new(0),
-            owner: Arc::downgrade(&self.s),
-            req: 0,
-            peer: Mutex::new(None),
-        });
+        let c = Connection::new(&self.s, id, C_EXPORTED, Data(0), 0, None);
         // SAFETY: a control command names no memory.
         unsafe { nic.submit(Cmd::Register { conn: id, key }) };
         conns.push(Arc::clone(&c));
@@ -953,33 +968,13 @@ impl Rdma {
             .as_ref()
             .ok_or_else(|| bad_state("the RDMA context is stopping"))?;
         let mut conns = lock(&self.s.conns);
-        let live = conns
-            .iter()
-            .filter(|c| {
-                matches!(
-                    c.state.load(Ordering::Acquire),
-                    C_EXPORTED | C_CONNECTED | C_REQUESTED | C_CONNECTING
-                )
-            })
-            .count();
+        let live = live(&conns);
         if live >= max {
-            return Err(Error::with_context(
-                ErrorCode::Full,
-                format!(
-                    "all {max} connections of the context are in use (doca_rdma_set_max_num_connections)"
-                ),
-            ));
+            return Err(full(max));
         }
         let id = conns.len() as u32 + 1;
         let key = random_u64()?;
-        let c = Arc::new(Connection {
-            id,
-            state: AtomicU8::new(C_CONNECTING),
-            user_data: AtomicU64::new(user_data.0),
-            owner: Arc::downgrade(&self.s),
-            req: 0,
-            peer: Mutex::new(Some(addr)),
-        });
+        let c = Connection::new(&self.s, id, C_CONNECTING, user_data, 0, Some(addr));
         conns.push(Arc::clone(&c));
         // SAFETY: a control command names no memory.
         unsafe {

@@ -26,23 +26,7 @@
 #include <doca_rdma.h>
 #include <doca_sync_event.h>
 
-#define CHECK(expr) \
-	do { \
-		doca_error_t r_ = (expr); \
-		if (r_ != DOCA_SUCCESS) { \
-			fprintf(stderr, "%s:%d: %s failed: %s (%s)\n", __FILE__, __LINE__, #expr, \
-				doca_error_get_name(r_), doca_error_get_descr(r_)); \
-			exit(1); \
-		} \
-	} while (0)
-
-#define ASSERT(cond) \
-	do { \
-		if (!(cond)) { \
-			fprintf(stderr, "%s:%d: assertion failed: %s\n", __FILE__, __LINE__, #cond); \
-			exit(1); \
-		} \
-	} while (0)
+#include "common3.h"
 
 #define MEM_LEN (16 * 1024)
 #define NUM_TASKS 4
