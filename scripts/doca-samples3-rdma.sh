@@ -1,30 +1,39 @@
 #!/usr/bin/env bash
 # Builds NVIDIA's DOCA 3.x RDMA sample pairs from a checkout of
-# github.com/NVIDIA-DOCA/doca-samples (not part of this project), unchanged, against the
+# github.com/NVIDIA-DOCA/doca-samples (not part of this project), or with --gen 2.2 the
+# DOCA 2.2 pairs of a DOCA 2.2.0080 samples tree (github.com/nvbrent/random_spi_gw at
+# its first commit holds one under samples/), unchanged, against the
 # libraries installed by scripts/install-capi.sh, with strict flags, and runs each pair
 # as two processes: the descriptors go through files (as the samples' guide tells a
 # user to copy them) or the pair uses the connection manager (--use-rdma-cm). With
 # --netns, the two sides run in two network namespaces joined by a veth pair (UCX over
 # TCP, as between two machines; needs root and iproute2's ip).
 #
-#   bash scripts/doca-samples3-rdma.sh --samples DIR --prefix PREFIX [--netns]
+#   bash scripts/doca-samples3-rdma.sh --samples DIR --prefix PREFIX [--netns] [--gen 2.2]
 #
 # Pairs: write, read, write_immediate (requester/responder), send/receive,
-# send_immediate/receive_immediate, sync_event (requester/responder), each also with
-# the connection manager; multi_conn send/receive (two connections). Prints one line per run and fails on the first failure, after checking
-# what the receiving side printed.
+# send_immediate/receive_immediate, and for 3.x sync_event (requester/responder), each
+# also with the connection manager, and multi_conn send/receive (two connections); 2.2
+# has no connection manager (descriptor files only). Prints one line per run and fails
+# on the first failure, after checking what the receiving side printed.
 set -euo pipefail
-samples="" prefix="" netns=0
+samples="" prefix="" netns=0 gen=3
 while [ $# -gt 0 ]; do
     case "$1" in
     --samples) samples="$2"; shift 2 ;;
     --prefix) prefix="$2"; shift 2 ;;
     --netns) netns=1; shift ;;
-    -h | --help) sed -n '2,16p' "$0"; exit 0 ;;
+    --gen) gen="$2"; shift 2 ;;
+    -h | --help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
 done
 [ -d "$samples/samples/doca_rdma" ] || { echo "--samples must name a doca-samples checkout" >&2; exit 2; }
+case "$gen" in
+3) modules="doca-common doca-rdma doca-argp" ;;
+2.2) modules="doca" ;;
+*) echo "--gen is 3 or 2.2" >&2; exit 2 ;;
+esac
 [ -d "$prefix/lib/pkgconfig" ] || { echo "--prefix must name an install of scripts/install-capi.sh" >&2; exit 2; }
 out="$(mktemp -d)"
 nsa="" nsb=""
@@ -41,7 +50,7 @@ for d in "$R"/rdma_*/; do
     name="$(basename "$d")"
     # shellcheck disable=SC2046
     cc "${strict[@]}" -I"$S" -I"$R" "$d"/*.c "$R/rdma_common.c" "$S/common.c" -o "$out/$name" \
-        $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs doca-common doca-rdma doca-argp)
+        $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs $modules)
 done
 
 # The two sides: plain processes of this machine, or one per namespace.
@@ -112,6 +121,15 @@ pair() {
     echo "ok   $name${cm:+ (rdma-cm)}"
 }
 
+if [ "$gen" = 2.2 ]; then
+    # DOCA 2.2: descriptor files; the responders of write and read wait for two enters.
+    pair write rdma_write_responder rdma_write_requester 'Responder has written: "Hi DOCA RDMA!"'
+    pair read rdma_read_responder rdma_read_requester 'Read from responder: "Hi DOCA RDMA!"'
+    pair write_imm rdma_write_immediate_responder rdma_write_immediate_requester 'Requester has written: "Hi DOCA RDMA!" with immediate data'
+    pair send rdma_receive rdma_send 'Got from sender: "Hi DOCA RDMA!"'
+    pair send_imm rdma_receive_immediate rdma_send_immediate 'Got from sender: "Hi DOCA RDMA!" with immediate'
+    exit 0
+fi
 for CM in "" 13579; do
     pair write rdma_write_responder rdma_write_requester 'Requester has written: "Hi DOCA RDMA!"'
     pair read rdma_read_responder rdma_read_requester 'Read from responder: "Hi DOCA RDMA!"'

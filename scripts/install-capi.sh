@@ -71,7 +71,7 @@ rm "$stage/exports.map"
 ln -s "$real" "$stage/libdoca_common.so.2"
 ln -s libdoca_common.so.2 "$stage/libdoca_common.so"
 cp "$archive" "$stage/libdoca_common.a"
-for l in dma sha erasure_coding argp comm_channel; do
+for l in dma sha erasure_coding argp comm_channel rdma; do
     # -ldoca_<lib> finds a linker script naming the one real library.
     echo "INPUT(libdoca_common.so.2)" >"$stage/libdoca_$l.so"
     echo "INPUT(libdoca_common.a)" >"$stage/libdoca_$l.a"

@@ -11,7 +11,7 @@ use crate::{
 };
 use doca_core::exec::JobRecord;
 use doca_core::{Ctx, ErrorCode, RetrieveError, WorkQ};
-use std::ffi::c_int;
+use std::ffi::{c_int, c_void};
 use std::mem::{offset_of, size_of};
 
 /// How a library's 2.2 job structs become records (made from its task table by
@@ -153,6 +153,82 @@ pub struct doca_sync_event_job_update_add {
     pub fetched: *mut u64,
 }
 
+/// `struct doca_rdma_job_recv`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct doca_rdma_job_recv {
+    /// Base.
+    pub base: doca_job,
+    /// Where the message goes (appended to its data; may be NULL for an empty message
+    /// or a write with immediate).
+    pub dst_buff: *mut doca_buf,
+}
+
+/// `struct doca_rdma_job_send`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct doca_rdma_job_send {
+    /// Base.
+    pub base: doca_job,
+    /// The message (its data).
+    pub src_buff: *const doca_buf,
+    /// Immediate data (send with immediate).
+    pub immediate_data: u32,
+    /// The peer (DC and UD only; not used by RC).
+    pub rdma_peer_addr: *const c_void,
+}
+
+/// `struct doca_rdma_job_read_write`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct doca_rdma_job_read_write {
+    /// Base.
+    pub base: doca_job,
+    /// Destination (remote for a write, local for a read).
+    pub dst_buff: *mut doca_buf,
+    /// Source (local for a write, remote for a read).
+    pub src_buff: *const doca_buf,
+    /// Immediate data (write with immediate).
+    pub immediate_data: u32,
+    /// The peer (DC only; not used by RC).
+    pub rdma_peer_addr: *const c_void,
+}
+
+/// `struct doca_rdma_job_atomic`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct doca_rdma_job_atomic {
+    /// Base.
+    pub base: doca_job,
+    /// The remote 8 bytes.
+    pub cmp_or_add_dest_buff: *mut doca_buf,
+    /// Receives the remote value before the operation.
+    pub result_buff: *mut doca_buf,
+    /// The value swapped in, or added.
+    pub swap_or_add_data: u64,
+    /// The value compared with (compare and swap).
+    pub cmp_data: u64,
+    /// The peer (DC only; not used by RC).
+    pub rdma_peer_addr: *const c_void,
+}
+
+/// `struct doca_rdma_result`: what a completed RDMA job reports, written where the
+/// event's `result.ptr` points.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct doca_rdma_result {
+    /// The job's status.
+    pub result: doca_error_t,
+    /// A receive's `enum doca_rdma_opcode_t`.
+    pub opcode: u32,
+    /// Bytes received (receive) or read (read); 0 otherwise.
+    pub length: u32,
+    /// The peer (DC and UD only): NULL.
+    pub rdma_peer_addr: *mut c_void,
+    /// A receive's immediate data.
+    pub immediate_data: u32,
+}
+
 // The layouts of DOCA 2.2 (x86-64), mirrored by _Static_asserts in the C tests.
 const _: () = {
     assert!(size_of::<doca_job>() == 24);
@@ -182,6 +258,25 @@ const _: () = {
     assert!(size_of::<doca_sync_event_job_update_add>() == 40);
     assert!(offset_of!(doca_sync_event_job_update_add, fetched) == 32);
     assert!(size_of::<doca_data>() == 8);
+    assert!(size_of::<doca_rdma_job_recv>() == 32);
+    assert!(offset_of!(doca_rdma_job_recv, dst_buff) == 24);
+    assert!(size_of::<doca_rdma_job_send>() == 48);
+    assert!(offset_of!(doca_rdma_job_send, src_buff) == 24);
+    assert!(offset_of!(doca_rdma_job_send, immediate_data) == 32);
+    assert!(offset_of!(doca_rdma_job_send, rdma_peer_addr) == 40);
+    assert!(size_of::<doca_rdma_job_read_write>() == 56);
+    assert!(offset_of!(doca_rdma_job_read_write, dst_buff) == 24);
+    assert!(offset_of!(doca_rdma_job_read_write, src_buff) == 32);
+    assert!(offset_of!(doca_rdma_job_read_write, immediate_data) == 40);
+    assert!(offset_of!(doca_rdma_job_read_write, rdma_peer_addr) == 48);
+    assert!(size_of::<doca_rdma_job_atomic>() == 64);
+    assert!(offset_of!(doca_rdma_job_atomic, result_buff) == 32);
+    assert!(offset_of!(doca_rdma_job_atomic, swap_or_add_data) == 40);
+    assert!(offset_of!(doca_rdma_job_atomic, cmp_data) == 48);
+    assert!(size_of::<doca_rdma_result>() == 32);
+    assert!(offset_of!(doca_rdma_result, length) == 8);
+    assert!(offset_of!(doca_rdma_result, rdma_peer_addr) == 16);
+    assert!(offset_of!(doca_rdma_result, immediate_data) == 24);
 };
 
 /// Runs `f` with the context and the job record a C job describes; the context is
@@ -251,6 +346,11 @@ pub(crate) mod jobs {
     pub(crate) mod sync_event {
         use crate::exec::*;
         doca_core::sync_event_task_table!(crate::tasks::c22_jobs);
+    }
+    /// RDMA's (its task table also declares the 3.x tasks, which have no job struct).
+    pub(crate) mod rdma {
+        use crate::exec::*;
+        doca_rdma::rdma_task_table!(crate::tasks::c22_jobs);
     }
 }
 
@@ -383,11 +483,59 @@ pub(crate) unsafe fn deliver(ev: *mut doca_event, c: doca_core::Completion) {
         unsafe { crate::graph::deliver_graph(ev, c) };
         return;
     }
+    if doca_rdma::tasks::ALL
+        .iter()
+        .any(|s| s.covers(c.record.job_type))
+    {
+        // SAFETY: forwarded.
+        unsafe { deliver_rdma(ev, &c) };
+        return;
+    }
     // SAFETY: forwarded.
     unsafe {
         write_back(&c.record, c.error.is_some());
         put(ev, event_of(&c));
     }
+}
+
+/// Fills `ev` from an RDMA job's completion: its `struct doca_rdma_result` goes where
+/// the program pointed `ev->result.ptr` (when it did; `result.u64` holds the status
+/// otherwise).
+///
+/// # Safety
+/// As [`deliver`]: `ev` is readable and writable, and its `result.ptr`, when not NULL,
+/// points to a `struct doca_rdma_result` of the program's.
+unsafe fn deliver_rdma(ev: *mut doca_event, c: &doca_core::Completion) {
+    use doca_rdma::slot;
+    let mut e = event_of(c);
+    // SAFETY: the caller's contract.
+    let out: *mut doca_rdma_result = unsafe { std::ptr::addr_of!((*ev).result).read() }.ptr();
+    if !out.is_null() {
+        let p = &c.record.params;
+        let t = c.record.job_type;
+        let ok = c.error.is_none() && e.result.u64() == 0;
+        let (opcode, length, imm) = match t {
+            doca_rdma::JOB_RECV if ok => (
+                (p[slot::RES_LEN_OP] >> 32) as u32,
+                p[slot::RES_LEN_OP] as u32,
+                p[slot::RES_IMM] as u32,
+            ),
+            doca_rdma::JOB_READ if ok => (0, p[slot::RES_CONN] as u32, 0),
+            _ => (0, 0, 0),
+        };
+        let r = doca_rdma_result {
+            result: e.result.u64() as doca_error_t,
+            opcode,
+            length,
+            rdma_peer_addr: std::ptr::null_mut(),
+            immediate_data: imm,
+        };
+        // SAFETY: the program's result struct (the caller's contract).
+        unsafe { out.write(r) };
+        e.result = doca_data::from_ptr(out);
+    }
+    // SAFETY: the caller's contract.
+    unsafe { put(ev, e) };
 }
 
 /// `doca_workq_progress_retrieve`.

@@ -64,6 +64,7 @@ pub mod handles;
 pub mod libs;
 pub mod log;
 pub mod mem;
+pub mod rdma;
 pub mod rdma_bridge;
 pub mod sync_event;
 #[cfg(test)]

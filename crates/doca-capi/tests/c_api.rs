@@ -993,3 +993,15 @@ fn each_header_includes_what_docas_does() {
     }
     assert!(checked >= 19, "only {checked} headers checked");
 }
+
+/// DOCA 2.2 RDMA between two processes, as DOCA 2.2's samples use it: every job type on
+/// a work queue (results in `struct doca_rdma_result`), atomics, a receive over a
+/// buffer's data, a damaged descriptor, a job before the connection, a permission the
+/// export does not grant, and memory after its revocation; inline and with engine
+/// threads; and across two network namespaces where they can be made.
+#[test]
+fn rdma_pair_22() {
+    let src = crate_dir().join("tests/c/rdma_pair22.c");
+    let bin = compile(&src, "rdma_pair22", "doca");
+    run_rdma_pair(&bin, "rdma22");
+}

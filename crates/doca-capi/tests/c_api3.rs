@@ -386,39 +386,5 @@ fn rdma_pair_3x() {
     const RDMA: &str = "doca-common doca-rdma";
     let src = crate_dir().join("tests/c3/rdma_pair3.c");
     let bin = compile(&src, "rdma_pair3", RDMA);
-    let rt = runtime_dir("rdma3");
-    for (round, engine) in [(0, false), (1, true)] {
-        let dir = scratch().join(format!("rdma-pair-{round}"));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let d = dir.to_str().unwrap();
-        let mut s = start_side(&bin, &["server", d], engine, &rt);
-        let out = run_beside(&bin, &["client", d], engine, &[], Some(&mut s));
-        assert!(out.contains("every task type ran"), "{out}");
-        let sout = check(&s.finish(), "rdma server");
-        assert!(sout.contains("everything arrived"), "{sout}");
-    }
-    let Some(pair) = doca_testkit::netns::NetPair::new("c3rdma") else {
-        return;
-    };
-    let dir = scratch().join("rdma-pair-netns");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let d = dir.to_str().unwrap();
-    let side = |i: usize, role: &str| {
-        let mut c = Command::new("ip");
-        c.args(["netns", "exec", &pair.ns[i], "env", "UCX_TLS=tcp"])
-            .arg(format!("UCX_NET_DEVICES={}", pair.dev[i]))
-            .arg(&bin)
-            .args([role, d])
-            .env_remove("DOCA_SW_TOPOLOGY")
-            .env_remove("DOCA_SW_ROLE");
-        Running::spawn(c, &format!("rdma_pair3 {role} in {}", pair.ns[i]))
-    };
-    let mut s = side(0, "server");
-    let c = side(1, "client");
-    let cout = check(&c.finish_beside(Some(&mut s)), "rdma client (namespace)");
-    assert!(cout.contains("every task type ran"), "{cout}");
-    let sout = check(&s.finish(), "rdma server (namespace)");
-    assert!(sout.contains("everything arrived"), "{sout}");
+    run_rdma_pair(&bin, "rdma3");
 }

@@ -461,7 +461,7 @@ impl CtxOps for Ops {
     fn handles(&self, job_type: u32) -> bool {
         job_type == JOB_SEND
     }
-    fn on_start(&self) -> Result<()> {
+    fn on_start(&self, _dev: &doca_core::Dev) -> Result<()> {
         let s = &self.0;
         let conf = lock(&s.conf);
         let mut ep = Endpoint::new_comch((conf.max_msg + 1) as u16)?;

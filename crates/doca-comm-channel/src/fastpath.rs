@@ -197,7 +197,7 @@ impl CtxOps for ConsumerOps {
     fn handles(&self, job_type: u32) -> bool {
         job_type == JOB_CONSUMER_RECV
     }
-    fn on_start(&self) -> Result<()> {
+    fn on_start(&self, _dev: &doca_core::Dev) -> Result<()> {
         let s = &self.0;
         if !s.conn.is_up() {
             return Err(Error::with_context(
@@ -590,7 +590,7 @@ impl CtxOps for ProducerOps {
     fn handles(&self, job_type: u32) -> bool {
         job_type == JOB_PRODUCER_SEND
     }
-    fn on_start(&self) -> Result<()> {
+    fn on_start(&self, _dev: &doca_core::Dev) -> Result<()> {
         if !self.0.conn.is_up() {
             return Err(Error::with_context(
                 ErrorCode::BadState,

@@ -1191,7 +1191,7 @@ impl CtxOps for SyncEventOps {
         (JOB_WAIT_GT..=JOB_WAIT_EQ).contains(&job_type)
     }
 
-    fn on_start(&self) -> Result<()> {
+    fn on_start(&self, _dev: &crate::device::Dev) -> Result<()> {
         if self.shared.imported().is_some() {
             self.shared.remote_ok(true)?;
         } else {

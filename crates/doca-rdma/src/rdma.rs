@@ -20,21 +20,23 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
-/// `DOCA_RDMA_JOB_SEND`.
-pub const JOB_SEND: u32 = action::RDMA_FIRST + 1;
-/// `DOCA_RDMA_JOB_SEND_IMM`.
-pub const JOB_SEND_IMM: u32 = action::RDMA_FIRST + 2;
-/// `DOCA_RDMA_JOB_READ`.
-pub const JOB_READ: u32 = action::RDMA_FIRST + 3;
-/// `DOCA_RDMA_JOB_WRITE`.
-pub const JOB_WRITE: u32 = action::RDMA_FIRST + 4;
-/// `DOCA_RDMA_JOB_WRITE_IMM`.
-pub const JOB_WRITE_IMM: u32 = action::RDMA_FIRST + 5;
+// The job types: DOCA 2.2's `enum doca_rdma_job_types` (receive first), then the
+// 3.x tasks 2.2 has no job for.
 /// `DOCA_RDMA_JOB_RECV`.
-pub const JOB_RECV: u32 = action::RDMA_FIRST + 6;
-/// Atomic compare-and-swap (3.x task).
+pub const JOB_RECV: u32 = action::RDMA_FIRST + 1;
+/// `DOCA_RDMA_JOB_SEND`.
+pub const JOB_SEND: u32 = action::RDMA_FIRST + 2;
+/// `DOCA_RDMA_JOB_SEND_IMM`.
+pub const JOB_SEND_IMM: u32 = action::RDMA_FIRST + 3;
+/// `DOCA_RDMA_JOB_READ`.
+pub const JOB_READ: u32 = action::RDMA_FIRST + 4;
+/// `DOCA_RDMA_JOB_WRITE`.
+pub const JOB_WRITE: u32 = action::RDMA_FIRST + 5;
+/// `DOCA_RDMA_JOB_WRITE_IMM`.
+pub const JOB_WRITE_IMM: u32 = action::RDMA_FIRST + 6;
+/// `DOCA_RDMA_JOB_ATOMIC_CMP_SWP`.
 pub const JOB_ATOMIC_CMP_SWP: u32 = action::RDMA_FIRST + 7;
-/// Atomic fetch-and-add (3.x task).
+/// `DOCA_RDMA_JOB_ATOMIC_FETCH_ADD`.
 pub const JOB_ATOMIC_FETCH_ADD: u32 = action::RDMA_FIRST + 8;
 /// Read a remote net sync event (3.x task).
 pub const JOB_SYNC_EVENT_GET: u32 = action::RDMA_FIRST + 9;
@@ -54,8 +56,11 @@ pub mod slot {
     /// Parameter: the connection (`*const Connection`).
     pub const CONN: usize = 0;
     /// Parameter: immediate data (big-endian on the wire, as given), compare value or
-    /// addend.
+    /// addend; for a receive, [`RECV_OVER_DATA`] or 0.
     pub const ARG: usize = 1;
+    /// A receive's [`ARG`]: the message is written at the destination's data address,
+    /// over its data section (DOCA 2.2's receive job), instead of appended to it.
+    pub const RECV_OVER_DATA: u64 = 1;
     /// Parameter: swap value; a remote net sync event task's event
     /// (`*const RemoteNetEvent`).
     pub const SWAP: usize = 2;
@@ -237,6 +242,14 @@ impl Connection {
         self.state.load(Ordering::Acquire) == C_CONNECTED
     }
 
+    /// Whether the connection ended (disconnected, failed or rejected).
+    pub fn has_ended(&self) -> bool {
+        matches!(
+            self.state.load(Ordering::Acquire),
+            C_DISCONNECTED | C_FAILED | C_REJECTED
+        )
+    }
+
     /// The peer's address, for a connection of the connection manager.
     pub fn peer_addr(&self) -> Option<std::net::SocketAddr> {
         *lock(&self.peer)
@@ -349,8 +362,8 @@ struct Ops {
 }
 
 pub(crate) struct Shared {
-    dev: Dev,
-    dev_code: u32,
+    /// The device's code in RDMA exports (its device, once started).
+    dev_code: AtomicU32,
     conf: Mutex<Conf>,
     nic: Mutex<Option<Nic>>,
     conns: Mutex<Vec<Arc<Connection>>>,
@@ -370,7 +383,9 @@ pub(crate) struct Shared {
 
 impl std::fmt::Debug for Shared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Shared").field("dev", &self.dev).finish()
+        f.debug_struct("Shared")
+            .field("dev_code", &self.dev_code.load(Ordering::Relaxed))
+            .finish()
     }
 }
 
@@ -461,10 +476,12 @@ impl CtxOps for RdmaOps {
         Capability::Rdma
     }
     fn handles(&self, job_type: u32) -> bool {
-        (JOB_SEND..=JOB_SYNC_EVENT_NOTIFY_ADD).contains(&job_type)
+        (JOB_RECV..=JOB_SYNC_EVENT_NOTIFY_ADD).contains(&job_type)
     }
-    fn on_start(&self) -> Result<()> {
+    fn on_start(&self, dev: &Dev) -> Result<()> {
         let s = &self.0;
+        let code = net::dev_code(dev);
+        s.dev_code.store(code, Ordering::Release);
         lock(&s.conns).clear();
         lock(&s.done).clear();
         lock(&s.events).clear();
@@ -474,7 +491,7 @@ impl CtxOps for RdmaOps {
             ops.free.clear();
         }
         let sink: Arc<dyn Sink> = Arc::new(SinkOf(Arc::downgrade(s)));
-        let nic = Nic::start(s.dev_code, sink)?;
+        let nic = Nic::start(code, sink)?;
         *lock(&s.nic) = Some(nic);
         Ok(())
     }
@@ -567,6 +584,37 @@ impl ChannelOps for RdmaOps {
         }
         any
     }
+
+    fn submit_job(
+        &self,
+        ctx: &Ctx,
+        mut rec: JobRecord,
+    ) -> std::result::Result<(), (Error, JobRecord)> {
+        // DOCA 2.2's receive writes its message over the destination's data section
+        // (its samples receive into buffers whose data spans them).
+        if rec.job_type == JOB_RECV {
+            rec.params[slot::ARG] = slot::RECV_OVER_DATA;
+        }
+        // A DOCA 2.2 job names no connection: the context's one connection runs it.
+        if rec.params[slot::CONN] == 0 && rec.job_type != JOB_RECV {
+            match lock(&self.0.conns).first() {
+                Some(c) => rec.params[slot::CONN] = Arc::as_ptr(c) as usize as u64,
+                None => {
+                    return Err((
+                        Error::with_context(
+                            ErrorCode::NotConnected,
+                            "the RDMA context is not connected: doca_rdma_connect first",
+                        ),
+                        rec,
+                    ));
+                }
+            }
+        }
+        // SAFETY: a work queue's job pins its buffers until it is retrieved, and their
+        // bytes belong to the job while it is in flight (the work queue's contract);
+        // the connection is this context's own (checked when the command is made).
+        unsafe { self.0.submit(ctx, rec) }
+    }
 }
 
 /// Applies a completed operation's results to its record: destinations grow by what
@@ -574,10 +622,16 @@ impl ChannelOps for RdmaOps {
 fn finish(rec: &mut JobRecord, d: &Done, s: &Shared) -> Result<()> {
     match rec.job_type {
         JOB_RECV => {
-            if d.len > 0
+            // A write with immediate put its bytes in the target memory, not here (its
+            // length is reported, as a verbs completion does).
+            if d.opcode != RecvOpcode::WriteImm
                 && let Some(dst) = rec.buf(slot::DST)
             {
-                dst.grow_data_len(d.len as usize)?;
+                if rec.params[slot::ARG] == slot::RECV_OVER_DATA {
+                    dst.set_written_data_len(d.len as usize)?;
+                } else if d.len > 0 {
+                    dst.grow_data_len(d.len as usize)?;
+                }
             }
             let op = match d.opcode {
                 RecvOpcode::Send => 0u64,
@@ -612,8 +666,12 @@ fn finish(rec: &mut JobRecord, d: &Done, s: &Shared) -> Result<()> {
     Ok(())
 }
 
-/// A local buffer's data segment: (address, length).
-fn local_data(b: Option<&BufDesc>, what: &str) -> Result<(usize, usize)> {
+/// A span of a local buffer (none for no buffer): `f` of it.
+fn local_span(
+    b: Option<&BufDesc>,
+    what: &str,
+    f: fn(&BufDesc) -> (usize, usize),
+) -> Result<(usize, usize)> {
     match b {
         None => Ok((0, 0)),
         Some(b) if b.remote().is_some() => Err(invalid(format!(
@@ -625,20 +683,24 @@ fn local_data(b: Option<&BufDesc>, what: &str) -> Result<(usize, usize)> {
                     "the {what} buffer is a list; this device takes one buffer (max_send_buf_list_len 1)"
                 )));
             }
-            Ok(b.data_span())
+            Ok(f(b))
         }
     }
 }
 
-/// A local buffer's room after its data: (address, room).
+/// A local buffer's data segment: (address, length).
+fn local_data(b: Option<&BufDesc>, what: &str) -> Result<(usize, usize)> {
+    local_span(b, what, BufDesc::data_span)
+}
+
+/// A local buffer's tailroom: (address, length).
 fn local_tail(b: Option<&BufDesc>, what: &str) -> Result<(usize, usize)> {
-    match b {
-        None => Ok((0, 0)),
-        Some(b) if b.remote().is_some() => Err(invalid(format!(
-            "the {what} buffer must be local memory (it is in an mmap created from an export)"
-        ))),
-        Some(b) => Ok(b.tail_span()),
-    }
+    local_span(b, what, BufDesc::tail_span)
+}
+
+/// A local buffer from its data address to its end: (address, length).
+fn local_room(b: Option<&BufDesc>, what: &str) -> Result<(usize, usize)> {
+    local_span(b, what, BufDesc::data_room_span)
 }
 
 /// A remote buffer: its export's token and the address (exporter's) of `span`.
@@ -695,9 +757,16 @@ impl Rdma {
                 format!("device {} does not support RDMA", info.pci_addr()),
             ));
         }
+        let r = Rdma::new_unbound();
+        r.ctx.dev_add(dev)?;
+        Ok(r)
+    }
+
+    /// DOCA 2.2's `doca_rdma_create`: a context with no device yet (the program adds
+    /// one with `doca_ctx_dev_add` before it sets permissions or the GID index).
+    pub fn new_unbound() -> Rdma {
         let s = Arc::new(Shared {
-            dev: dev.clone(),
-            dev_code: net::dev_code(dev),
+            dev_code: AtomicU32::new(0),
             conf: Mutex::new(Conf::default()),
             nic: Mutex::new(None),
             conns: Mutex::new(Vec::new()),
@@ -714,9 +783,8 @@ impl Rdma {
             on_event: Mutex::new(None),
         });
         let ctx = Ctx::new_channel(RdmaOps(Arc::clone(&s)));
-        ctx.dev_add(dev)?;
         let _ = s.ctx.set(ctx.downgrade());
-        Ok(Rdma { ctx, s })
+        Rdma { ctx, s }
     }
 
     /// `doca_rdma_as_ctx`.
@@ -724,9 +792,18 @@ impl Rdma {
         &self.ctx
     }
 
-    /// The device.
-    pub fn dev(&self) -> &Dev {
-        &self.s.dev
+    /// The device, once added.
+    pub fn dev(&self) -> Option<Dev> {
+        self.ctx.dev()
+    }
+
+    /// The device, which the settings that depend on it need.
+    fn dev_for(&self, what: &str) -> Result<Dev> {
+        self.ctx.dev().ok_or_else(|| {
+            bad_state(format!(
+                "the RDMA context has no device: add one (doca_ctx_dev_add) before setting {what}"
+            ))
+        })
     }
 
     fn configurable(&self) -> Result<MutexGuard<'_, Conf>> {
@@ -749,6 +826,7 @@ impl Rdma {
             | AccessFlags::RDMA_READ
             | AccessFlags::RDMA_WRITE
             | AccessFlags::RDMA_ATOMIC;
+        self.dev_for("permissions")?;
         let f = AccessFlags::from_bits(p)
             .filter(|f| allowed.contains(*f))
             .ok_or_else(|| {
@@ -770,7 +848,7 @@ impl Rdma {
 
     /// `doca_rdma_set_gid_index`.
     pub fn set_gid_index(&self, i: u32) -> Result<()> {
-        let n = crate::gid::table(&self.s.dev).len() as u32;
+        let n = crate::gid::table(&self.dev_for("the GID index")?).len() as u32;
         if i >= n.max(1) {
             return Err(invalid(format!(
                 "GID index {i}: the device's GID table has {n} entries"
@@ -1004,14 +1082,29 @@ impl Rdma {
     /// any, points to a [`Connection`] of this context.
     pub unsafe fn submit(&self, rec: JobRecord) -> std::result::Result<(), (Error, JobRecord)> {
         // SAFETY: the caller's contract.
-        match unsafe { self.command(&rec) } {
+        unsafe { self.s.submit(&self.ctx, rec) }
+    }
+}
+
+impl Shared {
+    /// [`Rdma::submit`] on the context `ctx` (this one's).
+    ///
+    /// # Safety
+    /// As [`Rdma::submit`].
+    unsafe fn submit(
+        &self,
+        ctx: &Ctx,
+        rec: JobRecord,
+    ) -> std::result::Result<(), (Error, JobRecord)> {
+        // SAFETY: the caller's contract.
+        match unsafe { self.command(ctx, &rec) } {
             Ok(cmd) => {
-                let nic = lock(&self.s.nic);
+                let nic = lock(&self.nic);
                 let Some(nic) = nic.as_ref() else {
                     return Err((bad_state("the RDMA context is stopping"), rec));
                 };
                 let i = {
-                    let mut ops = lock(&self.s.ops);
+                    let mut ops = lock(&self.ops);
                     match ops.free.pop() {
                         Some(i) => {
                             ops.recs[i as usize] = Some(rec);
@@ -1023,7 +1116,7 @@ impl Rdma {
                         }
                     }
                 };
-                self.s.inflight.fetch_add(1, Ordering::AcqRel);
+                self.inflight.fetch_add(1, Ordering::AcqRel);
                 // SAFETY: the command's memory is the record's buffers, which the
                 // caller keeps live and untouched until completion (contract).
                 unsafe { nic.submit(with_user(cmd, u64::from(i))) };
@@ -1035,8 +1128,8 @@ impl Rdma {
 
     /// # Safety
     /// As [`submit`](Rdma::submit).
-    unsafe fn command(&self, rec: &JobRecord) -> Result<Cmd> {
-        if self.ctx.phase() != CtxPhase::Running {
+    unsafe fn command(&self, ctx: &Ctx, rec: &JobRecord) -> Result<Cmd> {
+        if ctx.phase() != CtxPhase::Running {
             return Err(bad_state(
                 "the RDMA context is not running: start it (and connect) before submitting",
             ));
@@ -1046,7 +1139,7 @@ impl Rdma {
             if p.is_null() {
                 return Err(invalid("the task has no RDMA connection"));
             }
-            self.s.own_conn(p)
+            self.own_conn(p)
         };
         let src = rec.buf(slot::SRC);
         let dst = rec.buf(slot::DST);
@@ -1064,7 +1157,11 @@ impl Rdma {
                 }
             }
             JOB_RECV => {
-                let (p, room) = local_tail(dst, "destination")?;
+                let (p, room) = if rec.params[slot::ARG] == slot::RECV_OVER_DATA {
+                    local_room(dst, "destination")?
+                } else {
+                    local_tail(dst, "destination")?
+                };
                 Cmd::Recv {
                     user: 0,
                     ptr: p as *mut u8,
@@ -1205,7 +1302,9 @@ impl Rdma {
             }
         })
     }
+}
 
+impl Rdma {
     /// `doca_rdma_destroy`: refused (`BadState`) unless the context is idle.
     pub fn destroy(self) -> std::result::Result<(), (Rdma, Error)> {
         if self.ctx.phase() != CtxPhase::Idle {

@@ -2,7 +2,8 @@
 //! their inputs in the C `allocate_init` order, record slots as [`slot`](crate::slot)
 //! says, and the 3.x names. Results (a receive's length, opcode, immediate and
 //! connection; a read's length) come back in the completed record and the finish hooks
-//! keep them in the task for its getters.
+//! keep them in the task for its getters. The DOCA 2.2 jobs (`c22`) are the same
+//! records, from the 2.2 job structs (which name no connection: a 2.2 context has one).
 
 /// The RDMA task table, handed to a generator (`doca_core::task_specs`, or a C face's
 /// own). A connection is a `handle` input in parameter 0.
@@ -37,7 +38,7 @@ macro_rules! rdma_task_table {
                         as_task: doca_rdma_task_send_as_task,
                         setters: void,
                     },
-                    c22: {},
+                    c22: { doca_rdma_job_send { src_buff: src_buf } },
                 },
                 {
                     spec: SEND_IMM @ $crate::tasks::SEND_IMM,
@@ -66,7 +67,7 @@ macro_rules! rdma_task_table {
                         as_task: doca_rdma_task_send_imm_as_task,
                         setters: void,
                     },
-                    c22: {},
+                    c22: { doca_rdma_job_send { src_buff: src_buf, immediate_data: immediate_data } },
                 },
                 {
                     spec: RECEIVE @ $crate::tasks::RECEIVE,
@@ -89,7 +90,7 @@ macro_rules! rdma_task_table {
                         as_task: doca_rdma_task_receive_as_task,
                         setters: void,
                     },
-                    c22: {},
+                    c22: { doca_rdma_job_recv { dst_buff: dst_buf } },
                 },
                 {
                     spec: READ @ $crate::tasks::READ,
@@ -118,7 +119,7 @@ macro_rules! rdma_task_table {
                         as_task: doca_rdma_task_read_as_task,
                         setters: void,
                     },
-                    c22: {},
+                    c22: { doca_rdma_job_read_write { src_buff: src_buf, dst_buff: dst_buf } },
                 },
                 {
                     spec: WRITE @ $crate::tasks::WRITE,
@@ -147,7 +148,7 @@ macro_rules! rdma_task_table {
                         as_task: doca_rdma_task_write_as_task,
                         setters: void,
                     },
-                    c22: {},
+                    c22: { doca_rdma_job_read_write { src_buff: src_buf, dst_buff: dst_buf } },
                 },
                 {
                     spec: WRITE_IMM @ $crate::tasks::WRITE_IMM,
@@ -179,7 +180,7 @@ macro_rules! rdma_task_table {
                         as_task: doca_rdma_task_write_imm_as_task,
                         setters: void,
                     },
-                    c22: {},
+                    c22: { doca_rdma_job_read_write { src_buff: src_buf, dst_buff: dst_buf, immediate_data: immediate_data } },
                 },
                 {
                     spec: ATOMIC_CMP_SWP @ $crate::tasks::ATOMIC_CMP_SWP,
@@ -214,7 +215,7 @@ macro_rules! rdma_task_table {
                         as_task: doca_rdma_task_atomic_cmp_swp_as_task,
                         setters: void,
                     },
-                    c22: {},
+                    c22: { doca_rdma_job_atomic { cmp_or_add_dest_buff: dst_buf, result_buff: result_buf, swap_or_add_data: swap_data, cmp_data: cmp_data } },
                 },
                 {
                     spec: ATOMIC_FETCH_ADD @ $crate::tasks::ATOMIC_FETCH_ADD,
@@ -246,7 +247,7 @@ macro_rules! rdma_task_table {
                         as_task: doca_rdma_task_atomic_fetch_add_as_task,
                         setters: void,
                     },
-                    c22: {},
+                    c22: { doca_rdma_job_atomic { cmp_or_add_dest_buff: dst_buf, result_buff: result_buf, swap_or_add_data: add_data } },
                 },
                 {
                     spec: SYNC_EVENT_GET @ $crate::tasks::SYNC_EVENT_GET,

@@ -374,3 +374,95 @@ fn the_connection_manager_listens_accepts_rejects_and_connects() {
             .contains(&(c3.id(), ConnectionEvent::Failed))
     });
 }
+
+/// The DOCA 2.2 face: contexts created with no device, jobs on work queues naming no
+/// connection (the context's one), a receive written over its buffer's data.
+#[test]
+fn jobs_on_work_queues_use_the_one_connection() {
+    use doca_core::WorkQ;
+    let dev = device::devinfo_list().unwrap()[0].open().unwrap();
+    let mk = || {
+        let r = Rdma::new_unbound();
+        // Permissions need the device first.
+        assert_eq!(
+            r.set_permissions(AccessFlags::RDMA_WRITE.bits())
+                .unwrap_err()
+                .code(),
+            ErrorCode::BadState
+        );
+        r.ctx().dev_add(&dev).unwrap();
+        r.set_permissions((AccessFlags::LOCAL_READ_WRITE | AccessFlags::RDMA_WRITE).bits())
+            .unwrap();
+        r.ctx().start().unwrap();
+        let mut wq = WorkQ::new(4).unwrap();
+        r.ctx().workq_add(&mut wq).unwrap();
+        (r, wq)
+    };
+    let (a, mut wqa) = mk();
+    let (b, mut wqb) = mk();
+    let retrieve = |wq: &mut WorkQ| {
+        let t = Instant::now();
+        loop {
+            match wq.progress_retrieve() {
+                Ok(c) => return (c.record, Ok(())),
+                Err(doca_core::RetrieveError::IoFailed(c)) => {
+                    let e = c.status().map_err(|e| e.code());
+                    return (c.record, e);
+                }
+                Err(doca_core::RetrieveError::Again) => {}
+            }
+            assert!(t.elapsed() < Duration::from_secs(20), "no completion");
+            std::thread::sleep(Duration::from_micros(100));
+        }
+    };
+    let m = mmap(8192, AccessFlags::RDMA_WRITE);
+    let mut inv = BufInventory::new(8).unwrap();
+    inv.start().unwrap();
+    let (p, _) = m.memrange().unwrap();
+
+    // Before the connection, a job is refused at submission and given back.
+    let msg = inv.buf_by_data(&m, p, 5).unwrap();
+    let (e, rec) = wqa
+        .submit(a.ctx(), job(JOB_SEND, 1, 0, Some(msg), None))
+        .unwrap_err();
+    assert_eq!(e.code(), ErrorCode::NotConnected);
+    assert!(rec.buf(slot::SRC).is_some(), "the job comes back whole");
+
+    let (da, ca) = a.export().unwrap();
+    let (db, cb) = b.export().unwrap();
+    a.connect(&db, &ca).unwrap();
+    b.connect(&da, &cb).unwrap();
+
+    // A receive over a buffer whose data spans it: the message replaces the data.
+    // SAFETY: the mmap's memory, which nothing else touches meanwhile.
+    unsafe {
+        std::ptr::copy_nonoverlapping(b"hello".as_ptr(), p, 5);
+        std::ptr::write_bytes(p.add(4096), b'x', 64);
+    }
+    // SAFETY: inside the mmap.
+    let rbuf = inv.buf_by_data(&m, unsafe { p.add(4096) }, 64).unwrap();
+    wqb.submit(b.ctx(), job(JOB_RECV, 2, 0, None, Some(rbuf)))
+        .map_err(|(e, _)| e)
+        .unwrap();
+    let msg = inv.buf_by_data(&m, p, 5).unwrap();
+    let mut r = job(JOB_SEND_IMM, 3, 0, Some(msg), None);
+    r.params[slot::ARG] = 42;
+    wqa.submit(a.ctx(), r).map_err(|(e, _)| e).unwrap();
+    let (_, st) = retrieve(&mut wqa);
+    st.unwrap();
+    let (mut rec, st) = retrieve(&mut wqb);
+    st.unwrap();
+    assert_eq!(rec.params[slot::RES_LEN_OP], 5 | (1 << 32));
+    assert_eq!(rec.params[slot::RES_IMM], 42);
+    let got = rec.take_buf(slot::DST).unwrap();
+    assert_eq!(got.data_len(), 5);
+    // SAFETY: the buffer's data.
+    assert_eq!(unsafe { std::slice::from_raw_parts(got.data(), 5) }, b"hello");
+    drop(got);
+
+    // The work queue holds the context while jobs are out; both end cleanly.
+    for (r, mut wq) in [(a, wqa), (b, wqb)] {
+        r.ctx().workq_rm(&mut wq).unwrap();
+        r.ctx().stop().unwrap();
+    }
+}

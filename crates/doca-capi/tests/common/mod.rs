@@ -591,6 +591,8 @@ pub fn c_type(t: &str) -> String {
         "doca_mtu_size",
         "doca_rdma_opcode",
         "doca_rdma_addr_type",
+        "doca_rdma_job_types",
+        "doca_rdma_state",
     ];
     const TYPEDEFS: &[&str] = &[
         "doca_error_t",
@@ -703,4 +705,46 @@ pub fn runtime_dir(name: &str) -> PathBuf {
     std::fs::create_dir_all(&d).unwrap();
     std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).unwrap();
     d
+}
+
+/// Runs an RDMA pair program (`bin server DIR` and `bin client DIR`, the descriptors
+/// passing through files in DIR): inline and with engine threads on this machine, then
+/// across two network namespaces (UCX over TCP, as between two machines) where they can
+/// be made. The client says "every ... type ran", the server "everything arrived".
+pub fn run_rdma_pair(bin: &Path, tag: &str) {
+    let rt = runtime_dir(tag);
+    for (round, engine) in [(0, false), (1, true)] {
+        let dir = scratch().join(format!("{tag}-pair-{round}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let d = dir.to_str().unwrap();
+        let mut s = start_side(bin, &["server", d], engine, &rt);
+        let out = run_beside(bin, &["client", d], engine, &[], Some(&mut s));
+        assert!(out.contains("type ran"), "{out}");
+        let sout = check(&s.finish(), "rdma server");
+        assert!(sout.contains("everything arrived"), "{sout}");
+    }
+    let Some(pair) = doca_testkit::netns::NetPair::new(&format!("c{tag}")) else {
+        return;
+    };
+    let dir = scratch().join(format!("{tag}-pair-netns"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let d = dir.to_str().unwrap();
+    let side = |i: usize, role: &str| {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", &pair.ns[i], "env", "UCX_TLS=tcp"])
+            .arg(format!("UCX_NET_DEVICES={}", pair.dev[i]))
+            .arg(bin)
+            .args([role, d])
+            .env_remove("DOCA_SW_TOPOLOGY")
+            .env_remove("DOCA_SW_ROLE");
+        Running::spawn(c, &format!("{tag} {role} in {}", pair.ns[i]))
+    };
+    let mut s = side(0, "server");
+    let c = side(1, "client");
+    let cout = check(&c.finish_beside(Some(&mut s)), "rdma client (namespace)");
+    assert!(cout.contains("type ran"), "{cout}");
+    let sout = check(&s.finish(), "rdma server (namespace)");
+    assert!(sout.contains("everything arrived"), "{sout}");
 }

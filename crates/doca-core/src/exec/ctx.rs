@@ -20,9 +20,9 @@ pub trait CtxOps: Send + Sync + 'static {
     fn capability(&self) -> Capability;
     /// Whether `job_type` belongs to this library.
     fn handles(&self, job_type: u32) -> bool;
-    /// Called by `Ctx::start` before the context counts as started; an error refuses
-    /// the start.
-    fn on_start(&self) -> Result<()> {
+    /// Called by `Ctx::start` with the context's device before the context counts as
+    /// started; an error refuses the start.
+    fn on_start(&self, _dev: &Dev) -> Result<()> {
         Ok(())
     }
     /// Called by `Ctx::stop` once the context is stopped.
@@ -60,6 +60,27 @@ pub trait ChannelOps: CtxOps {
     /// Makes progress (the context is not idle), handing completions and state changes
     /// to `out`. Whether anything happened.
     fn poll(&self, ctx: &Ctx, out: &mut PollOut<'_>) -> bool;
+    /// Takes a job submitted on a DOCA 2.2 work queue (the device supports its type and
+    /// its borrowed buffers are pinned); it completes through [`poll`](ChannelOps::poll),
+    /// which the work queue calls on retrieval. A refusal gives the record back. A
+    /// channel that runs no work queue jobs refuses them all (the default).
+    fn submit_job(
+        &self,
+        ctx: &Ctx,
+        record: JobRecord,
+    ) -> std::result::Result<(), (Error, JobRecord)> {
+        let _ = ctx;
+        Err((
+            Error::with_context(
+                ErrorCode::NotSupported,
+                format!(
+                    "a {} context takes its own tasks (doca_task_submit); it runs no jobs on a work queue",
+                    self.name()
+                ),
+            ),
+            record,
+        ))
+    }
 }
 
 /// The library of a context: one of the two kinds, which the engine tells apart.
@@ -540,7 +561,7 @@ impl Ctx {
         let Some(dev) = st.dev.clone() else {
             return Err(bad_state("context has no device; add one before start"));
         };
-        self.shared.ops().on_start()?;
+        self.shared.ops().on_start(&dev)?;
         st.engine = Engine::for_device(&dev);
         self.shared.started.store(true, Ordering::Release);
         let later = self.shared.channel().is_some_and(|c| c.starts_later());

@@ -378,7 +378,7 @@ impl TaskSpec {
     #[inline]
     pub fn seal(&self, job_type: u32, user_data: Data, out: &mut JobRecord) -> Result<()> {
         for slot in 0..MAX_JOB_BUFS {
-            if self.bufs & (1 << slot) != 0 && out.buf(slot).is_none() {
+            if self.bufs & !self.opt_bufs & (1 << slot) != 0 && out.buf(slot).is_none() {
                 return Err(self.missing(slot));
             }
         }

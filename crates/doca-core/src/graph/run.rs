@@ -197,6 +197,15 @@ impl WorkQ {
                         self.runs[run] = Some(g);
                         self.node_finished(plan, run, i, None, None, Err(e));
                     }
+                    // `start_job` refuses a channel's job as a graph node.
+                    Start::Channel => {
+                        self.runs[run] = Some(g);
+                        let e = Error::with_context(
+                            ErrorCode::NotSupported,
+                            "a channel's jobs cannot be graph nodes",
+                        );
+                        self.node_finished(plan, run, i, None, None, Err(e));
+                    }
                 }
             }
         }

@@ -144,6 +144,29 @@ impl BufDesc {
     }
 
     #[inline]
+    /// The data section and the tailroom as one snapshot inside the buffer:
+    /// `(address, length)` from the data address to the end of the buffer.
+    pub fn data_room_span(&self) -> (usize, usize) {
+        let (data, _, end) = self.snapshot();
+        (data, end - data)
+    }
+
+    #[inline]
+    /// The data section becomes the `n` bytes a library wrote at the data address (over
+    /// what was there). `InvalidValue` past the end of the buffer.
+    pub fn set_written_data_len(&self, n: usize) -> Result<()> {
+        let (data, _, end) = self.snapshot();
+        if n > end - data {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "data would reach past the end of the buffer",
+            ));
+        }
+        self.data_len.store(n, Relaxed);
+        Ok(())
+    }
+
+    #[inline]
     /// Bytes between head and data.
     pub fn headroom(&self) -> usize {
         self.data_span().0 - self.head.load(Relaxed)

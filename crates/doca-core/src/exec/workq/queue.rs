@@ -49,6 +49,10 @@ pub(crate) enum Start {
     Finished(Option<Error>),
     /// Not started: the device, the library or a buffer refused it.
     Refused(Error),
+    /// For a polled channel's context, which takes the job
+    /// ([`ChannelOps::submit_job`](crate::exec::ChannelOps::submit_job)); it comes back
+    /// when the work queue polls the channel on retrieval.
+    Channel,
 }
 
 /// A work queue (`struct doca_workq`): up to `depth` jobs in flight, of any contexts
@@ -67,6 +71,8 @@ pub struct WorkQ {
     pub(crate) inflight: u32,
     /// Jobs handed to engine threads and not yet retrieved.
     engine_inflight: u32,
+    /// Jobs handed to polled channels and not yet completed there.
+    channel_inflight: u32,
     /// Context-node jobs of the graph instances in flight (room kept for them).
     pub(crate) graph_jobs: u32,
     pub(crate) attached: Vec<Attached>,
@@ -102,6 +108,7 @@ impl WorkQ {
             runs: Vec::new(),
             inflight: 0,
             engine_inflight: 0,
+            channel_inflight: 0,
             graph_jobs: 0,
             attached: Vec::new(),
             event_driven: false,
@@ -305,6 +312,25 @@ impl WorkQ {
                 self.queue_job(slot, c.record, pending);
             }
             Start::Refused(e) => return Err(e),
+            Start::Channel => {
+                let c = self.local.pop_back().expect("the job just pushed");
+                let ctx = Ctx {
+                    shared: Arc::clone(&a.ctx),
+                };
+                let channel = a.ctx.channel().expect("a channel's context");
+                if let Err((e, mut record)) = channel.submit_job(&ctx, c.record) {
+                    // Back where the caller takes a refused job from.
+                    record.unpin();
+                    self.local.push_back(Completion {
+                        error: None,
+                        record,
+                        graph_instance: None,
+                    });
+                    return Err(e);
+                }
+                a.inflight += 1;
+                self.channel_inflight += 1;
+            }
         }
         self.inflight += 1;
         Ok(())
@@ -410,6 +436,9 @@ impl WorkQ {
         if !self.pending.is_empty() {
             self.retry_pending();
         }
+        if self.channel_inflight > 0 && self.local.is_empty() {
+            self.poll_channels();
+        }
         let c = loop {
             let c = match self.local.pop_front() {
                 Some(c) => c,
@@ -464,6 +493,37 @@ impl WorkQ {
         }
         if let Some(a) = self.attached_by_id(ctx) {
             a.inflight -= 1;
+        }
+    }
+
+    /// Polls the channels that hold jobs of this queue: their completions join the
+    /// queue's (room for them was reserved on attaching).
+    fn poll_channels(&mut self) {
+        for i in 0..self.attached.len() {
+            let a = &self.attached[i];
+            if a.inflight == 0 {
+                continue;
+            }
+            let Some(channel) = a.ctx.channel() else {
+                continue;
+            };
+            let ctx = Ctx {
+                shared: Arc::clone(&a.ctx),
+            };
+            let local = &mut self.local;
+            let mut done = 0u32;
+            let mut on = |ev: crate::exec::PeEvent| {
+                if let crate::exec::PeEvent::Task(c) = ev {
+                    local.push_back(c);
+                    done += 1;
+                }
+            };
+            let mut out = crate::exec::PollOut {
+                ctx: &ctx,
+                on: &mut on,
+            };
+            channel.poll(&ctx, &mut out);
+            self.channel_inflight = self.channel_inflight.saturating_sub(done);
         }
     }
 
@@ -525,7 +585,14 @@ fn start_job(a: &mut Attached, rec: &mut JobRecord, tag: u32) -> Start {
         }
         a.supported = rec.job_type;
     }
-    if let Err(e) = a.ctx.validate(rec, &a.dev) {
+    let channel = a.ctx.is_channel();
+    if channel && tag != 0 {
+        return Start::Refused(Error::with_context(
+            ErrorCode::NotSupported,
+            "a channel's jobs cannot be graph nodes",
+        ));
+    }
+    if !channel && let Err(e) = a.ctx.validate(rec, &a.dev) {
         return Start::Refused(e);
     }
     // Borrowed buffers (the C face) stay alive until the job completes, whatever
@@ -535,6 +602,9 @@ fn start_job(a: &mut Attached, rec: &mut JobRecord, tag: u32) -> Start {
     }
     rec.ctx_id = Arc::as_ptr(&a.ctx) as *const () as usize;
     rec.graph_tag = tag;
+    if channel {
+        return Start::Channel;
+    }
     if a.engine.is_some() {
         return Start::Queue { pending: false };
     }
