@@ -13,6 +13,7 @@ mod exec;
 mod graphbench;
 mod isal;
 mod pebench;
+mod rdmabench;
 mod syncev;
 mod xproc;
 
@@ -45,6 +46,8 @@ enum Cmd {
     Isal(isal::IsalArgs),
     /// 64 DMA jobs of 4 KiB in flight from one tokio task against the blocking API, and the CPU an idle async program uses.
     Async(asyncbench::AsyncArgs),
+    /// RDMA write/read throughput and the 64 B send/receive round trip through DOCA RDMA contexts, against raw UCX (put/get, active messages).
+    Rdma(rdmabench::RdmaArgs),
     /// The DPU side of `xproc` (started by it).
     #[command(hide = true)]
     XprocPeer(xproc::PeerArgs),
@@ -72,5 +75,6 @@ fn main() {
         Cmd::Isal(a) => isal::run(&a),
         Cmd::XprocPeer(a) => xproc::peer(&a),
         Cmd::Async(a) => asyncbench::run(&a),
+        Cmd::Rdma(a) => rdmabench::run(&a),
     }
 }

@@ -13,6 +13,8 @@ pub mod tasks;
 mod ucx;
 pub mod wire;
 
+pub use ucx::transports_of;
+
 pub use rdma::{
     Conf, Connection, ConnectionEvent, DEFAULT_MAX_CONNECTIONS, JOB_ATOMIC_CMP_SWP,
     JOB_ATOMIC_FETCH_ADD, JOB_READ, JOB_RECV, JOB_SEND, JOB_SEND_IMM, JOB_SYNC_EVENT_GET,

@@ -107,6 +107,13 @@ pub enum Cmd {
         /// Where the outcome goes.
         reply: std::sync::mpsc::Sender<Result<()>>,
     },
+    /// The transports UCX chose for local connection `conn` (empty: not connected).
+    Describe {
+        /// Local connection number.
+        conn: u32,
+        /// Where the answer goes.
+        reply: std::sync::mpsc::Sender<String>,
+    },
     /// Stop listening on a port.
     StopListen {
         /// The port.
@@ -879,6 +886,14 @@ impl State {
             Cmd::Connect { conn, desc } => self.connect(conn, desc),
             Cmd::Listen { port, reply } => {
                 let _ = reply.send(self.listen(port));
+            }
+            Cmd::Describe { conn, reply } => {
+                let t = match self.conns.get(&conn) {
+                    // SAFETY: the connection's endpoint, of this thread's worker.
+                    Some(c) if !c.ep.is_null() => unsafe { crate::ucx::transports_of(c.ep) },
+                    _ => String::new(),
+                };
+                let _ = reply.send(t);
             }
             Cmd::StopListen { port } => {
                 self.listeners.retain(|&(p, l)| {

@@ -1065,6 +1065,34 @@ impl Rdma {
         Ok(c)
     }
 
+    /// The transports UCX chose for `conn` (`transport/device` names joined with `,`).
+    pub fn transports(&self, conn: &Connection) -> Result<String> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        {
+            let nic = lock(&self.s.nic);
+            let nic = nic
+                .as_ref()
+                .ok_or_else(|| bad_state("the RDMA context is not running"))?;
+            // SAFETY: a control command names no memory.
+            unsafe {
+                nic.submit(Cmd::Describe {
+                    conn: conn.id,
+                    reply: tx,
+                })
+            };
+        }
+        let t = rx
+            .recv()
+            .map_err(|_| bad_state("the RDMA engine stopped"))?;
+        if t.is_empty() {
+            return Err(Error::with_context(
+                ErrorCode::NotConnected,
+                "the connection has no transport yet (not connected)",
+            ));
+        }
+        Ok(t)
+    }
+
     /// The connections exported so far (since the last start).
     pub fn connections(&self) -> Vec<Arc<Connection>> {
         lock(&self.s.conns).clone()

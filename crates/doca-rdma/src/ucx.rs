@@ -161,3 +161,51 @@ extern "C" fn reuse_cm_addresses() {
 #[used]
 #[unsafe(link_section = ".init_array")]
 static REUSE_CM_ADDRESSES: extern "C" fn() = reuse_cm_addresses;
+
+/// The transports UCX chose for an endpoint, as `transport/device` names joined with
+/// `,` (from `ucp_ep_print_info`'s lanes, first seen first).
+///
+/// # Safety
+/// `ep` is a live endpoint of a worker the calling thread may use.
+pub unsafe fn transports_of(ep: u::ucp_ep_h) -> String {
+    let mut buf: *mut libc::c_char = std::ptr::null_mut();
+    let mut len = 0usize;
+    // SAFETY: open_memstream's outputs are valid locals; the stream is closed below.
+    let f = unsafe { libc::open_memstream(&mut buf, &mut len) };
+    if f.is_null() {
+        return "?".into();
+    }
+    // SAFETY: the caller's contract; `f` is an open stream (a FILE of the C library).
+    unsafe {
+        u::ucp_ep_print_info(ep, f.cast());
+        libc::fclose(f);
+    }
+    if buf.is_null() {
+        return "?".into();
+    }
+    // SAFETY: fclose left `len` bytes at `buf`, allocated by the C library.
+    let text =
+        String::from_utf8_lossy(unsafe { std::slice::from_raw_parts(buf as *const u8, len) })
+            .into_owned();
+    // SAFETY: the memstream's buffer, freed once.
+    unsafe { libc::free(buf.cast()) };
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines().filter(|l| l.contains("lane[")) {
+        // "... lane[0]:  3:posix/memory.0 md[1] ...": the word after the lane's index.
+        let Some(w) = line
+            .split_whitespace()
+            .find(|w| w.contains(':') && w.contains('/') && !w.starts_with("lane"))
+        else {
+            continue;
+        };
+        let name = w.split_once(':').map_or(w, |(_, r)| r).to_owned();
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    if out.is_empty() {
+        "?".into()
+    } else {
+        out.join(",")
+    }
+}

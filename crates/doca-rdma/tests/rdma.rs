@@ -456,8 +456,9 @@ fn jobs_on_work_queues_use_the_one_connection() {
     assert_eq!(rec.params[slot::RES_IMM], 42);
     let got = rec.take_buf(slot::DST).unwrap();
     assert_eq!(got.data_len(), 5);
-    // SAFETY: the buffer's data.
-    assert_eq!(unsafe { std::slice::from_raw_parts(got.data(), 5) }, b"hello");
+    // SAFETY: the buffer's 5 bytes of data.
+    let bytes = unsafe { std::slice::from_raw_parts(got.data(), 5) };
+    assert_eq!(bytes, b"hello");
     drop(got);
 
     // The work queue holds the context while jobs are out; both end cleanly.
