@@ -486,6 +486,28 @@ impl Ours {
         r
     }
 
+    /// Progresses both engines (as the raw ping-pong progresses both workers) until
+    /// `on`'s receive completes.
+    fn until_received(&self, on: &Pe, other: &Pe) {
+        const RECV: u64 = 1;
+        let mut got = false;
+        while !got {
+            on.progress(|ev| {
+                if let PeEvent::Task(c) = ev {
+                    c.status().expect("ping-pong task");
+                    if c.record.user_data.0 == RECV {
+                        got = true;
+                    }
+                }
+            });
+            other.progress(|ev| {
+                if let PeEvent::Task(c) = ev {
+                    c.status().expect("ping-pong task");
+                }
+            });
+        }
+    }
+
     /// Round trips of 64 B sends, each side with a receive posted; one thread drives
     /// both progress engines. Nanoseconds per round trip.
     fn ping_pong(&self, rounds: u64) -> f64 {
@@ -510,17 +532,7 @@ impl Ours {
             unsafe { self.a.submit(self.send_job(&self.conn_a, 0, SEND)) }
                 .map_err(|(e, _)| e)
                 .expect("send");
-            let mut got = false;
-            while !got {
-                self.pb.progress(|ev| {
-                    if let PeEvent::Task(c) = ev {
-                        c.status().expect("b");
-                        if c.record.user_data.0 == RECV {
-                            got = true;
-                        }
-                    }
-                });
-            }
+            self.until_received(&self.pb, &self.pa);
             // SAFETY: as above.
             unsafe {
                 self.b
@@ -532,17 +544,7 @@ impl Ours {
                     .map_err(|(e, _)| e)
                     .expect("send");
             }
-            let mut got = false;
-            while !got {
-                self.pa.progress(|ev| {
-                    if let PeEvent::Task(c) = ev {
-                        c.status().expect("a");
-                        if c.record.user_data.0 == RECV {
-                            got = true;
-                        }
-                    }
-                });
-            }
+            self.until_received(&self.pa, &self.pb);
             // SAFETY: as above.
             unsafe { self.a.submit(self.recv_job(&self.local, MEM - 4096, RECV)) }
                 .map_err(|(e, _)| e)

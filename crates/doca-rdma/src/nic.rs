@@ -25,7 +25,7 @@ use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
 use std::ffi::c_void;
 use std::ptr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -245,6 +245,92 @@ struct Shared {
     cmds: Mutex<Vec<Cmd>>,
     signal: Signal,
     stop: AtomicBool,
+    /// The NIC's state, for whichever thread drives the worker: the NIC thread, or a
+    /// program thread that polls or submits ([`Driver::drive`]). `None` once stopped.
+    state: Mutex<Option<StateBox>>,
+    /// When a program thread last drove the worker (microseconds since `epoch`).
+    last_drive: AtomicU64,
+    epoch: Instant,
+}
+
+/// The NIC state, moved between the threads that drive the worker.
+struct StateBox(Box<State>);
+
+// SAFETY: the state (with the UCX worker, created in serialized mode, and the raw
+// pointers of the commands in flight) is used only by the holder of `Shared::state`'s
+// lock, one thread at a time.
+unsafe impl Send for StateBox {}
+
+impl Shared {
+    /// Whether a program thread drove the worker lately (the NIC thread stands by).
+    fn app_driving(&self) -> bool {
+        let now = self.epoch.elapsed().as_micros() as u64;
+        now.saturating_sub(self.last_drive.load(Ordering::Relaxed)) < APP_WINDOW_US
+    }
+}
+
+/// Lets UCX's callbacks on this thread reach the state while this value lives.
+struct Driving(*mut State);
+
+impl Driving {
+    fn enter(sp: *mut State) -> Driving {
+        Driving(STATE.with(|s| s.replace(sp)))
+    }
+}
+
+impl Drop for Driving {
+    fn drop(&mut self) {
+        STATE.with(|s| s.set(self.0));
+    }
+}
+
+/// A handle that drives a NIC's worker from the calling thread.
+#[derive(Clone)]
+pub struct Driver(Arc<Shared>);
+
+impl std::fmt::Debug for Driver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Driver").finish()
+    }
+}
+
+impl Driver {
+    /// Carries out the commands handed over so far and progresses the transport on
+    /// the calling thread, unless another thread is doing so (false then). Completions
+    /// and events reach the sink from here. Call it with none of the sink's locks held.
+    pub fn drive(&self) -> bool {
+        let sh = &*self.0;
+        let mut g = match sh.state.try_lock() {
+            Ok(g) => g,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return false,
+        };
+        let Some(b) = g.as_mut() else {
+            return false;
+        };
+        sh.last_drive
+            .store(sh.epoch.elapsed().as_micros() as u64, Ordering::Relaxed);
+        let sp: *mut State = &mut *b.0;
+        let _d = Driving::enter(sp);
+        // SAFETY: the state is this lock holder's; UCX calls back into it (through
+        // STATE) only from ucp_worker_progress below, while no other reference to it is
+        // live.
+        unsafe {
+            (*sp).drain();
+            let w = (*sp).w;
+            for _ in 0..64 {
+                if u::ucp_worker_progress(w) == 0 {
+                    break;
+                }
+            }
+        }
+        true
+    }
+
+    /// Wakes the NIC thread (for commands handed over that nobody drove).
+    pub fn wake(&self) {
+        self.0.signal.wake();
+    }
 }
 
 /// A running software NIC.
@@ -264,6 +350,11 @@ impl std::fmt::Debug for Nic {
 /// How long the NIC thread keeps polling after its last piece of work before it sleeps
 /// in the kernel (latency of a reply against CPU burnt while idle).
 const SPIN: Duration = Duration::from_micros(50);
+/// A program thread that drove the worker this recently is taken to go on doing so:
+/// the NIC thread stands by (it would only compete for the CPUs).
+const APP_WINDOW_US: u64 = 500;
+/// How long the NIC thread stands by before looking again.
+const STANDBY: Duration = Duration::from_micros(200);
 
 impl Nic {
     /// Starts a NIC serving device `dev` (a PCI address code: remote accesses reach only
@@ -275,6 +366,9 @@ impl Nic {
             cmds: Mutex::new(Vec::with_capacity(256)),
             signal: Signal(worker.w),
             stop: AtomicBool::new(false),
+            state: Mutex::new(None),
+            last_drive: AtomicU64::new(0),
+            epoch: Instant::now(),
         });
         let ctx_id = random_u64()?;
         let sh = Arc::clone(&shared);
@@ -324,6 +418,25 @@ impl Nic {
     /// This NIC's random identity.
     pub fn ctx_id(&self) -> u64 {
         self.ctx_id
+    }
+
+    /// A handle to drive this NIC's worker from a program thread.
+    pub fn driver(&self) -> Driver {
+        Driver(Arc::clone(&self.shared))
+    }
+
+    /// Hands a command over without waking the NIC thread: the caller drives it
+    /// ([`Driver::drive`]) or wakes the thread ([`Driver::wake`]).
+    ///
+    /// # Safety
+    ///
+    /// As [`submit`](Nic::submit).
+    pub unsafe fn post(&self, cmd: Cmd) {
+        self.shared
+            .cmds
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(cmd);
     }
 
     /// Hands a command to the NIC thread.
@@ -577,7 +690,7 @@ fn run(
 ) {
     let mut st = Box::new(State {
         w: worker.w,
-        shared,
+        shared: Arc::clone(&shared),
         sink,
         dev,
         conns: HashMap::new(),
@@ -619,38 +732,74 @@ fn run(
             return;
         }
     }
+    // The worker's event descriptor: the NIC thread sleeps on it once idle.
+    let mut efd: std::ffi::c_int = -1;
+    // SAFETY: the worker is this thread's until it is shared below.
+    if unsafe { u::ucp_worker_get_efd(worker.w, &mut efd) } != u::UCS_OK {
+        efd = -1;
+    }
+    STATE.with(|s| s.set(ptr::null_mut()));
+    *shared.state.lock().unwrap_or_else(|e| e.into_inner()) = Some(StateBox(st));
     let _ = ready.send(Ok(()));
     let mut idle_since = Instant::now();
     loop {
-        // SAFETY: `sp` is this thread's state; no other reference to it is live while
-        // these run (UCX calls back into it only from ucp_worker_progress, below).
-        let cmds = unsafe { (*sp).drain() };
-        // SAFETY: as above.
-        let mut busy = cmds > 0;
-        // A bounded batch: a transport that always has something to do (a peer that
-        // is gone, being retried) must not keep commands and the stop waiting.
-        for _ in 0..64 {
-            // SAFETY: the worker is this thread's; callbacks reach the state through
-            // STATE.
-            if unsafe { u::ucp_worker_progress(worker.w) } == 0 {
-                break;
-            }
-            busy = true;
-        }
-        if st_ref(sp).shared.stop.load(Ordering::SeqCst) {
+        if shared.stop.load(Ordering::SeqCst) {
             break;
         }
-        if busy {
-            idle_since = Instant::now();
-        } else if idle_since.elapsed() > SPIN {
-            // SAFETY: the worker is this thread's; a signal from another thread (a
-            // command, or stop) ends the wait.
-            unsafe { u::ucp_worker_wait(worker.w) };
+        if shared.app_driving() {
+            std::thread::sleep(STANDBY);
+            continue;
+        }
+        let mut armed = false;
+        {
+            let mut g = shared.state.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(b) = g.as_mut() else { break };
+            let sp: *mut State = &mut *b.0;
+            let _d = Driving::enter(sp);
+            // SAFETY: the state is this lock holder's; UCX calls back into it (through
+            // STATE) only from ucp_worker_progress, while no other reference is live.
+            let mut busy = unsafe { (*sp).drain() } > 0;
+            // A bounded batch: a transport that always has something to do (a peer
+            // that is gone, being retried) must not keep commands and the stop waiting.
+            for _ in 0..64 {
+                // SAFETY: as above.
+                if unsafe { u::ucp_worker_progress(worker.w) } == 0 {
+                    break;
+                }
+                busy = true;
+            }
+            if busy {
+                idle_since = Instant::now();
+            } else if idle_since.elapsed() > SPIN && efd >= 0 {
+                // SAFETY: the worker, held under the lock.
+                armed = unsafe { u::ucp_worker_arm(worker.w) } == u::UCS_OK;
+            }
+        }
+        if armed {
+            let mut p = libc::pollfd {
+                fd: efd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd. A command or the stop signals the worker, which
+            // makes the descriptor readable; the timeout bounds a missed wake-up.
+            unsafe { libc::poll(&mut p, 1, 100) };
         } else {
             std::hint::spin_loop();
         }
     }
-    // SAFETY: as above (no other reference to the state while these run).
+    let Some(StateBox(mut st)) = shared
+        .state
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take()
+    else {
+        drop(worker);
+        return;
+    };
+    let sp: *mut State = &mut *st;
+    let d = Driving::enter(sp);
+    // SAFETY: the state is this thread's alone now (taken out of the lock).
     unsafe { (*sp).begin_shutdown() };
     let t = Instant::now();
     while t.elapsed() < Duration::from_millis(500) && st_ref(sp).busy() {
@@ -659,7 +808,7 @@ fn run(
     }
     // SAFETY: as above.
     unsafe { (*sp).finish_shutdown() };
-    STATE.with(|s| s.set(ptr::null_mut()));
+    drop(d);
     drop(worker);
     // SAFETY: as above; the worker is gone, so nothing touches user memory now.
     unsafe { (*sp).fail_leftovers() };

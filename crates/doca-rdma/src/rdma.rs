@@ -515,6 +515,13 @@ impl ChannelOps for RdmaOps {
         if ctx.phase() == CtxPhase::Stopping {
             // Stopping: the NIC ends what is in flight (each with an error) and goes.
             s.stop_nic();
+        } else {
+            // The polling thread progresses the transport itself when the NIC thread
+            // is not at work: completions come with no hand-over between threads.
+            let driver = lock(&s.nic).as_ref().map(Nic::driver);
+            if let Some(d) = driver {
+                d.drive();
+            }
         }
         let mut any = false;
         loop {
@@ -1128,7 +1135,7 @@ impl Shared {
         match unsafe { self.command(ctx, &rec) } {
             Ok(cmd) => {
                 let nic = lock(&self.nic);
-                let Some(nic) = nic.as_ref() else {
+                let Some(nic_ref) = nic.as_ref() else {
                     return Err((bad_state("the RDMA context is stopping"), rec));
                 };
                 let i = {
@@ -1147,7 +1154,14 @@ impl Shared {
                 self.inflight.fetch_add(1, Ordering::AcqRel);
                 // SAFETY: the command's memory is the record's buffers, which the
                 // caller keeps live and untouched until completion (contract).
-                unsafe { nic.submit(with_user(cmd, u64::from(i))) };
+                unsafe { nic_ref.post(with_user(cmd, u64::from(i))) };
+                let driver = nic_ref.driver();
+                drop(nic);
+                // The submitting thread starts the operation itself when the NIC
+                // thread is not at work (no hand-over); else the NIC thread is woken.
+                if !driver.drive() {
+                    driver.wake();
+                }
                 Ok(())
             }
             Err(e) => Err((e, rec)),

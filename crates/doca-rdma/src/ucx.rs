@@ -96,7 +96,7 @@ impl Worker {
         unsafe {
             let mut wp: u::ucp_worker_params_t = std::mem::zeroed();
             wp.field_mask = u::UCP_WORKER_PARAM_FIELD_THREAD_MODE as u64;
-            wp.thread_mode = u::UCS_THREAD_MODE_SINGLE;
+            wp.thread_mode = u::UCS_THREAD_MODE_SERIALIZED;
             let mut w = std::ptr::null_mut();
             let s = u::ucp_worker_create(ctx.0, &wp, &mut w);
             if s != u::UCS_OK {
