@@ -93,6 +93,12 @@ fn every_example_runs_on_both_engines() {
             topo,
             "every answer equals ec-codec's",
         );
+        run(
+            env!("CARGO_BIN_EXE_rdma"),
+            &[],
+            topo,
+            "two processes, write, read and send over RDMA",
+        );
     }
     let _ = std::fs::remove_file(engines);
 }

@@ -5,8 +5,10 @@
 //!   ([`Rdma::submit`]) that complete on the progress engine.
 //! - [`nic`]: the software NIC under each context: a UCX worker and its thread.
 //! - [`wire`]: what crosses the network besides UCX's own protocol.
+//! - [`jobs`]: typed jobs for work queues (DOCA 2.2's face, and `AsyncWorkQ` on tokio).
 
 pub mod gid;
+pub mod jobs;
 pub mod nic;
 mod rdma;
 pub mod tasks;

@@ -299,6 +299,12 @@ impl Driver {
     /// the calling thread, unless another thread is doing so (false then). Completions
     /// and events reach the sink from here. Call it with none of the sink's locks held.
     pub fn drive(&self) -> bool {
+        self.drive_marked(None)
+    }
+
+    /// [`drive`](Driver::drive), with `mark` set while this thread holds the worker
+    /// (what the sink sees then comes from this thread).
+    pub fn drive_marked(&self, mark: Option<&AtomicBool>) -> bool {
         let sh = &*self.0;
         let mut g = match sh.state.try_lock() {
             Ok(g) => g,
@@ -312,6 +318,9 @@ impl Driver {
             .store(sh.epoch.elapsed().as_micros() as u64, Ordering::Relaxed);
         let sp: *mut State = &mut *b.0;
         let _d = Driving::enter(sp);
+        if let Some(m) = mark {
+            m.store(true, Ordering::Release);
+        }
         // SAFETY: the state is this lock holder's; UCX calls back into it (through
         // STATE) only from ucp_worker_progress below, while no other reference to it is
         // live.
@@ -323,6 +332,9 @@ impl Driver {
                     break;
                 }
             }
+        }
+        if let Some(m) = mark {
+            m.store(false, Ordering::Release);
         }
         true
     }

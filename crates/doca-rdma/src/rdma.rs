@@ -377,6 +377,9 @@ pub(crate) struct Shared {
     /// context's locks while it waits for the NIC: completions are only queued then
     /// (the stopping thread reports them), nobody is woken.
     stopping: std::sync::atomic::AtomicBool,
+    /// The polling thread drives the NIC: what completes now is collected by the same
+    /// poll, so nobody needs waking.
+    quiet: std::sync::atomic::AtomicBool,
     ctx: std::sync::OnceLock<doca_core::exec::WeakCtx>,
     on_event: Mutex<Option<EventCb>>,
 }
@@ -406,7 +409,7 @@ struct SinkOf(Weak<Shared>);
 impl Shared {
     /// Wakes the progress engine, unless the context is stopping its NIC.
     fn ring(&self) {
-        if self.stopping.load(Ordering::Acquire) {
+        if self.stopping.load(Ordering::Acquire) || self.quiet.load(Ordering::Acquire) {
             return;
         }
         if let Some(c) = self.ctx.get().and_then(|w| w.upgrade()) {
@@ -520,7 +523,8 @@ impl ChannelOps for RdmaOps {
             // is not at work: completions come with no hand-over between threads.
             let driver = lock(&s.nic).as_ref().map(Nic::driver);
             if let Some(d) = driver {
-                d.drive();
+                // Only this thread runs the sink while it holds the worker.
+                d.drive_marked(Some(&s.quiet));
             }
         }
         let mut any = false;
@@ -592,11 +596,26 @@ impl ChannelOps for RdmaOps {
         any
     }
 
+    fn event_driven_supported(&self) -> bool {
+        true
+    }
+
     fn submit_job(
         &self,
         ctx: &Ctx,
         mut rec: JobRecord,
     ) -> std::result::Result<(), (Error, JobRecord)> {
+        // The remote net sync event tasks (3.x) name a program's event by address: only
+        // the task face, which holds the event, gives them.
+        if rec.job_type > JOB_ATOMIC_FETCH_ADD {
+            return Err((
+                Error::with_context(
+                    ErrorCode::NotSupported,
+                    "the remote net sync event operations are tasks of DOCA 3.x; they have no work queue job",
+                ),
+                rec,
+            ));
+        }
         // DOCA 2.2's receive writes its message over the destination's data section
         // (its samples receive into buffers whose data spans them).
         if rec.job_type == JOB_RECV {
@@ -786,6 +805,7 @@ impl Rdma {
             requests: Mutex::new(VecDeque::new()),
             inflight: AtomicU32::new(0),
             stopping: std::sync::atomic::AtomicBool::new(false),
+            quiet: std::sync::atomic::AtomicBool::new(false),
             ctx: std::sync::OnceLock::new(),
             on_event: Mutex::new(None),
         });

@@ -60,6 +60,12 @@ pub trait ChannelOps: CtxOps {
     /// Makes progress (the context is not idle), handing completions and state changes
     /// to `out`. Whether anything happened.
     fn poll(&self, ctx: &Ctx, out: &mut PollOut<'_>) -> bool;
+    /// Whether a work queue in event-driven mode may hold this channel's jobs: the
+    /// channel rings its context ([`Ctx::ring`]) whenever something completes that no
+    /// poll is collecting at that moment.
+    fn event_driven_supported(&self) -> bool {
+        false
+    }
     /// Takes a job submitted on a DOCA 2.2 work queue (the device supports its type and
     /// its borrowed buffers are pinned); it completes through [`poll`](ChannelOps::poll),
     /// which the work queue calls on retrieval. A refusal gives the record back. A
@@ -663,7 +669,7 @@ impl Ctx {
     pub fn event_driven_supported(&self) -> bool {
         match &self.shared.lib {
             Lib::Jobs(j) => j.event_driven_supported(),
-            Lib::Channel(_) => false,
+            Lib::Channel(c) => c.event_driven_supported(),
         }
     }
 
