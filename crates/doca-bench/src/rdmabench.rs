@@ -2,7 +2,8 @@
 //! trip, through DOCA RDMA contexts (each with its software NIC) against raw UCX on the
 //! same machine in the same run: `ucp_put_nbx` + flush, `ucp_get_nbx`, and active
 //! messages answered from the handler. The transports UCX chose are printed with the
-//! table (`UCX_TLS=tcp` in the environment measures TCP).
+//! table (`UCX_TLS=tcp` in the environment measures TCP; `--shm` lets our contexts use
+//! shared memory, as the raw pair does).
 
 use crate::median;
 use clap::Args;
@@ -33,6 +34,10 @@ pub struct RdmaArgs {
     /// A short run to check that everything works.
     #[arg(long)]
     quick: bool,
+    /// Let our contexts reach each other through shared memory (`DOCA_RDMA_SHM=1`;
+    /// UCX then detects no peer failures: see the README).
+    #[arg(long)]
+    shm: bool,
 }
 
 const MEM: usize = 4 << 20;
@@ -569,6 +574,10 @@ impl Ours {
 }
 
 pub fn run(a: &RdmaArgs) {
+    if a.shm {
+        // SAFETY: set before any thread of this process starts or reads it.
+        unsafe { std::env::set_var("DOCA_RDMA_SHM", "1") };
+    }
     let (reps, bytes, rounds) = if a.quick {
         (1, 8 << 20, 200)
     } else {

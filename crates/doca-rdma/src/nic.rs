@@ -251,6 +251,10 @@ struct Shared {
     /// When a program thread last drove the worker (microseconds since `epoch`).
     last_drive: AtomicU64,
     epoch: Instant,
+    /// Peers of this machine whose end the NIC thread watches for: (connection, the
+    /// peer process's pidfd (owned by the connection; -1: none, its PID is looked at),
+    /// its PID).
+    watch: Mutex<Vec<(u32, std::os::fd::RawFd, u32)>>,
 }
 
 /// The NIC state, moved between the threads that drive the worker.
@@ -328,7 +332,9 @@ impl Driver {
             (*sp).drain();
             let w = (*sp).w;
             for _ in 0..64 {
-                if u::ucp_worker_progress(w) == 0 {
+                let n = u::ucp_worker_progress(w);
+                (*sp).release_late();
+                if n == 0 {
                     break;
                 }
             }
@@ -367,6 +373,8 @@ const SPIN: Duration = Duration::from_micros(50);
 const APP_WINDOW_US: u64 = 500;
 /// How long the NIC thread stands by before looking again.
 const STANDBY: Duration = Duration::from_micros(200);
+/// How often the NIC thread looks at watched peer processes while busy.
+const WATCH_EVERY: Duration = Duration::from_millis(20);
 
 impl Nic {
     /// Starts a NIC serving device `dev` (a PCI address code: remote accesses reach only
@@ -381,6 +389,7 @@ impl Nic {
             state: Mutex::new(None),
             last_drive: AtomicU64::new(0),
             epoch: Instant::now(),
+            watch: Mutex::new(Vec::new()),
         });
         let ctx_id = random_u64()?;
         let sh = Arc::clone(&shared);
@@ -422,6 +431,7 @@ impl Nic {
             conn,
             key,
             ctx_id: self.ctx_id,
+            place: crate::wire::Place::here(),
             worker: self.address.clone(),
         }
         .encode()
@@ -560,6 +570,9 @@ struct Conn {
     peer_ctx: u64,
     /// Requests that came before this side connected (answers need the endpoint).
     early: VecDeque<Incoming>,
+    /// A peer of this machine, reached without UCX's failure detection (shared memory
+    /// has none): its process, whose end fails the connection.
+    peer_proc: Option<PeerProc>,
 }
 
 impl Conn {
@@ -573,6 +586,7 @@ impl Conn {
             peer_key: 0,
             peer_ctx: 0,
             early: VecDeque::new(),
+            peer_proc: None,
         }
     }
 }
@@ -669,6 +683,10 @@ struct State {
     /// Connection requests not answered yet, by number.
     requests: HashMap<u64, u::ucp_conn_request_h>,
     next_req: u64,
+    /// Inside UCX's message callback: data kept from UCX is released after it returns.
+    in_am: bool,
+    /// Kept data to give back once the callback returned (UCX forbids it inside).
+    late_release: Vec<*mut c_void>,
 }
 
 thread_local! {
@@ -720,6 +738,8 @@ fn run(
         lingering: Vec::new(),
         requests: HashMap::new(),
         next_req: 1,
+        in_am: false,
+        late_release: Vec::with_capacity(64),
     });
     let sp: *mut State = &mut *st;
     STATE.with(|s| s.set(sp));
@@ -754,12 +774,25 @@ fn run(
     *shared.state.lock().unwrap_or_else(|e| e.into_inner()) = Some(StateBox(st));
     let _ = ready.send(Ok(()));
     let mut idle_since = Instant::now();
+    let mut watched_at = Instant::now();
     loop {
         if shared.stop.load(Ordering::SeqCst) {
             break;
         }
+        // A transport that stays busy (retrying a peer that is gone) must not keep the
+        // watched peers from being looked at.
+        if watched_at.elapsed() > WATCH_EVERY {
+            watched_at = Instant::now();
+            let ended = wait_peers(&shared, None, Duration::ZERO);
+            if !ended.is_empty() {
+                reap(&shared, &ended);
+            }
+        }
         if shared.app_driving() {
-            std::thread::sleep(STANDBY);
+            let ended = wait_peers(&shared, None, STANDBY);
+            if !ended.is_empty() {
+                reap(&shared, &ended);
+            }
             continue;
         }
         let mut armed = false;
@@ -775,7 +808,10 @@ fn run(
             // that is gone, being retried) must not keep commands and the stop waiting.
             for _ in 0..64 {
                 // SAFETY: as above.
-                if unsafe { u::ucp_worker_progress(worker.w) } == 0 {
+                let n = unsafe { u::ucp_worker_progress(worker.w) };
+                // SAFETY: as above.
+                unsafe { (*sp).release_late() };
+                if n == 0 {
                     break;
                 }
                 busy = true;
@@ -788,14 +824,12 @@ fn run(
             }
         }
         if armed {
-            let mut p = libc::pollfd {
-                fd: efd,
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            // SAFETY: one valid pollfd. A command or the stop signals the worker, which
-            // makes the descriptor readable; the timeout bounds a missed wake-up.
-            unsafe { libc::poll(&mut p, 1, 100) };
+            // A command or the stop signals the worker, which makes its descriptor
+            // readable; the timeout bounds a missed wake-up.
+            let ended = wait_peers(&shared, Some(efd), Duration::from_millis(100));
+            if !ended.is_empty() {
+                reap(&shared, &ended);
+            }
         } else {
             std::hint::spin_loop();
         }
@@ -816,7 +850,10 @@ fn run(
     let t = Instant::now();
     while t.elapsed() < Duration::from_millis(500) && st_ref(sp).busy() {
         // SAFETY: the worker is this thread's; no reference to the state is live.
-        unsafe { u::ucp_worker_progress(worker.w) };
+        unsafe {
+            u::ucp_worker_progress(worker.w);
+            (*sp).release_late();
+        }
     }
     // SAFETY: as above.
     unsafe { (*sp).finish_shutdown() };
@@ -825,6 +862,78 @@ fn run(
     // SAFETY: as above; the worker is gone, so nothing touches user memory now.
     unsafe { (*sp).fail_leftovers() };
     drop(st);
+}
+
+/// Waits up to `timeout` for the worker's descriptor `efd` (when given) or the end of
+/// a watched peer process; the connections whose peer may have ended.
+fn wait_peers(shared: &Shared, efd: Option<std::ffi::c_int>, timeout: Duration) -> Vec<u32> {
+    let watched: Vec<(u32, std::os::fd::RawFd, u32)> = shared
+        .watch
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    // Peers with no pidfd are looked at by PID, at least every 100 ms.
+    let by_pid: Vec<u32> = watched
+        .iter()
+        .filter(|w| w.1 < 0 && pid_ended(w.2))
+        .map(|w| w.0)
+        .collect();
+    if !by_pid.is_empty() {
+        return by_pid;
+    }
+    let timeout = if watched.iter().any(|w| w.1 < 0) {
+        timeout.min(Duration::from_millis(100))
+    } else {
+        timeout
+    };
+    if watched.is_empty() && efd.is_none() {
+        std::thread::sleep(timeout);
+        return Vec::new();
+    }
+    let mut fds: Vec<libc::pollfd> = efd
+        .into_iter()
+        .chain(watched.iter().map(|&(_, fd, _)| fd))
+        .map(|fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    let ts = libc::timespec {
+        tv_sec: timeout.as_secs() as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: `fds` are valid pollfds; a descriptor closed meanwhile reports POLLNVAL,
+    // and what a reused number reports is checked again under the state's lock.
+    let n = unsafe {
+        libc::ppoll(
+            fds.as_mut_ptr(),
+            fds.len() as libc::nfds_t,
+            &ts,
+            ptr::null(),
+        )
+    };
+    if n <= 0 {
+        return Vec::new();
+    }
+    let skip = usize::from(efd.is_some());
+    fds[skip..]
+        .iter()
+        .zip(&watched)
+        .filter(|(p, _)| p.revents & libc::POLLIN != 0)
+        .map(|(_, &(conn, _, _))| conn)
+        .collect()
+}
+
+/// Fails the connections whose peer process ended (checked under the state's lock).
+fn reap(shared: &Shared, conns: &[u32]) {
+    let mut g = shared.state.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(b) = g.as_mut() else { return };
+    let sp: *mut State = &mut *b.0;
+    let _d = Driving::enter(sp);
+    // SAFETY: the state is this lock holder's; closing endpoints may call back into it
+    // through STATE only.
+    unsafe { (*sp).reap_peers(conns) };
 }
 
 fn st_ref<'a>(sp: *mut State) -> &'a State {
@@ -883,11 +992,14 @@ unsafe extern "C" fn am_cb(
         return if rndv { u::UCS_ERR_REJECTED } else { u::UCS_OK };
     }
     let accepted = with_state(|st| {
-        st.incoming(Incoming {
+        st.in_am = true;
+        let r = st.incoming(Incoming {
             am,
             hdr,
             data: kept,
-        })
+        });
+        st.in_am = false;
+        r
     });
     match accepted {
         // Ours now: released or consumed by the NIC (never by UCX after this).
@@ -942,6 +1054,65 @@ unsafe extern "C" fn close_cb(req: *mut c_void, _status: u::ucs_status_t, _user:
         // SAFETY: as in send_cb.
         unsafe { u::ucp_request_free(req) };
     }
+}
+
+/// The process of a peer on this machine reached through shared memory
+/// (`DOCA_RDMA_SHM=1` on both sides), watched for its end: through a pidfd where the
+/// system gives one, else by its PID.
+struct PeerProc {
+    pid: u32,
+    fd: Option<std::os::fd::OwnedFd>,
+}
+
+impl PeerProc {
+    fn open(pid: u32) -> PeerProc {
+        // SAFETY: pidfd_open takes a PID and flags and returns a new descriptor or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+        let fd = (fd >= 0).then(|| {
+            // SAFETY: a descriptor just opened, owned from here on.
+            unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd as i32) }
+        });
+        PeerProc { pid, fd }
+    }
+
+    fn raw_fd(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsRawFd;
+        self.fd.as_ref().map_or(-1, |f| f.as_raw_fd())
+    }
+
+    /// Whether the process ended.
+    fn ended(&self) -> bool {
+        match &self.fd {
+            Some(f) => {
+                use std::os::fd::AsRawFd;
+                readable(f.as_raw_fd(), 0)
+            }
+            None => pid_ended(self.pid),
+        }
+    }
+}
+
+/// Whether the process `pid` ended (gone, or a zombie nobody reaped yet).
+fn pid_ended(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // "pid (comm) S ...": the state follows the last ')'.
+        Ok(t) => t
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|st| st == "Z" || st == "X"),
+        Err(_) => true,
+    }
+}
+
+/// Whether `fd` is readable within `timeout_ms` (a pidfd: its process ended).
+fn readable(fd: std::os::fd::RawFd, timeout_ms: i32) -> bool {
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    unsafe { libc::poll(&mut p, 1, timeout_ms) == 1 && p.revents & libc::POLLIN != 0 }
 }
 
 /// An access to exported memory, checked; `None` for one of no bytes that names no
@@ -1201,6 +1372,12 @@ impl State {
         if c.state != ConnState::Registered {
             return;
         }
+        // A peer of this machine is watched through its process, so that UCX may use
+        // shared memory (whose transports detect no failures); others through UCX. Both
+        // sides decide alike (their endpoints must agree).
+        let peer_proc = crate::wire::Place::here()
+            .shares_machine(&desc.place)
+            .then(|| PeerProc::open(desc.place.pid));
         // SAFETY: zeroed endpoint params with the named fields set; the address bytes
         // live across the call (UCX copies what it needs).
         let (s, ep) = unsafe {
@@ -1209,12 +1386,26 @@ impl State {
                 | u::UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE
                 | u::UCP_EP_PARAM_FIELD_ERR_HANDLER) as u64;
             p.address = desc.worker.as_ptr() as *const u::ucp_address_t;
-            p.err_mode = u::UCP_ERR_HANDLING_MODE_PEER;
+            p.err_mode = if peer_proc.is_some() {
+                u::UCP_ERR_HANDLING_MODE_NONE
+            } else {
+                u::UCP_ERR_HANDLING_MODE_PEER
+            };
             p.err_handler.cb = Some(ep_err_cb);
             p.err_handler.arg = conn as usize as *mut c_void;
             let mut ep = ptr::null_mut();
             (u::ucp_ep_create(self.w, &p, &mut ep), ep)
         };
+        if s == u::UCS_OK
+            && let Some(p) = &peer_proc
+        {
+            self.shared
+                .watch
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((conn, p.raw_fd(), p.pid));
+        }
+        c.peer_proc = peer_proc;
         if s != u::UCS_OK {
             c.state = ConnState::Closed;
             self.sink.conn_event(conn, ConnEvent::Failed);
@@ -1434,10 +1625,12 @@ impl State {
         c.state = ConnState::Closed;
         let ep = std::mem::replace(&mut c.ep, ptr::null_mut());
         let early = std::mem::take(&mut c.early);
+        let watched = c.peer_proc.take();
         let (pc, pk) = (c.peer_conn, c.peer_key);
         for m in early {
             self.release(m.data);
         }
+        self.unwatch(conn, watched);
         if was == ConnState::Connected && !ep.is_null() {
             if tell {
                 let h = Header {
@@ -1487,6 +1680,8 @@ impl State {
         }
         c.state = ConnState::Closed;
         let ep = std::mem::replace(&mut c.ep, ptr::null_mut());
+        let watched = c.peer_proc.take();
+        self.unwatch(conn, watched);
         if !ep.is_null() {
             self.close_ep(ep, true);
         }
@@ -1494,6 +1689,32 @@ impl State {
         self.fail_conn_ops(conn, ErrorCode::ConnectionReset, &what);
         self.drop_unmatched_of(conn);
         self.sink.conn_event(conn, ConnEvent::Failed);
+    }
+
+    /// Stops watching a connection's peer process.
+    fn unwatch(&mut self, conn: u32, p: Option<PeerProc>) {
+        if p.is_some() {
+            self.shared
+                .watch
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .retain(|&(c, _, _)| c != conn);
+        }
+        drop(p);
+    }
+
+    /// Fails the connections whose watched peer process ended.
+    fn reap_peers(&mut self, conns: &[u32]) {
+        for &conn in conns {
+            let gone = self
+                .conns
+                .get(&conn)
+                .and_then(|c| c.peer_proc.as_ref())
+                .is_some_and(PeerProc::ended);
+            if gone {
+                self.conn_failed(conn, u::UCS_ERR_CONNECTION_RESET);
+            }
+        }
     }
 
     fn fail_conn_ops(&mut self, conn: u32, code: ErrorCode, what: &str) {
@@ -1520,8 +1741,18 @@ impl State {
         self.unmatched = keep;
     }
 
+    /// Gives back the data kept inside message callbacks (call after progress).
+    fn release_late(&mut self) {
+        for p in self.late_release.drain(..) {
+            // SAFETY: data UCX let us keep, its callback returned; released once.
+            unsafe { u::ucp_am_data_release(self.w, p) };
+        }
+    }
+
     fn release(&mut self, d: Kept) {
         match d {
+            // Inside the message callback, after it returns.
+            Kept::Eager(p, _) | Kept::Rndv(p, _) if self.in_am => self.late_release.push(p),
             // SAFETY: data UCX let us keep (persistent eager data or a rendezvous
             // descriptor), released once.
             Kept::Eager(p, _) | Kept::Rndv(p, _) => unsafe { u::ucp_am_data_release(self.w, p) },

@@ -7,9 +7,11 @@
 use doca_core::{Error, ErrorCode, Result};
 
 const MAGIC: [u8; 8] = *b"DOCARDMA";
-const VERSION: u16 = 1;
+const VERSION: u16 = 2;
 /// Bytes of a descriptor around the worker address.
-pub const DESC_OVERHEAD: usize = 48;
+pub const DESC_OVERHEAD: usize = 80;
+/// Where the worker address starts in a descriptor.
+const WORKER_AT: usize = 72;
 /// Longest UCX worker address a descriptor carries.
 pub const MAX_WORKER_ADDR: usize = 64 * 1024;
 
@@ -23,8 +25,70 @@ pub struct ConnDesc {
     pub key: u64,
     /// The exporting context's random identity (a connection is refused twice).
     pub ctx_id: u64,
+    /// Where the exporting process runs.
+    pub place: Place,
     /// The UCX worker address of the exporting context.
     pub worker: Vec<u8>,
+}
+
+/// Where a process runs: the machine's boot identity, its PID namespace and its PID.
+/// Two processes with the same boot identity and namespace share a machine, so the
+/// second can watch the first (and both may use shared memory). All zero: unknown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Place {
+    /// `/proc/sys/kernel/random/boot_id`, as 16 bytes.
+    pub boot: [u8; 16],
+    /// The inode of `/proc/self/ns/pid`.
+    pub pid_ns: u64,
+    /// The process.
+    pub pid: u32,
+    /// Whether the process lets a peer of its machine reach it through shared memory
+    /// (both must; `DOCA_RDMA_SHM=1`). UCX has no failure detection on shared memory:
+    /// the peer's process is watched instead, and an operation whose transfer was cut
+    /// by the peer's end may never finish.
+    pub shm: bool,
+}
+
+impl Place {
+    /// This process's place (all zero where the system does not say).
+    pub fn here() -> Place {
+        static HERE: std::sync::OnceLock<Place> = std::sync::OnceLock::new();
+        *HERE.get_or_init(|| {
+            let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+                .ok()
+                .and_then(|t| {
+                    let hex: String = t.trim().chars().filter(|c| *c != '-').collect();
+                    let mut b = [0u8; 16];
+                    for (i, x) in b.iter_mut().enumerate() {
+                        *x = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
+                    }
+                    Some(b)
+                })
+                .unwrap_or([0; 16]);
+            let pid_ns = std::fs::metadata("/proc/self/ns/pid")
+                .map(|m| std::os::unix::fs::MetadataExt::ino(&m))
+                .unwrap_or(0);
+            Place {
+                boot,
+                pid_ns,
+                pid: std::process::id(),
+                shm: std::env::var_os("DOCA_RDMA_SHM").is_some_and(|v| v == "1"),
+            }
+        })
+    }
+
+    /// Whether `other` is a process of this machine that this one can watch, both
+    /// letting the other reach them through shared memory (the same answer on both
+    /// sides).
+    pub fn shares_machine(&self, other: &Place) -> bool {
+        self.shm
+            && other.shm
+            && self.boot != [0; 16]
+            && self.pid_ns != 0
+            && other.pid != 0
+            && self.boot == other.boot
+            && self.pid_ns == other.pid_ns
+    }
 }
 
 fn fnv1a(bytes: &[u8]) -> u64 {
@@ -53,6 +117,11 @@ impl ConnDesc {
         b.extend_from_slice(&(self.worker.len() as u32).to_le_bytes());
         b.extend_from_slice(&self.key.to_le_bytes());
         b.extend_from_slice(&self.ctx_id.to_le_bytes());
+        b.extend_from_slice(&self.place.boot);
+        b.extend_from_slice(&self.place.pid_ns.to_le_bytes());
+        b.extend_from_slice(&self.place.pid.to_le_bytes());
+        b.extend_from_slice(&u32::from(self.place.shm).to_le_bytes());
+        debug_assert_eq!(b.len(), WORKER_AT);
         b.extend_from_slice(&self.worker);
         let sum = fnv1a(&b);
         b.extend_from_slice(&sum.to_le_bytes());
@@ -111,11 +180,24 @@ impl ConnDesc {
                 "the RDMA connection descriptor's checksum does not match (damaged in transit?)",
             ));
         }
+        if u32_at(68) > 1 {
+            return Err(invalid(
+                "the RDMA connection descriptor's header is damaged",
+            ));
+        }
+        let mut boot = [0u8; 16];
+        boot.copy_from_slice(&b[40..56]);
         Ok(ConnDesc {
             conn: u32_at(16),
             key: u64_at(24),
             ctx_id: u64_at(32),
-            worker: b[40..40 + wlen].to_vec(),
+            place: Place {
+                boot,
+                pid_ns: u64_at(56),
+                pid: u32_at(64),
+                shm: u32_at(68) == 1,
+            },
+            worker: b[WORKER_AT..WORKER_AT + wlen].to_vec(),
         })
     }
 }
@@ -231,6 +313,7 @@ mod tests {
             conn: 3,
             key: 0xfeed_beef,
             ctx_id: 42,
+            place: Place::here(),
             worker: (0..100u8).collect(),
         }
     }

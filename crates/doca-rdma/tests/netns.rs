@@ -285,7 +285,160 @@ fn two_processes_in_two_network_namespaces_over_tcp() {
     run_pair([pair.prefix(0), pair.prefix(1)], [env(0), env(1)]);
 }
 
+/// A target that exports 4 MiB, connects and then only waits: it is killed.
 #[test]
-fn two_processes_on_one_machine() {
-    run_pair([vec![], vec![]], [vec![], vec![]]);
+fn victim_process() {
+    let Some(_) = peer::role() else { return };
+    let dev = device::devinfo_list().unwrap()[0].open().unwrap();
+    let col = Arc::new(Col::default());
+    let nic = Nic::start(net::dev_code(&dev), col.clone()).unwrap();
+    let key = random_u64().unwrap();
+    let mut m = Mmap::new();
+    m.set_memory(vec![0u8; 4 * LEN]).unwrap();
+    m.set_permissions(AccessFlags::RDMA_READ | AccessFlags::RDMA_WRITE)
+        .unwrap();
+    m.dev_add(&dev).unwrap();
+    m.start().unwrap();
+    let blob = m.export_rdma(&dev).unwrap();
+    // SAFETY: a control command.
+    unsafe { nic.submit(Cmd::Register { conn: 7, key }) };
+    peer::say(&format!("{} {}", hex(&nic.descriptor(7, key)), hex(&blob)));
+    for line in peer::commands() {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        if w[0] == "connect" {
+            let desc = ConnDesc::decode(&unhex(w[1])).unwrap();
+            // SAFETY: a control command.
+            unsafe { nic.submit(Cmd::Connect { conn: 7, desc }) };
+            peer::say("connected");
+        }
+    }
+    drop(nic);
+}
+
+/// Writes and reads of 1 MiB, four in flight, against a peer killed at a random moment
+/// (`rounds` times): every operation ends (what was in flight with an error, none
+/// hangs), later ones are refused, and the NIC stops cleanly.
+fn kill_mid_transfer(env: Vec<(&str, &str)>, rounds: usize) {
+    let dev = device::devinfo_list().unwrap()[0].open().unwrap();
+    for round in 0..rounds {
+        let col = Arc::new(Col::default());
+        let mut nic = Nic::start(net::dev_code(&dev), col.clone()).unwrap();
+        let key = random_u64().unwrap();
+        // SAFETY: a control command.
+        unsafe { nic.submit(Cmd::Register { conn: 1, key }) };
+        let mut v = Peer::spawn_with("victim_process", "victim", &env);
+        let vd = v.recv();
+        let (vdesc, blob) = vd.split_once(' ').unwrap();
+        v.send(&format!("connect {}", hex(&nic.descriptor(1, key))));
+        assert_eq!(v.recv(), "connected");
+        let r = Mmap::create_from_export(Default::default(), &unhex(blob), &dev).unwrap();
+        let k = r.remote().unwrap().net_key().unwrap();
+        // SAFETY: a control command.
+        unsafe {
+            nic.submit(Cmd::Connect {
+                conn: 1,
+                desc: ConnDesc::decode(&unhex(vdesc)).unwrap(),
+            })
+        };
+        let mut bufs: Vec<Vec<u8>> = (0..4).map(|i| pattern(LEN, i as u8)).collect();
+        let kill_after = Duration::from_millis(20 + random_u64().unwrap() % 300);
+        let start = Instant::now();
+        let (mut issued, mut ended, mut ok_after_kill) = (0u64, 0u64, 0u64);
+        let mut killed_at = None;
+        let mut errors = Vec::new();
+        let submit = |nic: &Nic, n: u64, buf: &mut Vec<u8>| {
+            let slot = (n % 4) as usize;
+            let addr = k.base + (slot * LEN) as u64;
+            // SAFETY: each buffer is used by one operation at a time, awaited below
+            // before it is used again, and outlives the NIC (stopped first).
+            unsafe {
+                nic.submit(if n % 2 == 0 {
+                    Cmd::Write {
+                        user: n,
+                        conn: 1,
+                        ptr: buf.as_ptr(),
+                        len: LEN,
+                        token: k.token,
+                        addr,
+                        imm: None,
+                    }
+                } else {
+                    Cmd::Read {
+                        user: n,
+                        conn: 1,
+                        ptr: buf.as_mut_ptr(),
+                        len: LEN,
+                        token: k.token,
+                        addr,
+                    }
+                })
+            };
+        };
+        for b in bufs.iter_mut() {
+            submit(&nic, issued, b);
+            issued += 1;
+        }
+        // Keep four in flight until the kill, and a while after.
+        while ended < issued {
+            let r = col.wait(ended);
+            if killed_at.is_some() {
+                match &r {
+                    Ok(_) => ok_after_kill += 1,
+                    Err(e) => errors.push(e.code()),
+                }
+            }
+            ended += 1;
+            if killed_at.is_none() && start.elapsed() >= kill_after {
+                v.kill();
+                killed_at = Some(Instant::now());
+            }
+            let after = killed_at.map_or(Duration::ZERO, |t| t.elapsed());
+            if after < Duration::from_millis(200) {
+                let n = issued;
+                submit(&nic, n, &mut bufs[(n % 4) as usize]);
+                issued += 1;
+            }
+            assert!(
+                after < Duration::from_secs(20),
+                "round {round}: operations still in flight 20 s after the peer was killed"
+            );
+        }
+        assert!(
+            killed_at.is_some(),
+            "round {round}: the transfers ended before the kill"
+        );
+        assert!(
+            !errors.is_empty(),
+            "round {round}: nothing failed after the kill ({ok_after_kill} ended well)"
+        );
+        for c in &errors {
+            assert!(
+                matches!(
+                    c,
+                    ErrorCode::ConnectionReset
+                        | ErrorCode::ConnectionAborted
+                        | ErrorCode::NotConnected
+                ),
+                "round {round}: {c:?} ({errors:?})"
+            );
+        }
+        let t = Instant::now();
+        nic.stop();
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "the NIC took long to stop"
+        );
+        drop(r);
+    }
+}
+
+#[test]
+fn a_peer_killed_mid_transfer_on_one_machine() {
+    kill_mid_transfer(vec![], 3);
+}
+
+/// The same with UCX limited to TCP, as between machines.
+#[test]
+fn a_peer_killed_mid_transfer_over_tcp() {
+    kill_mid_transfer(vec![("UCX_TLS", "tcp")], 3);
 }
