@@ -352,7 +352,7 @@ fn kill_mid_transfer(env: Vec<(&str, &str)>, rounds: usize) {
             // SAFETY: each buffer is used by one operation at a time, awaited below
             // before it is used again, and outlives the NIC (stopped first).
             unsafe {
-                nic.submit(if n % 2 == 0 {
+                nic.submit(if n.is_multiple_of(2) {
                     Cmd::Write {
                         user: n,
                         conn: 1,
