@@ -1,9 +1,11 @@
 //! RDMA: write and read throughput of 64 KiB and 1 MiB, and the 64 B send/receive round
-//! trip, through DOCA RDMA contexts (each with its software NIC) against raw UCX on the
-//! same machine in the same run: `ucp_put_nbx` + flush, `ucp_get_nbx`, and active
-//! messages answered from the handler. The transports UCX chose are printed with the
-//! table (`UCX_TLS=tcp` in the environment measures TCP; `--shm` lets our contexts use
-//! shared memory, as the raw pair does).
+//! trip, through DOCA RDMA contexts (each with its software NIC) against raw UCX in the
+//! same run: `ucp_put_nbx` + flush, `ucp_get_nbx`, and active messages answered from
+//! the responder's handler. A responder (a thread, or with `--netns` a process in
+//! another network namespace, over TCP) serves both; the requester measures. The
+//! transports UCX chose are printed with the table (`UCX_TLS=tcp` in the environment
+//! measures TCP on one machine; `--shm` lets our contexts use shared memory, as the raw
+//! pair does).
 
 use crate::median;
 use clap::Args;
@@ -11,9 +13,10 @@ use doca_core::exec::{Pe, PeEvent};
 use doca_core::{AccessFlags, BufInventory, Data, JobRecord, Mmap, device};
 use doca_rdma::{JOB_READ, JOB_RECV, JOB_SEND, JOB_WRITE, Rdma, slot};
 use std::ffi::c_void;
+use std::path::{Path, PathBuf};
 use std::ptr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use ucx_sys as u;
 
@@ -38,6 +41,16 @@ pub struct RdmaArgs {
     /// UCX then detects no peer failures: see the README).
     #[arg(long)]
     shm: bool,
+    /// Requester and responder in two network namespaces joined by a veth pair (TCP,
+    /// as between two machines; needs root and iproute2's ip).
+    #[arg(long)]
+    netns: bool,
+    /// The side this process plays (set by `--netns` for the processes it starts).
+    #[arg(long, hide = true)]
+    side: Option<String>,
+    /// Where the two sides leave what they tell each other.
+    #[arg(long, hide = true)]
+    dir: Option<std::path::PathBuf>,
 }
 
 const MEM: usize = 4 << 20;
@@ -69,53 +82,154 @@ fn wait_req(p: u::ucs_status_ptr_t, workers: &[u::ucp_worker_h], what: &str) {
     unsafe { u::ucp_request_free(p) };
 }
 
-/// The raw UCX pair: two workers of one context with RMA and active messages, B's
-/// memory mapped and its key unpacked at A.
-struct Raw {
+/// What the two sides tell each other: files in a directory both see.
+struct Dir(PathBuf);
+
+impl Dir {
+    fn put(&self, name: &str, data: &[u8]) {
+        let tmp = self.0.join(format!("{name}.tmp"));
+        std::fs::write(&tmp, data).expect("write");
+        std::fs::rename(&tmp, self.0.join(name)).expect("rename");
+    }
+
+    fn get(&self, name: &str) -> Vec<u8> {
+        let t = Instant::now();
+        loop {
+            if let Ok(d) = std::fs::read(self.0.join(name)) {
+                return d;
+            }
+            assert!(t.elapsed() < Duration::from_secs(60), "{name} never came");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.0.join(name).exists()
+    }
+}
+
+/// One side's raw UCX: a context with RMA and active messages, a worker, 4 MiB mapped
+/// for the peer's puts and gets, and (once connected) an endpoint to the peer.
+struct RawEnd {
     ctx: u::ucp_context_h,
-    wa: u::ucp_worker_h,
-    wb: u::ucp_worker_h,
-    ab: u::ucp_ep_h,
-    ba: u::ucp_ep_h,
+    w: u::ucp_worker_h,
+    addr: Vec<u8>,
+    mem: Vec<u8>,
     memh: u::ucp_mem_h,
-    rkey: u::ucp_rkey_h,
-    mem_a: Vec<u8>,
-    mem_b: Vec<u8>,
+    ep: u::ucp_ep_h,
 }
 
-fn worker(ctx: u::ucp_context_h) -> (u::ucp_worker_h, Vec<u8>) {
-    // SAFETY: zeroed params with the named fields set; outputs are locals.
-    unsafe {
-        let mut wp: u::ucp_worker_params_t = std::mem::zeroed();
-        wp.field_mask = u::UCP_WORKER_PARAM_FIELD_THREAD_MODE as u64;
-        wp.thread_mode = u::UCS_THREAD_MODE_SINGLE;
-        let mut w = ptr::null_mut();
-        check(u::ucp_worker_create(ctx, &wp, &mut w), "worker");
-        let mut a = ptr::null_mut();
-        let mut n = 0usize;
-        check(u::ucp_worker_get_address(w, &mut a, &mut n), "address");
-        let addr = std::slice::from_raw_parts(a as *const u8, n).to_vec();
-        u::ucp_worker_release_address(w, a);
-        (w, addr)
+impl RawEnd {
+    fn new() -> RawEnd {
+        // SAFETY: zeroed params with the named fields set; outputs are locals.
+        let ctx = unsafe {
+            let mut p: u::ucp_params_t = std::mem::zeroed();
+            p.field_mask = u::UCP_PARAM_FIELD_FEATURES as u64;
+            p.features = (u::UCP_FEATURE_RMA | u::UCP_FEATURE_AM) as u64;
+            let mut ctx = ptr::null_mut();
+            check(u::ucp_init(&p, ptr::null(), &mut ctx), "ucp_init");
+            ctx
+        };
+        // SAFETY: zeroed params with the named fields set; outputs are locals.
+        let (w, addr) = unsafe {
+            let mut wp: u::ucp_worker_params_t = std::mem::zeroed();
+            wp.field_mask = u::UCP_WORKER_PARAM_FIELD_THREAD_MODE as u64;
+            wp.thread_mode = u::UCS_THREAD_MODE_SINGLE;
+            let mut w = ptr::null_mut();
+            check(u::ucp_worker_create(ctx, &wp, &mut w), "worker");
+            let mut a = ptr::null_mut();
+            let mut n = 0usize;
+            check(u::ucp_worker_get_address(w, &mut a, &mut n), "address");
+            let addr = std::slice::from_raw_parts(a as *const u8, n).to_vec();
+            u::ucp_worker_release_address(w, a);
+            (w, addr)
+        };
+        let mut mem = vec![1u8; MEM];
+        // SAFETY: zeroed params naming this end's memory, which outlives the mapping.
+        let memh = unsafe {
+            let mut mp: u::ucp_mem_map_params_t = std::mem::zeroed();
+            mp.field_mask =
+                (u::UCP_MEM_MAP_PARAM_FIELD_ADDRESS | u::UCP_MEM_MAP_PARAM_FIELD_LENGTH) as u64;
+            mp.address = mem.as_mut_ptr().cast();
+            mp.length = MEM;
+            let mut memh = ptr::null_mut();
+            check(u::ucp_mem_map(ctx, &mp, &mut memh), "mem_map");
+            memh
+        };
+        RawEnd {
+            ctx,
+            w,
+            addr,
+            mem,
+            memh,
+            ep: ptr::null_mut(),
+        }
+    }
+
+    /// The packed key of this end's memory, and its address.
+    fn rkey(&self) -> (Vec<u8>, u64) {
+        // SAFETY: this end's mapping; the packed buffer is copied and released.
+        unsafe {
+            let mut kb = ptr::null_mut();
+            let mut kn = 0usize;
+            check(
+                u::ucp_rkey_pack(self.ctx, self.memh, &mut kb, &mut kn),
+                "rkey_pack",
+            );
+            let v = std::slice::from_raw_parts(kb as *const u8, kn).to_vec();
+            u::ucp_rkey_buffer_release(kb);
+            (v, self.mem.as_ptr() as u64)
+        }
+    }
+
+    fn connect(&mut self, peer: &[u8]) {
+        // SAFETY: zeroed params with the named fields set; the address is a worker's.
+        unsafe {
+            let mut p: u::ucp_ep_params_t = std::mem::zeroed();
+            p.field_mask = u::UCP_EP_PARAM_FIELD_REMOTE_ADDRESS as u64;
+            p.address = peer.as_ptr() as *const u::ucp_address_t;
+            check(u::ucp_ep_create(self.w, &p, &mut self.ep), "endpoint");
+        }
+    }
+
+    fn progress(&self) {
+        // SAFETY: this end's worker, used by one thread.
+        unsafe { u::ucp_worker_progress(self.w) };
+    }
+
+    fn transports(&self) -> String {
+        // SAFETY: this end's endpoint, of a worker this thread uses.
+        unsafe { doca_rdma::transports_of(self.ep) }
     }
 }
 
-fn endpoint(w: u::ucp_worker_h, addr: &[u8]) -> u::ucp_ep_h {
-    // SAFETY: zeroed params with the named fields set; the address is a worker's.
-    unsafe {
-        let mut p: u::ucp_ep_params_t = std::mem::zeroed();
-        p.field_mask = u::UCP_EP_PARAM_FIELD_REMOTE_ADDRESS as u64;
-        p.address = addr.as_ptr() as *const u::ucp_address_t;
-        let mut ep = ptr::null_mut();
-        check(u::ucp_ep_create(w, &p, &mut ep), "endpoint");
-        ep
+impl Drop for RawEnd {
+    fn drop(&mut self) {
+        // SAFETY: everything made here, released once, the endpoint before the worker.
+        unsafe {
+            if !self.ep.is_null() {
+                let mut p: u::ucp_request_param_t = std::mem::zeroed();
+                p.op_attr_mask = u::UCP_OP_ATTR_FIELD_FLAGS;
+                p.flags = u::UCP_EP_CLOSE_FLAG_FORCE;
+                let r = u::ucp_ep_close_nbx(self.ep, &p);
+                if !r.is_null() && !u::ucs_ptr_is_err(r) {
+                    while u::ucp_request_check_status(r) == u::UCS_INPROGRESS {
+                        u::ucp_worker_progress(self.w);
+                    }
+                    u::ucp_request_free(r);
+                }
+            }
+            check(u::ucp_mem_unmap(self.ctx, self.memh), "mem_unmap");
+            u::ucp_worker_destroy(self.w);
+            u::ucp_cleanup(self.ctx);
+        }
     }
 }
 
-/// Replies of the raw active message ping-pong arrive here (A's handler).
+/// Replies of the raw active message ping-pong arrive here (the requester's handler).
 static PONGS: AtomicU64 = AtomicU64::new(0);
-/// B's endpoint to A, for B's handler to answer on.
-static BA: AtomicU64 = AtomicU64::new(0);
+/// The responder's endpoint to the requester, for its handler to answer on.
+static BACK: AtomicU64 = AtomicU64::new(0);
 
 unsafe extern "C" fn ping_cb(
     _arg: *mut c_void,
@@ -125,9 +239,9 @@ unsafe extern "C" fn ping_cb(
     len: usize,
     _p: *const u::ucp_am_recv_param_t,
 ) -> u::ucs_status_t {
-    let ep = BA.load(Ordering::Relaxed) as usize as u::ucp_ep_h;
-    // SAFETY: zeroed params; the data is valid during the callback (eager, copied out
-    // by the send or kept by UCX until it completes).
+    let ep = BACK.load(Ordering::Relaxed) as usize as u::ucp_ep_h;
+    // SAFETY: zeroed params; the data is valid during the callback (the send copies it
+    // out or UCX keeps it until the send completes).
     unsafe {
         let p: u::ucp_request_param_t = std::mem::zeroed();
         let r = u::ucp_am_send_nbx(ep, 2, ptr::null(), 0, data, len, &p);
@@ -161,81 +275,20 @@ fn set_handler(w: u::ucp_worker_h, id: u32, cb: u::ucp_am_recv_callback_t) {
     }
 }
 
-impl Raw {
-    fn new() -> Raw {
-        // SAFETY: zeroed params with the named fields set; outputs are locals.
-        let ctx = unsafe {
-            let mut p: u::ucp_params_t = std::mem::zeroed();
-            p.field_mask = u::UCP_PARAM_FIELD_FEATURES as u64;
-            p.features = (u::UCP_FEATURE_RMA | u::UCP_FEATURE_AM) as u64;
-            let mut ctx = ptr::null_mut();
-            check(u::ucp_init(&p, ptr::null(), &mut ctx), "ucp_init");
-            ctx
-        };
-        let (wa, aa) = worker(ctx);
-        let (wb, ab_addr) = worker(ctx);
-        let ab = endpoint(wa, &ab_addr);
-        let ba = endpoint(wb, &aa);
-        let mut mem_b = vec![0u8; MEM];
-        let mem_a = vec![1u8; MEM];
-        // SAFETY: zeroed params naming B's memory, which outlives the mapping.
-        let (memh, rkey) = unsafe {
-            let mut mp: u::ucp_mem_map_params_t = std::mem::zeroed();
-            mp.field_mask =
-                (u::UCP_MEM_MAP_PARAM_FIELD_ADDRESS | u::UCP_MEM_MAP_PARAM_FIELD_LENGTH) as u64;
-            mp.address = mem_b.as_mut_ptr().cast();
-            mp.length = MEM;
-            let mut memh = ptr::null_mut();
-            check(u::ucp_mem_map(ctx, &mp, &mut memh), "mem_map");
-            let mut kb = ptr::null_mut();
-            let mut kn = 0usize;
-            check(u::ucp_rkey_pack(ctx, memh, &mut kb, &mut kn), "rkey_pack");
-            let mut rkey = ptr::null_mut();
-            check(u::ucp_ep_rkey_unpack(ab, kb, &mut rkey), "rkey_unpack");
-            u::ucp_rkey_buffer_release(kb);
-            (memh, rkey)
-        };
-        set_handler(wb, 1, Some(ping_cb));
-        set_handler(wa, 2, Some(pong_cb));
-        BA.store(ba as usize as u64, Ordering::Relaxed);
-        let r = Raw {
-            ctx,
-            wa,
-            wb,
-            ab,
-            ba,
-            memh,
-            rkey,
-            mem_a,
-            mem_b,
-        };
-        // Wire the endpoints up both ways before measuring.
-        r.ping_pong(10);
-        r
-    }
+/// The raw requester: its end and the responder's key.
+struct RawReq {
+    end: RawEnd,
+    rkey: u::ucp_rkey_h,
+    rbase: u64,
+}
 
-    /// The transports of A's endpoint.
-    fn transports(&self) -> String {
-        // SAFETY: A's endpoint, of a worker this thread uses.
-        unsafe { doca_rdma::transports_of(self.ab) }
-    }
-
+impl RawReq {
     /// Bytes per second of `total` bytes of puts (`get`: gets) of `size` bytes,
-    /// `window` at a time, each batch flushed (remotely complete); B's worker is
-    /// progressed by a thread of its own meanwhile, as a target's would be.
+    /// `window` at a time, each batch of puts flushed (remotely complete).
     fn rma(&mut self, get: bool, size: usize, total: usize, window: usize) -> f64 {
-        let stop = Arc::new(AtomicBool::new(false));
-        let wb = self.wb as usize;
-        let s2 = Arc::clone(&stop);
-        let t = std::thread::spawn(move || {
-            while !s2.load(Ordering::Relaxed) {
-                // SAFETY: B's worker, used by this thread only while it runs.
-                unsafe { u::ucp_worker_progress(wb as u::ucp_worker_h) };
-            }
-        });
-        let base = self.mem_b.as_ptr() as u64;
         let n = total.div_ceil(size);
         let slots = (MEM / size).max(1);
+        let w = [self.end.w];
         let start = Instant::now();
         let mut done = 0;
         while done < n {
@@ -243,40 +296,37 @@ impl Raw {
             let mut reqs = Vec::with_capacity(batch);
             for k in 0..batch {
                 let off = ((done + k) % slots) * size;
-                // SAFETY: zeroed params; A's and B's memory of `size` bytes at `off`
-                // (inside both), B's key.
+                // SAFETY: zeroed params; both memories hold `size` bytes at `off`; the
+                // responder's key.
                 let r = unsafe {
                     let p: u::ucp_request_param_t = std::mem::zeroed();
-                    let local = self.mem_a.as_mut_ptr().add(off).cast::<c_void>();
+                    let local = self.end.mem.as_mut_ptr().add(off).cast::<c_void>();
+                    let raddr = self.rbase + off as u64;
                     if get {
-                        u::ucp_get_nbx(self.ab, local, size, base + off as u64, self.rkey, &p)
+                        u::ucp_get_nbx(self.end.ep, local, size, raddr, self.rkey, &p)
                     } else {
-                        u::ucp_put_nbx(self.ab, local, size, base + off as u64, self.rkey, &p)
+                        u::ucp_put_nbx(self.end.ep, local, size, raddr, self.rkey, &p)
                     }
                 };
                 reqs.push(r);
             }
             for r in reqs {
-                wait_req(r, &[self.wa], "rma");
+                wait_req(r, &w, "rma");
             }
             if !get {
-                // SAFETY: zeroed params; A's endpoint.
+                // SAFETY: zeroed params; the requester's endpoint.
                 let f = unsafe {
                     let p: u::ucp_request_param_t = std::mem::zeroed();
-                    u::ucp_ep_flush_nbx(self.ab, &p)
+                    u::ucp_ep_flush_nbx(self.end.ep, &p)
                 };
-                wait_req(f, &[self.wa], "flush");
+                wait_req(f, &w, "flush");
             }
             done += batch;
         }
-        let secs = start.elapsed().as_secs_f64();
-        stop.store(true, Ordering::Relaxed);
-        let _ = t.join();
-        (n * size) as f64 / secs
+        (n * size) as f64 / start.elapsed().as_secs_f64()
     }
 
-    /// Round trips of 64 B active messages, B answering from its handler; one thread
-    /// progresses both workers. Nanoseconds per round trip.
+    /// Nanoseconds per round trip of 64 B active messages.
     fn ping_pong(&self, rounds: u64) -> f64 {
         let msg = [7u8; 64];
         let start = Instant::now();
@@ -285,146 +335,197 @@ impl Raw {
             // SAFETY: zeroed params; the message outlives the send (waited for).
             let r = unsafe {
                 let p: u::ucp_request_param_t = std::mem::zeroed();
-                u::ucp_am_send_nbx(self.ab, 1, ptr::null(), 0, msg.as_ptr().cast(), 64, &p)
+                u::ucp_am_send_nbx(self.end.ep, 1, ptr::null(), 0, msg.as_ptr().cast(), 64, &p)
             };
-            wait_req(r, &[self.wa, self.wb], "am");
+            wait_req(r, &[self.end.w], "am");
             while PONGS.load(Ordering::Relaxed) < want {
-                // SAFETY: the workers, progressed by this thread only.
-                unsafe {
-                    u::ucp_worker_progress(self.wb);
-                    u::ucp_worker_progress(self.wa);
-                }
+                self.end.progress();
             }
         }
         start.elapsed().as_nanos() as f64 / rounds as f64
     }
 }
 
-impl Drop for Raw {
+impl Drop for RawReq {
     fn drop(&mut self) {
-        // SAFETY: everything made in `new`, released once, endpoints before workers.
-        unsafe {
-            u::ucp_rkey_destroy(self.rkey);
-            check(u::ucp_mem_unmap(self.ctx, self.memh), "mem_unmap");
-            for (ep, w) in [(self.ab, self.wa), (self.ba, self.wb)] {
-                let mut p: u::ucp_request_param_t = std::mem::zeroed();
-                p.op_attr_mask = u::UCP_OP_ATTR_FIELD_FLAGS;
-                p.flags = u::UCP_EP_CLOSE_FLAG_FORCE;
-                let r = u::ucp_ep_close_nbx(ep, &p);
-                if !r.is_null() && !u::ucs_ptr_is_err(r) {
-                    while u::ucp_request_check_status(r) == u::UCS_INPROGRESS {
-                        u::ucp_worker_progress(w);
-                    }
-                    u::ucp_request_free(r);
-                }
-            }
-            u::ucp_worker_destroy(self.wa);
-            u::ucp_worker_destroy(self.wb);
-            u::ucp_cleanup(self.ctx);
+        // SAFETY: the key unpacked for this end's endpoint, destroyed once.
+        unsafe { u::ucp_rkey_destroy(self.rkey) };
+    }
+}
+
+/// One side's DOCA RDMA: a context on a progress engine, its connection, 4 MiB of
+/// memory (exported by the responder), buffers.
+struct OursEnd {
+    rdma: Rdma,
+    pe: Pe,
+    conn: Arc<doca_rdma::Connection>,
+    desc: Vec<u8>,
+    mem: Mmap,
+    inv: BufInventory,
+}
+
+impl OursEnd {
+    fn new(dev: &doca_core::Dev) -> OursEnd {
+        let rdma = Rdma::new(dev).expect("rdma");
+        rdma.set_permissions(
+            (AccessFlags::LOCAL_READ_WRITE | AccessFlags::RDMA_READ | AccessFlags::RDMA_WRITE)
+                .bits(),
+        )
+        .expect("permissions");
+        let pe = Pe::new().expect("pe");
+        pe.connect(rdma.ctx()).expect("connect");
+        pe.start_ctx(rdma.ctx()).expect("start");
+        let (desc, conn) = rdma.export().expect("export");
+        let mut mem = Mmap::new();
+        mem.set_memory(vec![1u8; MEM]).expect("memory");
+        mem.set_permissions(
+            AccessFlags::LOCAL_READ_WRITE | AccessFlags::RDMA_READ | AccessFlags::RDMA_WRITE,
+        )
+        .expect("perms");
+        mem.dev_add(dev).expect("dev");
+        mem.start().expect("start");
+        let mut inv = BufInventory::new(64).expect("inventory");
+        inv.start().expect("start");
+        OursEnd {
+            rdma,
+            pe,
+            conn,
+            desc,
+            mem,
+            inv,
+        }
+    }
+
+    fn conn_param(&self) -> u64 {
+        Arc::as_ptr(&self.conn) as usize as u64
+    }
+
+    fn submit(&self, r: JobRecord) {
+        // SAFETY: the record owns its buffers; received bytes land in memory nothing
+        // else touches meanwhile, sources are only read.
+        unsafe { self.rdma.submit(r) }
+            .map_err(|(e, _)| e)
+            .expect("submit");
+    }
+
+    fn recv(&self, off: usize, ud: u64) {
+        let (p, _) = self.mem.memrange().expect("range");
+        // SAFETY: inside the memory.
+        let b = self
+            .inv
+            .buf_by_addr(&self.mem, unsafe { p.add(off) }, 64)
+            .expect("buf");
+        let mut r = JobRecord::new(JOB_RECV, Data(ud));
+        r.set_buf(slot::DST, b);
+        self.submit(r);
+    }
+
+    fn send(&self, off: usize, ud: u64) {
+        let (p, _) = self.mem.memrange().expect("range");
+        // SAFETY: inside the memory.
+        let b = self
+            .inv
+            .buf_by_data(&self.mem, unsafe { p.add(off) }, 64)
+            .expect("buf");
+        let mut r = JobRecord::new(JOB_SEND, Data(ud));
+        r.set_buf(slot::SRC, b);
+        r.params[slot::CONN] = self.conn_param();
+        self.submit(r);
+    }
+
+    fn stop(self) {
+        let _ = self.rdma.ctx().stop();
+        let t = Instant::now();
+        while self.rdma.ctx().phase() != doca_core::exec::CtxPhase::Idle
+            && t.elapsed() < Duration::from_secs(10)
+        {
+            self.pe.progress(|_| {});
         }
     }
 }
 
-/// Our pair: two RDMA contexts on progress engines, connected; B's memory exported and
-/// imported at A.
-struct Ours {
-    a: Rdma,
-    b: Rdma,
-    pa: Pe,
-    pb: Pe,
-    conn_a: Arc<doca_rdma::Connection>,
-    conn_b: Arc<doca_rdma::Connection>,
-    local: Mmap,
+const RECV: u64 = 1;
+const SEND: u64 = 2;
+
+/// The responder: serves raw puts, gets and active messages, and our writes, reads and
+/// sends (each received message is answered with one), until the requester says stop.
+fn serve(dir: &Dir) {
+    let dev = device::devinfo_list().expect("devices")[0]
+        .open()
+        .expect("open");
+    let mut raw = RawEnd::new();
+    let ours = OursEnd::new(&dev);
+    let (rkey, base) = raw.rkey();
+    dir.put("resp_raw_addr", &raw.addr);
+    dir.put("resp_raw_rkey", &rkey);
+    dir.put("resp_raw_base", &base.to_le_bytes());
+    dir.put("resp_desc", &ours.desc);
+    dir.put("resp_mem", &ours.mem.export_rdma(&dev).expect("export"));
+    raw.connect(&dir.get("req_raw_addr"));
+    BACK.store(raw.ep as usize as u64, Ordering::Relaxed);
+    set_handler(raw.w, 1, Some(ping_cb));
+    ours.rdma
+        .connect(&dir.get("req_desc"), &ours.conn)
+        .expect("connect");
+    ours.recv(MEM - 4096, RECV);
+    dir.put("ready", b"1");
+    let mut checked = Instant::now();
+    loop {
+        raw.progress();
+        let mut got = 0;
+        ours.pe.progress(|ev| {
+            if let PeEvent::Task(c) = ev {
+                c.status().expect("responder task");
+                if c.record.user_data.0 == RECV {
+                    got += 1;
+                }
+            }
+        });
+        for _ in 0..got {
+            ours.recv(MEM - 4096, RECV);
+            ours.send(MEM - 8192, SEND);
+        }
+        if checked.elapsed() > Duration::from_millis(50) {
+            checked = Instant::now();
+            if dir.has("stop") {
+                break;
+            }
+        }
+    }
+    ours.stop();
+    drop(raw);
+}
+
+/// The requester's side of our pair.
+struct OursReq {
+    end: OursEnd,
     remote: Mmap,
-    _exported: Mmap,
-    inv: BufInventory,
 }
 
-fn rdma_side(dev: &doca_core::Dev) -> (Rdma, Pe) {
-    let r = Rdma::new(dev).expect("rdma");
-    r.set_permissions(
-        (AccessFlags::LOCAL_READ_WRITE | AccessFlags::RDMA_READ | AccessFlags::RDMA_WRITE).bits(),
-    )
-    .expect("permissions");
-    let pe = Pe::new().expect("pe");
-    pe.connect(r.ctx()).expect("connect");
-    pe.start_ctx(r.ctx()).expect("start");
-    (r, pe)
-}
-
-fn mmap(dev: &doca_core::Dev, perms: AccessFlags) -> Mmap {
-    let mut m = Mmap::new();
-    m.set_memory(vec![1u8; MEM]).expect("memory");
-    m.set_permissions(AccessFlags::LOCAL_READ_WRITE | perms)
-        .expect("perms");
-    m.dev_add(dev).expect("dev");
-    m.start().expect("start");
-    m
-}
-
-impl Ours {
-    fn new() -> Ours {
-        let dev = device::devinfo_list().expect("devices")[0]
-            .open()
-            .expect("open");
-        let (a, pa) = rdma_side(&dev);
-        let (b, pb) = rdma_side(&dev);
-        let (da, conn_a) = a.export().expect("export");
-        let (db, conn_b) = b.export().expect("export");
-        a.connect(&db, &conn_a).expect("connect");
-        b.connect(&da, &conn_b).expect("connect");
-        let exported = mmap(&dev, AccessFlags::RDMA_READ | AccessFlags::RDMA_WRITE);
-        let remote =
-            Mmap::create_from_export(Data(0), &exported.export_rdma(&dev).expect("export"), &dev)
-                .expect("import");
-        let local = mmap(&dev, AccessFlags::empty());
-        let mut inv = BufInventory::new(64).expect("inventory");
-        inv.start().expect("start");
-        let o = Ours {
-            a,
-            b,
-            pa,
-            pb,
-            conn_a,
-            conn_b,
-            local,
-            remote,
-            _exported: exported,
-            inv,
-        };
-        o.ping_pong(10);
-        o
-    }
-
-    fn transports(&self) -> String {
-        self.a
-            .transports(&self.conn_a)
-            .unwrap_or_else(|e| e.to_string())
-    }
-
-    /// A write (`read`: a read) job of `size` bytes at `off` of both memories.
+impl OursReq {
     fn rma_job(&self, read: bool, off: usize, size: usize, ud: u64) -> JobRecord {
-        let (pl, _) = self.local.memrange().expect("range");
+        let (pl, _) = self.end.mem.memrange().expect("range");
         let (pr, _) = self.remote.memrange().expect("range");
         // SAFETY: `off + size` lies inside both memories.
         let (pl, pr) = unsafe { (pl.add(off), pr.add(off)) };
+        let inv = &self.end.inv;
         let (src, dst, t) = if read {
             (
-                self.inv.buf_by_data(&self.remote, pr, size).expect("buf"),
-                self.inv.buf_by_addr(&self.local, pl, size).expect("buf"),
+                inv.buf_by_data(&self.remote, pr, size).expect("buf"),
+                inv.buf_by_addr(&self.end.mem, pl, size).expect("buf"),
                 JOB_READ,
             )
         } else {
             (
-                self.inv.buf_by_data(&self.local, pl, size).expect("buf"),
-                self.inv.buf_by_addr(&self.remote, pr, size).expect("buf"),
+                inv.buf_by_data(&self.end.mem, pl, size).expect("buf"),
+                inv.buf_by_addr(&self.remote, pr, size).expect("buf"),
                 JOB_WRITE,
             )
         };
         let mut r = JobRecord::new(t, Data(ud));
         r.set_buf(slot::SRC, src);
         r.set_buf(slot::DST, dst);
-        r.params[slot::CONN] = Arc::as_ptr(&self.conn_a) as usize as u64;
+        r.params[slot::CONN] = self.end.conn_param();
         r
     }
 
@@ -432,20 +533,17 @@ impl Ours {
     /// in flight.
     fn rma(&self, read: bool, size: usize, total: usize, window: usize) -> f64 {
         let n = total.div_ceil(size);
-        let slots = (MEM / size).max(1);
+        let slots = (MEM / 2 / size).max(1);
         let start = Instant::now();
         let (mut issued, mut done) = (0usize, 0usize);
         while issued < window.min(n) {
-            let j = self.rma_job(read, (issued % slots) * size, size, issued as u64);
-            // SAFETY: the record owns its buffers; nothing else touches their bytes.
-            unsafe { self.a.submit(j) }
-                .map_err(|(e, _)| e)
-                .expect("submit");
+            self.end
+                .submit(self.rma_job(read, (issued % slots) * size, size, 10));
             issued += 1;
         }
         while done < n {
             let mut fin = 0;
-            self.pa.progress(|ev| {
+            self.end.pe.progress(|ev| {
                 if let PeEvent::Task(c) = ev {
                     c.status().expect("rma job");
                     fin += 1;
@@ -454,11 +552,8 @@ impl Ours {
             done += fin;
             for _ in 0..fin {
                 if issued < n {
-                    let j = self.rma_job(read, (issued % slots) * size, size, issued as u64);
-                    // SAFETY: as above.
-                    unsafe { self.a.submit(j) }
-                        .map_err(|(e, _)| e)
-                        .expect("submit");
+                    self.end
+                        .submit(self.rma_job(read, (issued % slots) * size, size, 10));
                     issued += 1;
                 }
             }
@@ -466,124 +561,30 @@ impl Ours {
         (n * size) as f64 / start.elapsed().as_secs_f64()
     }
 
-    fn recv_job(&self, mmap: &Mmap, off: usize, ud: u64) -> JobRecord {
-        let (p, _) = mmap.memrange().expect("range");
-        // SAFETY: inside the memory.
-        let b = self
-            .inv
-            .buf_by_addr(mmap, unsafe { p.add(off) }, 64)
-            .expect("buf");
-        let mut r = JobRecord::new(JOB_RECV, Data(ud));
-        r.set_buf(slot::DST, b);
-        r
-    }
-
-    fn send_job(&self, conn: &Arc<doca_rdma::Connection>, off: usize, ud: u64) -> JobRecord {
-        let (p, _) = self.local.memrange().expect("range");
-        // SAFETY: inside the memory.
-        let b = self
-            .inv
-            .buf_by_data(&self.local, unsafe { p.add(off) }, 64)
-            .expect("buf");
-        let mut r = JobRecord::new(JOB_SEND, Data(ud));
-        r.set_buf(slot::SRC, b);
-        r.params[slot::CONN] = Arc::as_ptr(conn) as usize as u64;
-        r
-    }
-
-    /// Progresses both engines (as the raw ping-pong progresses both workers) until
-    /// `on`'s receive completes.
-    fn until_received(&self, on: &Pe, other: &Pe) {
-        const RECV: u64 = 1;
-        let mut got = false;
-        while !got {
-            on.progress(|ev| {
-                if let PeEvent::Task(c) = ev {
-                    c.status().expect("ping-pong task");
-                    if c.record.user_data.0 == RECV {
-                        got = true;
-                    }
-                }
-            });
-            other.progress(|ev| {
-                if let PeEvent::Task(c) = ev {
-                    c.status().expect("ping-pong task");
-                }
-            });
-        }
-    }
-
-    /// Round trips of 64 B sends, each side with a receive posted; one thread drives
-    /// both progress engines. Nanoseconds per round trip.
+    /// Nanoseconds per round trip of 64 B sends (the responder answers each).
     fn ping_pong(&self, rounds: u64) -> f64 {
-        const RECV: u64 = 1;
-        const SEND: u64 = 2;
-        // Every submit below: the records own their buffers; the receive buffers lie in
-        // memory nothing else touches meanwhile; the send sources are only read.
-        // SAFETY: as just said.
-        unsafe {
-            self.a
-                .submit(self.recv_job(&self.local, MEM - 4096, RECV))
-                .map_err(|(e, _)| e)
-                .expect("recv");
-            self.b
-                .submit(self.recv_job(&self.local, MEM - 8192, RECV))
-                .map_err(|(e, _)| e)
-                .expect("recv");
-        }
         let start = Instant::now();
         for _ in 0..rounds {
-            // SAFETY: as above.
-            unsafe { self.a.submit(self.send_job(&self.conn_a, 0, SEND)) }
-                .map_err(|(e, _)| e)
-                .expect("send");
-            self.until_received(&self.pb, &self.pa);
-            // SAFETY: as above.
-            unsafe {
-                self.b
-                    .submit(self.recv_job(&self.local, MEM - 8192, RECV))
-                    .map_err(|(e, _)| e)
-                    .expect("recv");
-                self.b
-                    .submit(self.send_job(&self.conn_b, 64, SEND))
-                    .map_err(|(e, _)| e)
-                    .expect("send");
+            self.end.send(MEM - 8192, SEND);
+            let mut got = false;
+            while !got {
+                self.end.pe.progress(|ev| {
+                    if let PeEvent::Task(c) = ev {
+                        c.status().expect("ping-pong task");
+                        if c.record.user_data.0 == RECV {
+                            got = true;
+                        }
+                    }
+                });
             }
-            self.until_received(&self.pa, &self.pb);
-            // SAFETY: as above.
-            unsafe { self.a.submit(self.recv_job(&self.local, MEM - 4096, RECV)) }
-                .map_err(|(e, _)| e)
-                .expect("recv");
+            self.end.recv(MEM - 4096, RECV);
         }
-        let ns = start.elapsed().as_nanos() as f64 / rounds as f64;
-        // The sends' completions and the last receives are left to the stop.
-        ns
-    }
-
-    fn stop(self) {
-        for (r, pe) in [(&self.a, &self.pa), (&self.b, &self.pb)] {
-            let _ = r.ctx().stop();
-            let t = Instant::now();
-            while r.ctx().phase() != doca_core::exec::CtxPhase::Idle
-                && t.elapsed() < Duration::from_secs(10)
-            {
-                pe.progress(|_| {});
-            }
-        }
+        start.elapsed().as_nanos() as f64 / rounds as f64
     }
 }
 
-pub fn run(a: &RdmaArgs) {
-    if a.shm {
-        // SAFETY: set before any thread of this process starts or reads it.
-        unsafe { std::env::set_var("DOCA_RDMA_SHM", "1") };
-    }
-    let (reps, bytes, rounds) = if a.quick {
-        (1, 8 << 20, 200)
-    } else {
-        (a.reps, a.bytes, a.rounds)
-    };
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+fn cpu_name() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|t| {
             t.lines()
@@ -591,14 +592,64 @@ pub fn run(a: &RdmaArgs) {
                 .and_then(|l| l.split_once(':'))
                 .map(|(_, m)| m.trim().to_owned())
         })
-        .unwrap_or_else(|| "unknown CPU".into());
-    println!("# RDMA on UCX, one machine ({cpu}); {reps} samples, medians");
-    let mut raw = Raw::new();
-    let ours = Ours::new();
+        .unwrap_or_else(|| "unknown CPU".into())
+}
+
+/// The requester: connects to the responder through `dir`, measures, prints the table.
+fn measure(a: &RdmaArgs, dir: &Dir, place: &str) {
+    let (reps, bytes, rounds) = if a.quick {
+        (1, 8 << 20, 200)
+    } else {
+        (a.reps, a.bytes, a.rounds)
+    };
+    let dev = device::devinfo_list().expect("devices")[0]
+        .open()
+        .expect("open");
+    let mut raw_end = RawEnd::new();
+    let ours_end = OursEnd::new(&dev);
+    dir.put("req_raw_addr", &raw_end.addr);
+    dir.put("req_desc", &ours_end.desc);
+    raw_end.connect(&dir.get("resp_raw_addr"));
+    set_handler(raw_end.w, 2, Some(pong_cb));
+    let kb = dir.get("resp_raw_rkey");
+    let mut rkey = ptr::null_mut();
+    // SAFETY: the responder's packed key, for this end's endpoint.
+    check(
+        unsafe { u::ucp_ep_rkey_unpack(raw_end.ep, kb.as_ptr().cast(), &mut rkey) },
+        "rkey_unpack",
+    );
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&dir.get("resp_raw_base"));
+    let mut raw = RawReq {
+        end: raw_end,
+        rkey,
+        rbase: u64::from_le_bytes(b),
+    };
+    ours_end
+        .rdma
+        .connect(&dir.get("resp_desc"), &ours_end.conn)
+        .expect("connect");
+    let remote = Mmap::create_from_export(Data(0), &dir.get("resp_mem"), &dev).expect("import");
+    dir.get("ready");
+    let ours = OursReq {
+        end: ours_end,
+        remote,
+    };
+    ours.end.recv(MEM - 4096, RECV);
+    // Wire everything up both ways before measuring.
+    ours.ping_pong(10);
+    raw.ping_pong(10);
+    println!(
+        "# RDMA on UCX, {place} ({}); {reps} samples, medians",
+        cpu_name()
+    );
     println!(
         "# transports: ours {} | raw UCX {}",
-        ours.transports(),
-        raw.transports()
+        ours.end
+            .rdma
+            .transports(&ours.end.conn)
+            .unwrap_or_else(|e| e.to_string()),
+        raw.end.transports()
     );
     println!("| operation | ours | raw UCX | ratio (ours/raw) | target |");
     println!("|---|---|---|---|---|");
@@ -635,6 +686,66 @@ pub fn run(a: &RdmaArgs) {
         r / 1e3,
         if ratio <= 1.2 { "met" } else { "NOT met" }
     );
-    ours.stop();
+    dir.put("stop", b"1");
+    ours.end.stop();
     drop(raw);
+}
+
+pub fn run(a: &RdmaArgs) {
+    if a.shm {
+        // SAFETY: set before any thread of this process starts or reads it.
+        unsafe { std::env::set_var("DOCA_RDMA_SHM", "1") };
+    }
+    match (a.side.as_deref(), &a.dir) {
+        (Some("responder"), Some(d)) => return serve(&Dir(d.clone())),
+        (Some("requester"), Some(d)) => {
+            return measure(a, &Dir(d.clone()), "two network namespaces over TCP");
+        }
+        (Some(s), _) => panic!("unknown side {s}, or no --dir"),
+        _ => {}
+    }
+    let dir = std::env::temp_dir().join(format!("doca-bench-rdma-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    if a.netns {
+        run_netns(a, &dir);
+    } else {
+        let d = Dir(dir.clone());
+        let responder = std::thread::spawn(move || serve(&d));
+        measure(a, &Dir(dir.clone()), "one machine, responder thread");
+        responder.join().expect("responder");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Runs the two sides as processes in two namespaces (UCX over TCP).
+fn run_netns(a: &RdmaArgs, dir: &Path) {
+    let pair = doca_testkit::netns::NetPair::new("bench")
+        .expect("two network namespaces (root and iproute2's ip are needed)");
+    let exe = std::env::current_exe().expect("this program");
+    let side = |i: usize, role: &str| {
+        let mut c = std::process::Command::new("ip");
+        c.args(["netns", "exec", &pair.ns[i], "env", "UCX_TLS=tcp"])
+            .arg(format!("UCX_NET_DEVICES={}", pair.dev[i]))
+            .arg(&exe)
+            .args(["rdma", "--side", role, "--dir"])
+            .arg(dir)
+            .args(["--reps", &a.reps.to_string()])
+            .args(["--bytes", &a.bytes.to_string()])
+            .args(["--rounds", &a.rounds.to_string()])
+            .args(["--window", &a.window.to_string()]);
+        if a.quick {
+            c.arg("--quick");
+        }
+        c.spawn().expect("a side")
+    };
+    let mut resp = side(1, "responder");
+    let mut req = side(0, "requester");
+    let st = req.wait().expect("requester");
+    let _ = std::fs::write(dir.join("stop"), b"1");
+    let rst = resp.wait().expect("responder");
+    assert!(
+        st.success() && rst.success(),
+        "a side failed: {st:?} {rst:?}"
+    );
 }
