@@ -18,7 +18,7 @@
 //! context's [`Sink`] from the NIC thread.
 
 use crate::ucx::{Signal, Worker, ucx_error};
-use crate::wire::{ConnDesc, F_CAS, F_EV_ADD, F_EV_SET, F_IMM, HDR_LEN, Header, op};
+use crate::wire::{ConnDesc, F_ACK, F_CAS, F_EV_ADD, F_EV_SET, F_IMM, HDR_LEN, Header, op};
 use doca_core::memory::net::{self, NetAccess};
 use doca_core::{AccessFlags, Error, ErrorCode, Result};
 use std::cell::Cell;
@@ -330,6 +330,7 @@ impl Driver {
         // live.
         unsafe {
             (*sp).drain();
+            (*sp).flush_acks();
             let w = (*sp).w;
             for _ in 0..64 {
                 let n = u::ucp_worker_progress(w);
@@ -687,6 +688,8 @@ struct State {
     in_am: bool,
     /// Kept data to give back once the callback returned (UCX forbids it inside).
     late_release: Vec<*mut c_void>,
+    /// Answers of received messages not sent yet: (connection, request).
+    late_acks: Vec<(u32, u64)>,
 }
 
 thread_local! {
@@ -740,6 +743,7 @@ fn run(
         next_req: 1,
         in_am: false,
         late_release: Vec::with_capacity(64),
+        late_acks: Vec::with_capacity(64),
     });
     let sp: *mut State = &mut *st;
     STATE.with(|s| s.set(sp));
@@ -804,6 +808,13 @@ fn run(
             // SAFETY: the state is this lock holder's; UCX calls back into it (through
             // STATE) only from ucp_worker_progress, while no other reference is live.
             let mut busy = unsafe { (*sp).drain() } > 0;
+            // SAFETY: as above.
+            unsafe {
+                if !(*sp).late_acks.is_empty() {
+                    (*sp).flush_acks();
+                    busy = true;
+                }
+            }
             // A bounded batch: a transport that always has something to do (a peer
             // that is gone, being retried) must not keep commands and the stop waiting.
             for _ in 0..64 {
@@ -1257,11 +1268,17 @@ impl State {
                 len,
                 imm,
             } => {
-                let h = Header {
+                let mut h = Header {
                     flags: if imm.is_some() { F_IMM } else { 0 },
                     c: u64::from(imm.unwrap_or(0)),
                     ..Header::default()
                 };
+                // An answer owed on this connection rides with the send.
+                if let Some(k) = self.late_acks.iter().position(|&(c, _)| c == conn) {
+                    let (_, req) = self.late_acks.remove(k);
+                    h.flags |= F_ACK;
+                    h.t0 = req;
+                }
                 self.request(
                     op::SEND,
                     PendKind::Send,
@@ -2110,7 +2127,7 @@ impl State {
                             value: 0,
                         }),
                     );
-                    self.ack(conn, req, 0, 0);
+                    self.ack_later(conn, req);
                 } else {
                     self.sink.complete(
                         user,
@@ -2123,6 +2140,25 @@ impl State {
     }
 
     /// Answers request `req` of the peer of local connection `conn`.
+    /// Answers a message a posted receive took, once the program had a chance to
+    /// answer it first (its reply leaves before this; see `flush_acks`).
+    fn ack_later(&mut self, conn: u32, req: u64) {
+        self.late_acks.push((conn, req));
+    }
+
+    /// Sends the answers `ack_later` kept (after the commands of a drive are carried out).
+    fn flush_acks(&mut self) {
+        if self.late_acks.is_empty() {
+            return;
+        }
+        let mut acks = std::mem::take(&mut self.late_acks);
+        for &(conn, req) in &acks {
+            self.ack(conn, req, 0, 0);
+        }
+        acks.clear();
+        self.late_acks = acks;
+    }
+
     fn ack(&mut self, conn: u32, req: u64, status: u64, value: u64) {
         let Some(c) = self.conns.get(&conn) else {
             return;
@@ -2189,6 +2225,20 @@ impl State {
             }
             return if keep { u::UCS_INPROGRESS } else { u::UCS_OK };
         }
+        if m.am == op::SEND && m.hdr.flags & F_ACK != 0 {
+            // The answer to an earlier send of ours, riding with this one.
+            let ack = Header {
+                conn,
+                key: m.hdr.key,
+                req: m.hdr.t0,
+                ..Header::default()
+            };
+            self.answer(Incoming {
+                am: op::ACK,
+                hdr: ack,
+                data: Kept::None,
+            });
+        }
         match m.am {
             op::SEND => {
                 let keep = !matches!(m.data, Kept::None);
@@ -2246,7 +2296,7 @@ impl State {
                         value: 0,
                     }),
                 );
-                self.ack(conn, m.hdr.req, 0, 0);
+                self.ack_later(conn, m.hdr.req);
                 continue;
             }
             let n = m.data.len();
@@ -2287,7 +2337,7 @@ impl State {
                             value: 0,
                         }),
                     );
-                    self.ack(conn, m.hdr.req, 0, 0);
+                    self.ack_later(conn, m.hdr.req);
                 }
                 Kept::Rndv(d, _) => {
                     let after = After::RecvLanded {
@@ -2468,6 +2518,7 @@ impl State {
 
     /// First half of the end: goodbyes, closes, pending receives failed.
     fn begin_shutdown(&mut self) {
+        self.flush_acks();
         let reqs: Vec<u::ucp_conn_request_h> = self.requests.drain().map(|(_, r)| r).collect();
         for r in reqs {
             self.reject(r);

@@ -236,6 +236,9 @@ pub const F_CAS: u8 = 2;
 pub const F_EV_SET: u8 = 4;
 /// Header flag of an event operation: add to the event.
 pub const F_EV_ADD: u8 = 8;
+/// Header flag of a send: it also answers (successfully) the receiver's earlier send
+/// whose request number is in `t0` (the answer rides with the reply).
+pub const F_ACK: u8 = 16;
 
 /// Size of [`Header`] on the wire.
 pub const HDR_LEN: usize = 64;
