@@ -434,7 +434,7 @@ impl OursEnd {
     }
 
     fn stop(self) {
-        let _ = self.rdma.ctx().stop();
+        let _ = self.pe.stop_ctx(self.rdma.ctx());
         let t = Instant::now();
         while self.rdma.ctx().phase() != doca_core::exec::CtxPhase::Idle
             && t.elapsed() < Duration::from_secs(10)

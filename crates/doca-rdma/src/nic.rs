@@ -897,8 +897,21 @@ fn wait_peers(shared: &Shared, efd: Option<std::ffi::c_int>, timeout: Duration) 
     } else {
         timeout
     };
-    if watched.is_empty() && efd.is_none() {
-        std::thread::sleep(timeout);
+    if watched.is_empty() {
+        // The common case, with nothing to allocate: the worker's descriptor or a nap.
+        match efd {
+            None => std::thread::sleep(timeout),
+            Some(fd) => {
+                let mut p = libc::pollfd {
+                    fd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                let ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
+                // SAFETY: one valid pollfd.
+                unsafe { libc::poll(&mut p, 1, ms) };
+            }
+        }
         return Vec::new();
     }
     let mut fds: Vec<libc::pollfd> = efd
