@@ -483,10 +483,7 @@ pub(crate) unsafe fn deliver(ev: *mut doca_event, c: doca_core::Completion) {
         unsafe { crate::graph::deliver_graph(ev, c) };
         return;
     }
-    if doca_rdma::tasks::ALL
-        .iter()
-        .any(|s| s.covers(c.record.job_type))
-    {
+    if doca_rdma::is_rdma_job(c.record.job_type) {
         // SAFETY: forwarded.
         unsafe { deliver_rdma(ev, &c) };
         return;

@@ -7,10 +7,11 @@
 use crate::dev::doca_devinfo;
 use crate::exec::doca_ctx;
 use crate::libs::{LibHandle, as_ctx, create, destroy, devinfo_query, devinfo_value};
+use crate::v3::rdma::{cap_value, gid_count, gids_into, rdma_dev};
 use crate::{Result, doca_error_t, err, ffi, handle, invalid, out_ptr, put};
 use ::doca_rdma::{Connection, Rdma};
+use doca_core::ErrorCode;
 use doca_core::exec::CtxPhase;
-use doca_core::{DevInfo, ErrorCode};
 use std::ffi::{c_int, c_void};
 use std::sync::{Arc, Mutex};
 
@@ -41,13 +42,8 @@ pub type doca_mtu_size = u32;
 /// `enum doca_rdma_state`.
 pub type doca_rdma_state = u32;
 
-/// `struct doca_rdma_gid`.
-#[repr(C)]
-#[derive(Debug, Clone, Copy)]
-pub struct doca_rdma_gid {
-    /// The GID's bytes.
-    pub raw: [u8; 16],
-}
+/// `struct doca_rdma_gid` (the same in both generations).
+pub use crate::v3::doca_rdma_gid;
 
 /// `DOCA_RDMA_STATE_*`.
 pub mod state {
@@ -211,17 +207,6 @@ pub unsafe extern "C" fn doca_rdma_get_state(
 
 // ---- capabilities ----
 
-fn rdma_dev(d: &DevInfo) -> Result<()> {
-    if d.has_capability(doca_core::device::Capability::Rdma) {
-        Ok(())
-    } else {
-        Err(err(
-            ErrorCode::NotSupported,
-            format!("device {} does not support RDMA", d.pci_addr()),
-        ))
-    }
-}
-
 /// A DOCA 2.2 RDMA job type.
 fn job_type(t: doca_rdma_job_types) -> Result<u32> {
     u32::try_from(t)
@@ -254,22 +239,6 @@ pub unsafe extern "C" fn doca_rdma_job_get_supported(
     })
 }
 
-macro_rules! cap_value {
-    (pub unsafe extern "C" fn $name:ident(devinfo: *const doca_devinfo, $out:ident: *mut $t:ty) -> doca_error_t => $v:expr) => {
-        #[doc = concat!("`", stringify!($name), "`.")]
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $name(
-            devinfo: *const doca_devinfo,
-            $out: *mut $t,
-        ) -> doca_error_t {
-            devinfo_value(devinfo, $out, |d| {
-                rdma_dev(d)?;
-                Ok($v)
-            })
-        }
-    };
-}
-
 cap_value!(pub unsafe extern "C" fn doca_rdma_get_max_recv_queue_size(devinfo: *const doca_devinfo, max_recv_queue_size: *mut u32) -> doca_error_t => ::doca_rdma::MAX_QUEUE_SIZE);
 cap_value!(pub unsafe extern "C" fn doca_rdma_get_max_send_queue_size(devinfo: *const doca_devinfo, max_send_queue_size: *mut u32) -> doca_error_t => ::doca_rdma::MAX_QUEUE_SIZE);
 cap_value!(pub unsafe extern "C" fn doca_rdma_get_max_message_size(devinfo: *const doca_devinfo, max_message_size: *mut u32) -> doca_error_t => ::doca_rdma::MAX_MESSAGE_SIZE);
@@ -296,10 +265,7 @@ pub unsafe extern "C" fn doca_rdma_get_gid_table_size(
     devinfo: *mut doca_devinfo,
     gid_table_size: *mut u32,
 ) -> doca_error_t {
-    devinfo_value(devinfo, gid_table_size, |d| {
-        rdma_dev(d)?;
-        Ok(::doca_rdma::gid::table_of(d).len() as u32)
-    })
+    devinfo_value(devinfo, gid_table_size, gid_count)
 }
 
 /// `doca_rdma_get_gid`: `num_entries` GIDs from `start_index`.
@@ -310,26 +276,9 @@ pub unsafe extern "C" fn doca_rdma_get_gid(
     num_entries: u32,
     gid_array: *mut doca_rdma_gid,
 ) -> doca_error_t {
-    devinfo_query(devinfo, |d| {
-        rdma_dev(d)?;
-        if gid_array.is_null() {
-            return Err(invalid("gid_array is NULL"));
-        }
-        let t = ::doca_rdma::gid::table_of(d);
-        let end = start_index
-            .checked_add(num_entries)
-            .filter(|&e| e as usize <= t.len())
-            .ok_or_else(|| {
-                invalid(format!(
-                    "GIDs {start_index}..+{num_entries}: the table has {} entries",
-                    t.len()
-                ))
-            })?;
-        for (k, i) in (start_index..end).enumerate() {
-            // SAFETY: the program's array of num_entries GIDs (the C contract).
-            unsafe { gid_array.add(k).write(doca_rdma_gid { raw: t[i as usize] }) };
-        }
-        Ok(())
+    // SAFETY: the program's array of num_entries GIDs (the C contract).
+    devinfo_query(devinfo, |d| unsafe {
+        gids_into(d, start_index, num_entries, gid_array)
     })
 }
 

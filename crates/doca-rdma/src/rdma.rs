@@ -45,6 +45,12 @@ pub const JOB_SYNC_EVENT_NOTIFY_SET: u32 = action::RDMA_FIRST + 10;
 /// Add to a remote net sync event (3.x task).
 pub const JOB_SYNC_EVENT_NOTIFY_ADD: u32 = action::RDMA_FIRST + 11;
 
+/// Whether `job_type` is one of RDMA's.
+#[inline]
+pub const fn is_rdma_job(job_type: u32) -> bool {
+    job_type >= JOB_RECV && job_type <= JOB_SYNC_EVENT_NOTIFY_ADD
+}
+
 /// The record layout of an RDMA job: buffer 0 is the source (a remote one for a read,
 /// the remote target of an atomic), buffer 1 the destination (the local one of a read
 /// or a receive, the remote one of a write, an atomic's result).
@@ -479,7 +485,7 @@ impl CtxOps for RdmaOps {
         Capability::Rdma
     }
     fn handles(&self, job_type: u32) -> bool {
-        (JOB_RECV..=JOB_SYNC_EVENT_NOTIFY_ADD).contains(&job_type)
+        is_rdma_job(job_type)
     }
     fn on_start(&self, dev: &Dev) -> Result<()> {
         let s = &self.0;

@@ -63,23 +63,32 @@ const LEN: usize = 1 << 20;
 
 /// The target: exports 1 MiB, posts two receives, answers "sum" with a digest of its
 /// memory and what it received; "stop" stops (revokes) its mmap.
-#[test]
-fn target_process() {
-    let Some(_) = peer::role() else { return };
+/// A target's start: a NIC with connection 7 registered and `len` bytes exported with
+/// `perms`; the descriptor and the export are said to the parent.
+fn start_target(len: usize, perms: AccessFlags) -> (Arc<Col>, Nic, Mmap) {
     let dev = device::devinfo_list().unwrap()[0].open().unwrap();
     let col = Arc::new(Col::default());
     let nic = Nic::start(net::dev_code(&dev), col.clone()).unwrap();
     let key = random_u64().unwrap();
     let mut m = Mmap::new();
-    m.set_memory(vec![0u8; LEN]).unwrap();
-    m.set_permissions(AccessFlags::RDMA_READ | AccessFlags::RDMA_WRITE | AccessFlags::RDMA_ATOMIC)
-        .unwrap();
+    m.set_memory(vec![0u8; len]).unwrap();
+    m.set_permissions(perms).unwrap();
     m.dev_add(&dev).unwrap();
     m.start().unwrap();
     let blob = m.export_rdma(&dev).unwrap();
     // SAFETY: a control command.
     unsafe { nic.submit(Cmd::Register { conn: 7, key }) };
     peer::say(&format!("{} {}", hex(&nic.descriptor(7, key)), hex(&blob)));
+    (col, nic, m)
+}
+
+#[test]
+fn target_process() {
+    let Some(_) = peer::role() else { return };
+    let (col, nic, mut m) = start_target(
+        LEN,
+        AccessFlags::RDMA_READ | AccessFlags::RDMA_WRITE | AccessFlags::RDMA_ATOMIC,
+    );
     let mut r1 = vec![0u8; 256];
     let mut r2 = vec![0u8; LEN];
     for line in peer::commands() {
@@ -289,20 +298,7 @@ fn two_processes_in_two_network_namespaces_over_tcp() {
 #[test]
 fn victim_process() {
     let Some(_) = peer::role() else { return };
-    let dev = device::devinfo_list().unwrap()[0].open().unwrap();
-    let col = Arc::new(Col::default());
-    let nic = Nic::start(net::dev_code(&dev), col.clone()).unwrap();
-    let key = random_u64().unwrap();
-    let mut m = Mmap::new();
-    m.set_memory(vec![0u8; 4 * LEN]).unwrap();
-    m.set_permissions(AccessFlags::RDMA_READ | AccessFlags::RDMA_WRITE)
-        .unwrap();
-    m.dev_add(&dev).unwrap();
-    m.start().unwrap();
-    let blob = m.export_rdma(&dev).unwrap();
-    // SAFETY: a control command.
-    unsafe { nic.submit(Cmd::Register { conn: 7, key }) };
-    peer::say(&format!("{} {}", hex(&nic.descriptor(7, key)), hex(&blob)));
+    let (_col, nic, _m) = start_target(4 * LEN, AccessFlags::RDMA_READ | AccessFlags::RDMA_WRITE);
     for line in peer::commands() {
         let w: Vec<&str> = line.split_whitespace().collect();
         if w[0] == "connect" {

@@ -19,7 +19,7 @@ mod graph;
 mod lib;
 mod log;
 mod pe;
-mod rdma;
+pub(crate) mod rdma;
 mod sha;
 mod sync_event;
 

@@ -476,7 +476,8 @@ pub unsafe extern "C" fn doca_rdma_connection_reject(
 
 // ---- capabilities ----
 
-fn rdma_dev(d: &DevInfo) -> Result<()> {
+/// `NOT_SUPPORTED` unless the device has the RDMA capability (both generations).
+pub(crate) fn rdma_dev(d: &DevInfo) -> Result<()> {
     if d.has_capability(doca_core::device::Capability::Rdma) {
         Ok(())
     } else {
@@ -487,6 +488,7 @@ fn rdma_dev(d: &DevInfo) -> Result<()> {
     }
 }
 
+/// A device capability answered with a value (both generations).
 macro_rules! cap_value {
     (pub unsafe extern "C" fn $name:ident(devinfo: *const doca_devinfo, $out:ident: *mut $t:ty) -> doca_error_t => $v:expr) => {
         #[doc = concat!("`", stringify!($name), "`.")]
@@ -495,18 +497,57 @@ macro_rules! cap_value {
             devinfo: *const doca_devinfo,
             $out: *mut $t,
         ) -> doca_error_t {
-            devinfo_value(devinfo, $out, |d| {
-                rdma_dev(d)?;
+            $crate::libs::devinfo_value(devinfo, $out, |d| {
+                $crate::v3::rdma::rdma_dev(d)?;
                 Ok($v)
             })
         }
     };
 }
+pub(crate) use cap_value;
 
 cap_value!(pub unsafe extern "C" fn doca_rdma_cap_get_max_recv_queue_size(devinfo: *const doca_devinfo, max_recv_queue_size: *mut u32) -> doca_error_t => doca_rdma::MAX_QUEUE_SIZE);
 cap_value!(pub unsafe extern "C" fn doca_rdma_cap_get_max_send_queue_size(devinfo: *const doca_devinfo, max_send_queue_size: *mut u32) -> doca_error_t => doca_rdma::MAX_QUEUE_SIZE);
 cap_value!(pub unsafe extern "C" fn doca_rdma_cap_get_max_send_buf_list_len(devinfo: *const doca_devinfo, max_send_buf_list_len: *mut u32) -> doca_error_t => doca_rdma::MAX_SEND_BUF_LIST_LEN);
 cap_value!(pub unsafe extern "C" fn doca_rdma_cap_get_max_message_size(devinfo: *const doca_devinfo, max_message_size: *mut u32) -> doca_error_t => doca_rdma::MAX_MESSAGE_SIZE);
+
+/// The number of GIDs of an RDMA device (both generations).
+pub(crate) fn gid_count(d: &DevInfo) -> Result<u32> {
+    rdma_dev(d)?;
+    Ok(doca_rdma::gid::table_of(d).len() as u32)
+}
+
+/// Writes `num_entries` GIDs of an RDMA device from `start_index` into the program's
+/// array (both generations).
+///
+/// # Safety
+/// `gid_array` is NULL or holds `num_entries` GIDs.
+pub(crate) unsafe fn gids_into(
+    d: &DevInfo,
+    start_index: u32,
+    num_entries: u32,
+    gid_array: *mut doca_rdma_gid,
+) -> Result<()> {
+    rdma_dev(d)?;
+    if gid_array.is_null() {
+        return Err(invalid("gid_array is NULL"));
+    }
+    let t = doca_rdma::gid::table_of(d);
+    let end = start_index
+        .checked_add(num_entries)
+        .filter(|&e| e as usize <= t.len())
+        .ok_or_else(|| {
+            invalid(format!(
+                "GIDs {start_index}..+{num_entries}: the table has {} entries",
+                t.len()
+            ))
+        })?;
+    for (k, i) in (start_index..end).enumerate() {
+        // SAFETY: the program's array of num_entries GIDs (the caller's contract).
+        unsafe { gid_array.add(k).write(doca_rdma_gid { raw: t[i as usize] }) };
+    }
+    Ok(())
+}
 
 /// `doca_rdma_cap_get_gid_table_size`.
 #[unsafe(no_mangle)]
@@ -514,16 +555,7 @@ pub unsafe extern "C" fn doca_rdma_cap_get_gid_table_size(
     devinfo: *const doca_devinfo,
     gid_table_size: *mut u32,
 ) -> doca_error_t {
-    ffi(|| {
-        // SAFETY: NULL or a live handle.
-        let d = unsafe { handle(devinfo, "devinfo") }?;
-        rdma_dev(&d.info)?;
-        let o = out_ptr(gid_table_size, "gid_table_size")?;
-        let n = doca_rdma::gid::table_of(&d.info).len() as u32;
-        // SAFETY: output checked.
-        unsafe { put(o, n) };
-        Ok(())
-    })
+    devinfo_value(devinfo, gid_table_size, gid_count)
 }
 
 /// `doca_rdma_cap_get_gid`: `num_entries` GIDs from `start_index`.
@@ -534,28 +566,9 @@ pub unsafe extern "C" fn doca_rdma_cap_get_gid(
     num_entries: u32,
     gid_array: *mut doca_rdma_gid,
 ) -> doca_error_t {
-    ffi(|| {
-        // SAFETY: NULL or a live handle.
-        let d = unsafe { handle(devinfo, "devinfo") }?;
-        rdma_dev(&d.info)?;
-        if gid_array.is_null() {
-            return Err(invalid("gid_array is NULL"));
-        }
-        let t = doca_rdma::gid::table_of(&d.info);
-        let end = start_index
-            .checked_add(num_entries)
-            .filter(|&e| e as usize <= t.len())
-            .ok_or_else(|| {
-                invalid(format!(
-                    "GIDs {start_index}..+{num_entries}: the table has {} entries",
-                    t.len()
-                ))
-            })?;
-        for (k, i) in (start_index..end).enumerate() {
-            // SAFETY: the program's array of num_entries GIDs (the C contract).
-            unsafe { gid_array.add(k).write(doca_rdma_gid { raw: t[i as usize] }) };
-        }
-        Ok(())
+    // SAFETY: the program's array of num_entries GIDs (the C contract).
+    devinfo_query(devinfo, |d| unsafe {
+        gids_into(d, start_index, num_entries, gid_array)
     })
 }
 

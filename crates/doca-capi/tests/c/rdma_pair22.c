@@ -20,50 +20,9 @@
 #include <doca_rdma.h>
 
 #include "common.h"
+#include "pair_files.h"
 
 #define MEM_LEN (16 * 1024)
-
-static const char *dir;
-
-static void path_of(char *out, size_t n, const char *name)
-{
-	snprintf(out, n, "%s/%s", dir, name);
-}
-
-/* Writes a file whole (a temporary name first, so that the reader never sees half). */
-static void put_file(const char *name, const void *data, size_t len)
-{
-	char p[512], tmp[520];
-	FILE *f;
-
-	path_of(p, sizeof(p), name);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", p);
-	f = fopen(tmp, "wb");
-	ASSERT(f != NULL);
-	ASSERT(fwrite(data, 1, len, f) == len);
-	ASSERT(fclose(f) == 0);
-	ASSERT(rename(tmp, p) == 0);
-}
-
-/* Waits (at most 30 s) for a file, and reads it. */
-static size_t get_file(const char *name, void *out, size_t cap)
-{
-	char p[512];
-	FILE *f = NULL;
-	size_t n;
-	int i;
-
-	path_of(p, sizeof(p), name);
-	for (i = 0; i < 30000 && f == NULL; i++) {
-		f = fopen(p, "rb");
-		if (f == NULL)
-			usleep(1000);
-	}
-	ASSERT(f != NULL);
-	n = fread(out, 1, cap, f);
-	fclose(f);
-	return n;
-}
 
 /* The first device that runs RDMA write jobs. */
 static struct doca_dev *open_rdma_device(void)
@@ -156,11 +115,6 @@ static doca_error_t run_job(struct side *s, struct doca_job *job, struct doca_rd
 	else
 		ASSERT(r == DOCA_ERROR_IO_FAILED && res->result != DOCA_SUCCESS);
 	return res->result;
-}
-
-static uint8_t pattern(size_t i)
-{
-	return (uint8_t)(i * 7 + 3);
 }
 
 static int server(void)

@@ -27,51 +27,10 @@
 #include <doca_sync_event.h>
 
 #include "common3.h"
+#include "../c/pair_files.h"
 
 #define MEM_LEN (16 * 1024)
 #define NUM_TASKS 4
-
-static const char *dir;
-
-static void path_of(char *out, size_t n, const char *name)
-{
-	snprintf(out, n, "%s/%s", dir, name);
-}
-
-/* Writes a file whole (a temporary name first, so that the reader never sees half). */
-static void put_file(const char *name, const void *data, size_t len)
-{
-	char p[512], tmp[520];
-	FILE *f;
-
-	path_of(p, sizeof(p), name);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", p);
-	f = fopen(tmp, "wb");
-	ASSERT(f != NULL);
-	ASSERT(fwrite(data, 1, len, f) == len);
-	ASSERT(fclose(f) == 0);
-	ASSERT(rename(tmp, p) == 0);
-}
-
-/* Waits (at most 30 s) for a file, and reads it. */
-static size_t get_file(const char *name, void *out, size_t cap)
-{
-	char p[512];
-	FILE *f = NULL;
-	size_t n;
-	int i;
-
-	path_of(p, sizeof(p), name);
-	for (i = 0; i < 30000 && f == NULL; i++) {
-		f = fopen(p, "rb");
-		if (f == NULL)
-			usleep(1000);
-	}
-	ASSERT(f != NULL);
-	n = fread(out, 1, cap, f);
-	fclose(f);
-	return n;
-}
 
 static struct doca_dev *open_rdma_device(void)
 {
@@ -153,11 +112,6 @@ static struct doca_rdma *make_rdma(struct doca_dev *dev, struct doca_pe *pe)
 	CHECK(doca_pe_connect_ctx(pe, doca_rdma_as_ctx(rdma)));
 	CHECK(doca_ctx_start(doca_rdma_as_ctx(rdma)));
 	return rdma;
-}
-
-static uint8_t pattern(size_t i)
-{
-	return (uint8_t)(i * 7 + 3);
 }
 
 static int server(void)
