@@ -291,6 +291,23 @@ fn bad_topology_files_say_what_is_wrong() {
             "[[host.device]]\npci_addr = \"0000:01:00.0\"\nlid = 70000",
             "lid",
         ),
+        // The network a device's RDMA uses: an interface name or an address.
+        (
+            "[[host.device]]\npci_addr = \"0000:01:00.0\"\nrdma_iface = \"a/b\"",
+            "rdma_iface 'a/b' is not a network interface name",
+        ),
+        (
+            "[[host.device]]\npci_addr = \"0000:01:00.0\"\nrdma_iface = \"averyveryverylongname\"",
+            "rdma_iface",
+        ),
+        (
+            "[[host.device]]\npci_addr = \"0000:01:00.0\"\nrdma_iface = \"\"",
+            "rdma_iface",
+        ),
+        (
+            "[[host.device]]\npci_addr = \"0000:01:00.0\"\nrdma_addr = \"10.0.0\"",
+            "rdma_addr '10.0.0' is not an IPv4 or IPv6 address",
+        ),
     ];
     for (text, needle) in cases {
         let e = Topology::from_toml(text, None).unwrap_err();

@@ -4,11 +4,13 @@
 //!   descriptors ([`Rdma::export`], [`Rdma::connect`]), and jobs on them
 //!   ([`Rdma::submit`]) that complete on the progress engine.
 //! - [`nic`]: the software NIC under each context: a UCX worker and its thread.
+//! - [`netdev`]: which network of the machine a device's RDMA uses (topology files).
 //! - [`wire`]: what crosses the network besides UCX's own protocol.
 //! - [`jobs`]: typed jobs for work queues (DOCA 2.2's face, and `AsyncWorkQ` on tokio).
 
 pub mod gid;
 pub mod jobs;
+pub mod netdev;
 pub mod nic;
 mod rdma;
 pub mod tasks;

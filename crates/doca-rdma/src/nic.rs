@@ -99,8 +99,8 @@ pub enum Cmd {
         /// The peer's descriptor.
         desc: ConnDesc,
     },
-    /// Listen for connection manager requests on a port (all addresses); the outcome
-    /// goes back on `reply`.
+    /// Listen for connection manager requests on a port (at the device's address, see
+    /// [`crate::netdev`], or at every IPv4 address); the outcome goes back on `reply`.
     Listen {
         /// The port.
         port: u16,
@@ -378,10 +378,14 @@ const STANDBY: Duration = Duration::from_micros(200);
 const WATCH_EVERY: Duration = Duration::from_millis(20);
 
 impl Nic {
-    /// Starts a NIC serving device `dev` (a PCI address code: remote accesses reach only
-    /// memory exported on it), handing completions to `sink`.
-    pub fn start(dev: u32, sink: Arc<dyn Sink>) -> Result<Nic> {
-        let worker = Worker::new()?;
+    /// Starts a NIC serving device `dev` (remote accesses reach only memory exported on
+    /// it; its traffic goes through the network its topology names, see
+    /// [`crate::netdev`]), handing completions to `sink`.
+    pub fn start(dev: &doca_core::Dev, sink: Arc<dyn Sink>) -> Result<Nic> {
+        let net = crate::netdev::choice(dev.as_devinfo())?;
+        let listen_addr = net.listen;
+        let dev = net::dev_code(dev);
+        let worker = Worker::new(net.iface.as_deref())?;
         let address = worker.address.clone();
         let shared = Arc::new(Shared {
             cmds: Mutex::new(Vec::with_capacity(256)),
@@ -397,7 +401,7 @@ impl Nic {
         let (tx, rx) = std::sync::mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("doca-rdma-nic".into())
-            .spawn(move || run(worker, sh, sink, dev, ctx_id, tx))
+            .spawn(move || run(worker, sh, sink, dev, ctx_id, listen_addr, tx))
             .map_err(|e| {
                 Error::with_context(
                     ErrorCode::NoMemory,
@@ -679,6 +683,8 @@ struct State {
     open_reqs: Vec<*mut c_void>,
     ctx_id: u64,
     listeners: Vec<(u16, u::ucp_listener_h)>,
+    /// The address listeners bind to (`None`: every IPv4 address).
+    listen_addr: Option<std::net::IpAddr>,
     /// Endpoints whose peer ended the connection, closed at stop.
     lingering: Vec<u::ucp_ep_h>,
     /// Connection requests not answered yet, by number.
@@ -713,12 +719,54 @@ fn untag(p: *mut c_void) -> (usize, u32) {
     (v & T_MASK, (v >> 2) as u32)
 }
 
+/// `addr` as a C socket address, with its length.
+fn sockaddr_of(addr: std::net::SocketAddr) -> (libc::sockaddr_storage, usize) {
+    let mut storage: libc::sockaddr_storage =
+        // SAFETY: all-zero is a valid sockaddr_storage.
+        unsafe { std::mem::zeroed() };
+    let len = match addr {
+        std::net::SocketAddr::V4(a) => {
+            let sa = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: a.port().to_be(),
+                sin_addr: libc::in_addr {
+                    s_addr: u32::from_ne_bytes(a.ip().octets()),
+                },
+                sin_zero: [0; 8],
+            };
+            // SAFETY: a sockaddr_in fits in a sockaddr_storage.
+            unsafe {
+                ptr::write(&mut storage as *mut _ as *mut libc::sockaddr_in, sa);
+            }
+            std::mem::size_of::<libc::sockaddr_in>()
+        }
+        std::net::SocketAddr::V6(a) => {
+            let sa = libc::sockaddr_in6 {
+                sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                sin6_port: a.port().to_be(),
+                sin6_flowinfo: 0,
+                sin6_addr: libc::in6_addr {
+                    s6_addr: a.ip().octets(),
+                },
+                sin6_scope_id: a.scope_id(),
+            };
+            // SAFETY: a sockaddr_in6 fits in a sockaddr_storage.
+            unsafe {
+                ptr::write(&mut storage as *mut _ as *mut libc::sockaddr_in6, sa);
+            }
+            std::mem::size_of::<libc::sockaddr_in6>()
+        }
+    };
+    (storage, len)
+}
+
 fn run(
     worker: Worker,
     shared: Arc<Shared>,
     sink: Arc<dyn Sink>,
     dev: u32,
     ctx_id: u64,
+    listen_addr: Option<std::net::IpAddr>,
     ready: std::sync::mpsc::Sender<Result<()>>,
 ) {
     let mut st = Box::new(State {
@@ -738,6 +786,7 @@ fn run(
         open_reqs: Vec::with_capacity(256),
         ctx_id,
         listeners: Vec::new(),
+        listen_addr,
         lingering: Vec::new(),
         requests: HashMap::new(),
         next_req: 1,
@@ -1456,20 +1505,18 @@ impl State {
         if self.listeners.iter().any(|&(p, _)| p == port) {
             return Ok(());
         }
-        let sa = libc::sockaddr_in {
-            sin_family: libc::AF_INET as libc::sa_family_t,
-            sin_port: port.to_be(),
-            sin_addr: libc::in_addr { s_addr: 0 },
-            sin_zero: [0; 8],
-        };
+        let ip = self
+            .listen_addr
+            .unwrap_or(std::net::IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED));
+        let (sa, len) = sockaddr_of(std::net::SocketAddr::new(ip, port));
         // SAFETY: zeroed listener params with the named fields; the address lives
         // across the call (UCX copies it).
         let (s, l) = unsafe {
             let mut p: u::ucp_listener_params_t = std::mem::zeroed();
             p.field_mask = (u::UCP_LISTENER_PARAM_FIELD_SOCK_ADDR
                 | u::UCP_LISTENER_PARAM_FIELD_CONN_HANDLER) as u64;
-            p.sockaddr.addr = &sa as *const libc::sockaddr_in as *const u::sockaddr;
-            p.sockaddr.addrlen = std::mem::size_of::<libc::sockaddr_in>() as u::socklen_t;
+            p.sockaddr.addr = &sa as *const _ as *const u::sockaddr;
+            p.sockaddr.addrlen = len as u::socklen_t;
             p.conn_handler.cb = Some(conn_req_cb);
             p.conn_handler.arg = ptr::null_mut();
             let mut l = ptr::null_mut();
@@ -1477,7 +1524,10 @@ impl State {
         };
         if s != u::UCS_OK {
             return Err(ucx_error(
-                &format!("cannot listen on port {port} (in use, or no address to listen on)"),
+                &format!(
+                    "cannot listen on {} (in use, or no address to listen on)",
+                    std::net::SocketAddr::new(ip, port)
+                ),
                 s,
             ));
         }
@@ -1570,42 +1620,7 @@ impl State {
     }
 
     fn connect_addr(&mut self, conn: u32, key: u64, addr: std::net::SocketAddr) {
-        let mut storage: libc::sockaddr_storage =
-            // SAFETY: all-zero is a valid sockaddr_storage.
-            unsafe { std::mem::zeroed() };
-        let len = match addr {
-            std::net::SocketAddr::V4(a) => {
-                let sa = libc::sockaddr_in {
-                    sin_family: libc::AF_INET as libc::sa_family_t,
-                    sin_port: a.port().to_be(),
-                    sin_addr: libc::in_addr {
-                        s_addr: u32::from_ne_bytes(a.ip().octets()),
-                    },
-                    sin_zero: [0; 8],
-                };
-                // SAFETY: a sockaddr_in fits in a sockaddr_storage.
-                unsafe {
-                    ptr::write(&mut storage as *mut _ as *mut libc::sockaddr_in, sa);
-                }
-                std::mem::size_of::<libc::sockaddr_in>()
-            }
-            std::net::SocketAddr::V6(a) => {
-                let sa = libc::sockaddr_in6 {
-                    sin6_family: libc::AF_INET6 as libc::sa_family_t,
-                    sin6_port: a.port().to_be(),
-                    sin6_flowinfo: 0,
-                    sin6_addr: libc::in6_addr {
-                        s6_addr: a.ip().octets(),
-                    },
-                    sin6_scope_id: a.scope_id(),
-                };
-                // SAFETY: a sockaddr_in6 fits in a sockaddr_storage.
-                unsafe {
-                    ptr::write(&mut storage as *mut _ as *mut libc::sockaddr_in6, sa);
-                }
-                std::mem::size_of::<libc::sockaddr_in6>()
-            }
-        };
+        let (storage, len) = sockaddr_of(addr);
         // SAFETY: zeroed endpoint params with the named fields set; the address lives
         // across the ep_create call.
         let p = unsafe {

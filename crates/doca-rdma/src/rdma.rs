@@ -500,7 +500,7 @@ impl CtxOps for RdmaOps {
             ops.free.clear();
         }
         let sink: Arc<dyn Sink> = Arc::new(SinkOf(Arc::downgrade(s)));
-        let nic = Nic::start(code, sink)?;
+        let nic = Nic::start(dev, sink)?;
         *lock(&s.nic) = Some(nic);
         Ok(())
     }

@@ -2,6 +2,7 @@
 //! RDMA context, status translation.
 
 use doca_core::{Error, ErrorCode, Result};
+use std::ffi::CString;
 use std::sync::{Arc, Mutex, Weak};
 use ucx_sys as u;
 
@@ -49,29 +50,65 @@ pub(crate) fn ucx_error(what: &str, s: u::ucs_status_t) -> Error {
     Error::with_context(code, format!("{what}: {}", status_text(s)))
 }
 
-/// The process's UCP context, made if no worker holds one.
-pub(crate) fn context() -> Result<Arc<UcpContext>> {
-    static CTX: Mutex<Weak<UcpContext>> = Mutex::new(Weak::new());
+/// The process's UCP context for one choice of network interface (`None`: any), made if
+/// no worker holds one.
+pub(crate) fn context(iface: Option<&str>) -> Result<Arc<UcpContext>> {
+    type Contexts = Vec<(Option<String>, Weak<UcpContext>)>;
+    static CTX: Mutex<Contexts> = Mutex::new(Vec::new());
     let mut g = CTX.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(c) = g.upgrade() {
+    g.retain(|(_, w)| w.strong_count() > 0);
+    if let Some(c) = g
+        .iter()
+        .find(|(k, _)| k.as_deref() == iface)
+        .and_then(|(_, w)| w.upgrade())
+    {
         return Ok(c);
     }
-    // SAFETY: zeroed params with only the fields named in field_mask set; the context
-    // pointer is written by ucp_init on success.
+    let dev_name = match iface {
+        None => None,
+        Some(n) => Some(CString::new(n).map_err(|_| {
+            Error::with_context(
+                ErrorCode::InvalidValue,
+                format!("network interface name {n:?} holds a NUL byte"),
+            )
+        })?),
+    };
+    // SAFETY: the configuration is read, modified and released here; zeroed params
+    // with only the fields named in field_mask set; the context pointer is written by
+    // ucp_init on success.
     let ctx = unsafe {
+        let mut cfg = std::ptr::null_mut();
+        let s = u::ucp_config_read(std::ptr::null(), std::ptr::null(), &mut cfg);
+        if s != u::UCS_OK {
+            return Err(ucx_error("cannot read UCX's configuration", s));
+        }
+        if let Some(n) = &dev_name {
+            let s = u::ucp_config_modify(cfg, c"NET_DEVICES".as_ptr(), n.as_ptr());
+            if s != u::UCS_OK {
+                u::ucp_config_release(cfg);
+                return Err(ucx_error(
+                    &format!(
+                        "UCX does not take network interface '{}'",
+                        n.to_string_lossy()
+                    ),
+                    s,
+                ));
+            }
+        }
         let mut p: u::ucp_params_t = std::mem::zeroed();
         p.field_mask = (u::UCP_PARAM_FIELD_FEATURES | u::UCP_PARAM_FIELD_MT_WORKERS_SHARED) as u64;
         p.features = (u::UCP_FEATURE_AM | u::UCP_FEATURE_WAKEUP) as u64;
         p.mt_workers_shared = 1;
         let mut ctx = std::ptr::null_mut();
-        let s = u::ucp_init(&p, std::ptr::null(), &mut ctx);
+        let s = u::ucp_init(&p, cfg, &mut ctx);
+        u::ucp_config_release(cfg);
         if s != u::UCS_OK {
             return Err(ucx_error("UCX (ucp_init) did not start", s));
         }
         ctx
     };
     let c = Arc::new(UcpContext(ctx));
-    *g = Arc::downgrade(&c);
+    g.push((iface.map(str::to_owned), Arc::downgrade(&c)));
     Ok(c)
 }
 
@@ -89,8 +126,9 @@ pub(crate) struct Worker {
 unsafe impl Send for Worker {}
 
 impl Worker {
-    pub(crate) fn new() -> Result<Worker> {
-        let ctx = context()?;
+    /// A worker on the UCP context for `iface` (`None`: any interface).
+    pub(crate) fn new(iface: Option<&str>) -> Result<Worker> {
+        let ctx = context(iface)?;
         // SAFETY: zeroed params with only the named fields set; on success the worker
         // and its address are ours until released.
         unsafe {

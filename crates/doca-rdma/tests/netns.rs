@@ -3,7 +3,6 @@
 //! shared memory or CMA). The target exports memory and waits in its command loop
 //! while the initiator writes, reads, updates atomically and sends.
 
-use doca_core::memory::net;
 use doca_core::{AccessFlags, ErrorCode, Mmap, device};
 use doca_rdma::nic::{Cmd, ConnEvent, Done, Nic, Sink, random_u64};
 use doca_rdma::wire::ConnDesc;
@@ -68,7 +67,7 @@ const LEN: usize = 1 << 20;
 fn start_target(len: usize, perms: AccessFlags) -> (Arc<Col>, Nic, Mmap) {
     let dev = device::devinfo_list().unwrap()[0].open().unwrap();
     let col = Arc::new(Col::default());
-    let nic = Nic::start(net::dev_code(&dev), col.clone()).unwrap();
+    let nic = Nic::start(&dev, col.clone()).unwrap();
     let key = random_u64().unwrap();
     let mut m = Mmap::new();
     m.set_memory(vec![0u8; len]).unwrap();
@@ -133,6 +132,14 @@ fn target_process() {
                 m.stop().unwrap();
                 peer::say("stopped");
             }
+            "listen" => {
+                let port: u16 = w[1].parse().unwrap();
+                let (tx, rx) = std::sync::mpsc::channel();
+                // SAFETY: a control command.
+                unsafe { nic.submit(Cmd::Listen { port, reply: tx }) };
+                rx.recv().unwrap().unwrap();
+                peer::say(&listening_on(port));
+            }
             _ => panic!("unknown command {line}"),
         }
     }
@@ -146,7 +153,7 @@ fn initiator_process() {
     let Some(_) = peer::role() else { return };
     let dev = device::devinfo_list().unwrap()[0].open().unwrap();
     let col = Arc::new(Col::default());
-    let nic = Nic::start(net::dev_code(&dev), col.clone()).unwrap();
+    let nic = Nic::start(&dev, col.clone()).unwrap();
     let key = random_u64().unwrap();
     // SAFETY: a control command.
     unsafe { nic.submit(Cmd::Register { conn: 1, key }) };
@@ -230,6 +237,20 @@ fn initiator_process() {
                     fnv(&src)
                 ));
             }
+            "transports" => {
+                let (tx, rx) = std::sync::mpsc::channel();
+                // SAFETY: a control command.
+                unsafe { nic.submit(Cmd::Describe { conn: 1, reply: tx }) };
+                peer::say(&rx.recv().unwrap());
+            }
+            "gids" => {
+                let t = doca_rdma::gid::table(&dev);
+                let v: Vec<String> = t
+                    .iter()
+                    .map(|g| std::net::Ipv6Addr::from(*g).to_string())
+                    .collect();
+                peer::say(&v.join(" "));
+            }
             "read" => {
                 let k = remote.unwrap();
                 // SAFETY: back lives until the completion is awaited.
@@ -252,7 +273,9 @@ fn initiator_process() {
     drop(nic);
 }
 
-fn run_pair(prefix: [Vec<String>; 2], env: [Vec<(&str, &str)>; 2]) {
+/// Starts the target and the initiator, connects them and runs the initiator's
+/// operations, checked at the target: the two peers, for more.
+fn connect_and_run(prefix: [Vec<String>; 2], env: [Vec<(&str, &str)>; 2]) -> (Peer, Peer) {
     let mut t = Peer::spawn_in(&prefix[0], "target_process", "target", &env[0]);
     let mut i = Peer::spawn_in(&prefix[1], "initiator_process", "initiator", &env[1]);
     let td = t.recv();
@@ -266,6 +289,11 @@ fn run_pair(prefix: [Vec<String>; 2], env: [Vec<(&str, &str)>; 2]) {
     let expect = i.recv();
     t.send("sum");
     assert_eq!(t.recv(), expect, "the target's memory and receives");
+    (t, i)
+}
+
+fn run_pair(prefix: [Vec<String>; 2], env: [Vec<(&str, &str)>; 2]) {
+    let (mut t, mut i) = connect_and_run(prefix, env);
     t.send("stop");
     assert_eq!(t.recv(), "stopped");
     i.send("read");
@@ -275,6 +303,41 @@ fn run_pair(prefix: [Vec<String>; 2], env: [Vec<(&str, &str)>; 2]) {
     );
     i.finish();
     t.finish();
+}
+
+/// The local addresses of this network namespace's TCP sockets listening on `port`
+/// (from `/proc/net/tcp` and `tcp6`), joined with spaces.
+fn listening_on(port: u16) -> String {
+    let mut out = Vec::new();
+    for (file, v6) in [("/proc/net/tcp", false), ("/proc/net/tcp6", true)] {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            // sl local_address rem_address st: "0100007F:1F90 00000000:0000 0A" (LISTEN).
+            if f.len() < 4 || f[3] != "0A" {
+                continue;
+            }
+            let Some((a, p)) = f[1].split_once(':') else {
+                continue;
+            };
+            if u16::from_str_radix(p, 16) != Ok(port) {
+                continue;
+            }
+            let ip = if v6 {
+                let mut b = [0u8; 16];
+                for (k, w) in b.chunks_mut(4).enumerate() {
+                    let x = u32::from_str_radix(&a[8 * k..8 * k + 8], 16).unwrap();
+                    w.copy_from_slice(&x.to_ne_bytes());
+                }
+                std::net::IpAddr::from(b)
+            } else {
+                let x = u32::from_str_radix(a, 16).unwrap();
+                std::net::IpAddr::from(x.to_ne_bytes())
+            };
+            out.push(ip.to_string());
+        }
+    }
+    out.join(" ")
 }
 
 #[test]
@@ -318,7 +381,7 @@ fn kill_mid_transfer(env: Vec<(&str, &str)>, rounds: usize) {
     let dev = device::devinfo_list().unwrap()[0].open().unwrap();
     for round in 0..rounds {
         let col = Arc::new(Col::default());
-        let mut nic = Nic::start(net::dev_code(&dev), col.clone()).unwrap();
+        let mut nic = Nic::start(&dev, col.clone()).unwrap();
         let key = random_u64().unwrap();
         // SAFETY: a control command.
         unsafe { nic.submit(Cmd::Register { conn: 1, key }) };
@@ -437,4 +500,75 @@ fn a_peer_killed_mid_transfer_on_one_machine() {
 #[test]
 fn a_peer_killed_mid_transfer_over_tcp() {
     kill_mid_transfer(vec![("UCX_TLS", "tcp")], 3);
+}
+
+/// Two networks join the two machines; each side's topology names the second one for
+/// its device (`rdma_iface` on one side, `rdma_addr` on the other). UCX carries the
+/// traffic over that interface only, the GID table lists its addresses only, and the
+/// connection manager listens on its address only.
+#[test]
+fn the_topology_names_the_network_a_device_uses() {
+    let Some(mut pair) = NetPair::new("rtop") else {
+        return;
+    };
+    let (dev2, addr2) = pair.add_link().expect("a second veth pair");
+    let dir = std::env::temp_dir().join(format!("doca-rtop-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let files: Vec<String> = (0..2)
+        .map(|i| {
+            let which = if i == 0 {
+                format!("rdma_iface = \"{}\"", dev2[0])
+            } else {
+                format!("rdma_addr = \"{}\"", addr2[1])
+            };
+            let path = dir.join(format!("side{i}.toml"));
+            std::fs::write(
+                &path,
+                format!("[[host.device]]\npci_addr = \"0000:3b:00.0\"\n{which}\n"),
+            )
+            .unwrap();
+            path.to_string_lossy().into_owned()
+        })
+        .collect();
+    let env = |i: usize| {
+        vec![
+            ("UCX_TLS", "tcp"),
+            (
+                "DOCA_SW_TOPOLOGY",
+                Box::leak(files[i].clone().into_boxed_str()) as &str,
+            ),
+        ]
+    };
+    let (mut t, mut i) = connect_and_run([pair.prefix(0), pair.prefix(1)], [env(0), env(1)]);
+    i.send("transports");
+    // "tcp/IFACE.PATH" per lane (without the topology, UCX takes the first link).
+    let tr = i.recv();
+    assert!(
+        tr.split(',')
+            .all(|l| l.starts_with(&format!("tcp/{}.", dev2[1]))),
+        "UCX used the named interface only: {tr}"
+    );
+    i.send("gids");
+    let gids = i.recv();
+    let mine = format!("::ffff:{}", addr2[1]);
+    assert_eq!(
+        gids.split(' ').filter(|g| *g == mine).count(),
+        2,
+        "the GID table lists the named interface's IPv4 address (RoCE v1 and v2): {gids}"
+    );
+    for other in [&pair.addr[1], &addr2[0], &pair.addr[0]] {
+        assert!(
+            !gids.contains(&format!("::ffff:{other}")),
+            "the GID table lists only the named interface's addresses: {gids}"
+        );
+    }
+    t.send("listen 18515");
+    assert_eq!(
+        t.recv(),
+        addr2[0],
+        "the connection manager listens on the device's address"
+    );
+    i.finish();
+    t.finish();
+    let _ = std::fs::remove_dir_all(&dir);
 }

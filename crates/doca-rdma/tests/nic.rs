@@ -1,6 +1,5 @@
 //! The software NIC on one machine: two NICs of one process, talking through UCX.
 
-use doca_core::memory::net;
 use doca_core::{AccessFlags, ErrorCode, Mmap, device};
 use doca_rdma::nic::{Cmd, ConnEvent, Done, Nic, RecvOpcode, Sink, random_u64};
 use doca_rdma::wire::ConnDesc;
@@ -58,11 +57,10 @@ struct Pair {
 
 fn pair() -> Pair {
     let dev = device::devinfo_list().unwrap()[0].open().unwrap();
-    let code = net::dev_code(&dev);
     let ca = Arc::new(Col::default());
     let cb = Arc::new(Col::default());
-    let a = Nic::start(code, ca.clone()).unwrap();
-    let b = Nic::start(code, cb.clone()).unwrap();
+    let a = Nic::start(&dev, ca.clone()).unwrap();
+    let b = Nic::start(&dev, cb.clone()).unwrap();
     let (ka, kb) = (random_u64().unwrap(), random_u64().unwrap());
     // SAFETY: control commands name no memory.
     unsafe {
@@ -352,7 +350,7 @@ fn forged_keys_are_dropped_and_a_stopped_peer_fails_operations() {
     // A third NIC that knows B's worker address but not conn 7's key.
     let cc = Arc::new(Col::default());
     let dev = device::devinfo_list().unwrap()[0].open().unwrap();
-    let c = Nic::start(net::dev_code(&dev), cc.clone()).unwrap();
+    let c = Nic::start(&dev, cc.clone()).unwrap();
     let mut forged = ConnDesc::decode(&p.b.descriptor(7, 0)).unwrap();
     forged.key = 12345;
     let msg = [5u8; 8];

@@ -467,3 +467,41 @@ fn jobs_on_work_queues_use_the_one_connection() {
         r.ctx().stop().unwrap();
     }
 }
+
+/// A topology naming a network this machine does not have: the context does not
+/// start, and says which name is wrong and what the machine has; the GID table is
+/// empty. Naming the loopback interface works and lists its addresses.
+#[test]
+fn a_topology_naming_a_missing_network_is_refused_with_the_reason() {
+    use doca_core::device::Topology;
+    let topo = |field: &str| {
+        Topology::from_toml(
+            &format!("[[host.device]]\npci_addr = \"0000:3b:00.0\"\n{field}\n"),
+            None,
+        )
+        .unwrap()
+    };
+    for (field, what) in [
+        ("rdma_iface = \"nosuchif9\"", "rdma_iface 'nosuchif9'"),
+        ("rdma_addr = \"198.51.100.254\"", "rdma_addr 198.51.100.254"),
+    ] {
+        let dev = topo(field).open_device("3b:00.0").unwrap();
+        assert!(doca_rdma::gid::table(&dev).is_empty());
+        let rdma = Rdma::new(&dev).unwrap();
+        let pe = Pe::new().unwrap();
+        pe.connect(rdma.ctx()).unwrap();
+        let e = pe.start_ctx(rdma.ctx()).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::NotFound, "{e}");
+        let msg = e.to_string();
+        assert!(msg.contains(what) && msg.contains("lo"), "{msg}");
+    }
+    let dev = topo("rdma_iface = \"lo\"").open_device("3b:00.0").unwrap();
+    let t = doca_rdma::gid::table(&dev);
+    let v4 = std::net::Ipv4Addr::LOCALHOST.to_ipv6_mapped().octets();
+    assert_eq!(t.iter().filter(|g| **g == v4).count(), 2, "{t:?}");
+    let pe = Pe::new().unwrap();
+    let rdma = Rdma::new(&dev).unwrap();
+    pe.connect(rdma.ctx()).unwrap();
+    pe.start_ctx(rdma.ctx()).unwrap();
+    pe.stop_ctx(rdma.ctx()).unwrap();
+}

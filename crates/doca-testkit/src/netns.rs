@@ -17,6 +17,8 @@ pub struct NetPair {
     pub dev: [String; 2],
     /// The IPv4 address of each side.
     pub addr: [String; 2],
+    /// Links added with [`add_link`](NetPair::add_link): their interfaces and addresses.
+    pub links: Vec<([String; 2], [String; 2])>,
 }
 
 fn ip(args: &[&str]) -> bool {
@@ -26,6 +28,13 @@ fn ip(args: &[&str]) -> bool {
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success())
+}
+
+fn link_up(ns: &str, dev: &str) -> bool {
+    Command::new("ip")
+        .args(["-n", ns, "link", "show", "dev", dev])
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("state UP"))
 }
 
 impl NetPair {
@@ -38,7 +47,12 @@ impl NetPair {
         let dev = [format!("dv{id}a"), format!("dv{id}b")];
         let n = (id % 250) + 1;
         let addr = [format!("169.254.{n}.1"), format!("169.254.{n}.2")];
-        let p = NetPair { ns, dev, addr };
+        let p = NetPair {
+            ns,
+            dev,
+            addr,
+            links: Vec::new(),
+        };
         let ok = ip(&["netns", "add", &p.ns[0]])
             && ip(&["netns", "add", &p.ns[1]])
             && ip(&[
@@ -46,19 +60,14 @@ impl NetPair {
                 &p.dev[1], "netns", &p.ns[1],
             ])
             && (0..2).all(|i| {
-                let cidr = format!("{}/16", p.addr[i]);
+                let cidr = format!("{}/26", p.addr[i]);
                 ip(&["-n", &p.ns[i], "addr", "add", &cidr, "dev", &p.dev[i]])
                     && ip(&["-n", &p.ns[i], "link", "set", &p.dev[i], "up"])
                     && ip(&["-n", &p.ns[i], "link", "set", "lo", "up"])
             });
         // A veth's carrier comes up a moment after both ends are up: programs that
         // list interfaces (UCX does) must find it running.
-        let up = |i: usize| {
-            Command::new("ip")
-                .args(["-n", &p.ns[i], "link", "show", "dev", &p.dev[i]])
-                .output()
-                .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("state UP"))
-        };
+        let up = |i: usize| link_up(&p.ns[i], &p.dev[i]);
         let t = std::time::Instant::now();
         while ok && !(up(0) && up(1)) && t.elapsed() < std::time::Duration::from_secs(5) {
             std::thread::sleep(std::time::Duration::from_millis(10));
@@ -73,6 +82,52 @@ impl NetPair {
             return None;
         }
         Some(p)
+    }
+
+    /// Joins the two sides with one more veth pair (a second network between the same
+    /// two machines), with its own link-local subnet; answers its interfaces and
+    /// addresses (also kept in [`links`](NetPair::links)). At most three more links.
+    pub fn add_link(&mut self) -> Option<([String; 2], [String; 2])> {
+        let k = self.links.len() + 1;
+        if k > 3 {
+            return None;
+        }
+        let id = std::process::id() % 100_000;
+        let n = (id % 250) + 1;
+        let dev = [format!("dv{id}{k}a"), format!("dv{id}{k}b")];
+        let addr = [
+            format!("169.254.{n}.{}", 64 * k + 1),
+            format!("169.254.{n}.{}", 64 * k + 2),
+        ];
+        let ok = ip(&[
+            "link",
+            "add",
+            &dev[0],
+            "netns",
+            &self.ns[0],
+            "type",
+            "veth",
+            "peer",
+            "name",
+            &dev[1],
+            "netns",
+            &self.ns[1],
+        ]) && (0..2).all(|i| {
+            let cidr = format!("{}/26", addr[i]);
+            ip(&["-n", &self.ns[i], "addr", "add", &cidr, "dev", &dev[i]])
+                && ip(&["-n", &self.ns[i], "link", "set", &dev[i], "up"])
+        });
+        if !ok {
+            return None;
+        }
+        let t = std::time::Instant::now();
+        while !(0..2).all(|i| link_up(&self.ns[i], &dev[i]))
+            && t.elapsed() < std::time::Duration::from_secs(5)
+        {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        self.links.push((dev.clone(), addr.clone()));
+        Some((dev, addr))
     }
 
     /// The command words that run a program in side `i`'s namespace.

@@ -120,6 +120,10 @@ struct FileDevice {
     #[serde(default)]
     lid: u16,
     #[serde(default)]
+    rdma_iface: Option<String>,
+    #[serde(default)]
+    rdma_addr: Option<String>,
+    #[serde(default)]
     capabilities: Option<Vec<String>>,
     #[serde(default)]
     job_types: Option<Vec<String>>,
@@ -163,6 +167,13 @@ pub struct DeviceProps {
     pub ipv6: [u8; 16],
     /// InfiniBand LID.
     pub lid: u16,
+    /// The network interface of this machine the device's RDMA goes through
+    /// (`rdma_iface`): UCX uses only it, the GID table lists its addresses. `None`:
+    /// whichever UCX picks (or the one holding [`rdma_addr`](Self::rdma_addr)).
+    pub rdma_iface: Option<String>,
+    /// The address of this machine the device's RDMA uses (`rdma_addr`): the
+    /// connection manager listens on it, and UCX uses the interface holding it.
+    pub rdma_addr: Option<std::net::IpAddr>,
     /// What the device supports.
     pub caps: Vec<Capability>,
     /// When set, only these job types (of the libraries in `caps`) are supported.
@@ -242,6 +253,9 @@ fn bounded_name(s: &str, limit: usize, field: &str, what: &str) -> Result<String
 
 /// The largest topology file read, in bytes.
 pub const MAX_TOPOLOGY_FILE: u64 = 1 << 20;
+
+/// Network interface names are shorter than this (the kernel's `IFNAMSIZ`).
+pub const RDMA_IFACE_NAME_LIMIT: usize = 16;
 
 /// The most engine threads a device may have.
 pub const MAX_ENGINE_THREADS: u32 = 256;
@@ -348,6 +362,8 @@ impl Topology {
                 ipv4: [127, 0, 0, 1],
                 ipv6: Ipv6Addr::LOCALHOST.octets(),
                 lid: 0,
+                rdma_iface: None,
+                rdma_addr: None,
                 caps: Capability::ALL.to_vec(),
                 job_types: None,
                 engine_threads,
@@ -495,6 +511,34 @@ impl Topology {
                     })?
                     .octets(),
             };
+            let rdma_iface = match &d.rdma_iface {
+                None => None,
+                Some(n) => {
+                    if n.is_empty()
+                        || n.len() >= RDMA_IFACE_NAME_LIMIT
+                        || n.contains(['/', '\0'])
+                        || n.chars().any(char::is_whitespace)
+                    {
+                        return Err(Error::with_context(
+                            ErrorCode::InvalidValue,
+                            format!(
+                                "{what}: rdma_iface '{n}' is not a network interface name (1 to {} bytes, no '/', NUL or spaces)",
+                                RDMA_IFACE_NAME_LIMIT - 1
+                            ),
+                        ));
+                    }
+                    Some(n.clone())
+                }
+            };
+            let rdma_addr = match &d.rdma_addr {
+                None => None,
+                Some(s) => Some(s.parse::<std::net::IpAddr>().map_err(|_| {
+                    Error::with_context(
+                        ErrorCode::InvalidValue,
+                        format!("{what}: rdma_addr '{s}' is not an IPv4 or IPv6 address"),
+                    )
+                })?),
+            };
             devices.push(Arc::new(DeviceProps {
                 pci_addr,
                 func_type: parse_func(&d.func_type, &what)?,
@@ -517,6 +561,8 @@ impl Topology {
                 ipv4,
                 ipv6,
                 lid: d.lid,
+                rdma_iface,
+                rdma_addr,
                 caps,
                 job_types,
                 engine_threads: d.engine_threads,
