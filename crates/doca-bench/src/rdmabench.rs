@@ -45,6 +45,9 @@ pub struct RdmaArgs {
     /// as between two machines; needs root and iproute2's ip).
     #[arg(long)]
     netns: bool,
+    /// Only the round trip, of one peer (`ours` or `raw`): for profiling.
+    #[arg(long, hide = true)]
+    rtt_only: Option<String>,
     /// The side this process plays (set by `--netns` for the processes it starts).
     #[arg(long, hide = true)]
     side: Option<String>,
@@ -470,6 +473,7 @@ fn serve(dir: &Dir) {
     ours.recv(MEM - 4096, RECV);
     dir.put("ready", b"1");
     let mut checked = Instant::now();
+    let mut turns = 0u32;
     loop {
         raw.progress();
         let mut got = 0;
@@ -485,7 +489,8 @@ fn serve(dir: &Dir) {
             ours.recv(MEM - 4096, RECV);
             ours.send(MEM - 8192, SEND);
         }
-        if checked.elapsed() > Duration::from_millis(50) {
+        turns = turns.wrapping_add(1);
+        if turns % 4096 == 0 && checked.elapsed() > Duration::from_millis(50) {
             checked = Instant::now();
             if dir.has("stop") {
                 break;
@@ -653,6 +658,17 @@ fn measure(a: &RdmaArgs, dir: &Dir, place: &str) {
     );
     println!("| operation | ours | raw UCX | ratio (ours/raw) | target |");
     println!("|---|---|---|---|---|");
+    if let Some(which) = &a.rtt_only {
+        let ns = if which == "raw" {
+            raw.ping_pong(rounds)
+        } else {
+            ours.ping_pong(rounds)
+        };
+        println!("| 64 B round trip, {which} only | {:.2} us |", ns / 1e3);
+        dir.put("stop", b"1");
+        ours.end.stop();
+        return;
+    }
     for read in [false, true] {
         for &size in &SIZES {
             let (mut o, mut r) = (Vec::new(), Vec::new());
@@ -736,6 +752,9 @@ fn run_netns(a: &RdmaArgs, dir: &Path) {
             .args(["--window", &a.window.to_string()]);
         if a.quick {
             c.arg("--quick");
+        }
+        if let Some(w) = &a.rtt_only {
+            c.args(["--rtt-only", w]);
         }
         c.spawn().expect("a side")
     };

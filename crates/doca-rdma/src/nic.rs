@@ -25,7 +25,7 @@ use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
 use std::ffi::c_void;
 use std::ptr;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -243,14 +243,16 @@ unsafe impl Send for Cmd {}
 
 struct Shared {
     cmds: Mutex<Vec<Cmd>>,
+    /// Set after a command is queued in `cmds`: a drive that finds it clear takes no
+    /// lock for them.
+    has_cmds: AtomicBool,
     signal: Signal,
     stop: AtomicBool,
     /// The NIC's state, for whichever thread drives the worker: the NIC thread, or a
     /// program thread that polls or submits ([`Driver::drive`]). `None` once stopped.
     state: Mutex<Option<StateBox>>,
-    /// When a program thread last drove the worker (microseconds since `epoch`).
-    last_drive: AtomicU64,
-    epoch: Instant,
+    /// Whether a program thread progressed the worker since the NIC thread last looked.
+    app_drove: AtomicBool,
     /// Peers of this machine whose end the NIC thread watches for: (connection, the
     /// peer process's pidfd (owned by the connection; -1: none, its PID is looked at),
     /// its PID).
@@ -266,10 +268,10 @@ struct StateBox(Box<State>);
 unsafe impl Send for StateBox {}
 
 impl Shared {
-    /// Whether a program thread drove the worker lately (the NIC thread stands by).
+    /// Whether a program thread progressed the worker since the last question (the
+    /// NIC thread then stands by).
     fn app_driving(&self) -> bool {
-        let now = self.epoch.elapsed().as_micros() as u64;
-        now.saturating_sub(self.last_drive.load(Ordering::Relaxed)) < APP_WINDOW_US
+        self.app_drove.swap(false, Ordering::Relaxed)
     }
 }
 
@@ -306,6 +308,28 @@ impl Driver {
         self.drive_marked(None)
     }
 
+    /// Carries out the commands handed over so far on the calling thread, without
+    /// progressing the transport (whoever polls next does), unless another thread holds
+    /// the worker (false then). Answers owed to received messages stay owed, so that a
+    /// reply among these commands carries them.
+    pub fn issue(&self) -> bool {
+        let sh = &*self.0;
+        let mut g = match sh.state.try_lock() {
+            Ok(g) => g,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return false,
+        };
+        let Some(b) = g.as_mut() else {
+            return false;
+        };
+        let sp: *mut State = &mut *b.0;
+        let _d = Driving::enter(sp);
+        // SAFETY: the state is this lock holder's; UCX calls back into it only from
+        // progress, which is not called here, while no other reference to it is live.
+        unsafe { (*sp).drain() };
+        true
+    }
+
     /// [`drive`](Driver::drive), with `mark` set while this thread holds the worker
     /// (what the sink sees then comes from this thread).
     pub fn drive_marked(&self, mark: Option<&AtomicBool>) -> bool {
@@ -318,8 +342,9 @@ impl Driver {
         let Some(b) = g.as_mut() else {
             return false;
         };
-        sh.last_drive
-            .store(sh.epoch.elapsed().as_micros() as u64, Ordering::Relaxed);
+        if !sh.app_drove.load(Ordering::Relaxed) {
+            sh.app_drove.store(true, Ordering::Relaxed);
+        }
         let sp: *mut State = &mut *b.0;
         let _d = Driving::enter(sp);
         if let Some(m) = mark {
@@ -331,14 +356,10 @@ impl Driver {
         unsafe {
             (*sp).drain();
             (*sp).flush_acks();
-            let w = (*sp).w;
-            for _ in 0..64 {
-                let n = u::ucp_worker_progress(w);
-                (*sp).release_late();
-                if n == 0 {
-                    break;
-                }
-            }
+            // One round: what it brings reaches the program now, and the program polls
+            // again (each round may be a system call, on TCP).
+            u::ucp_worker_progress((*sp).w);
+            (*sp).release_late();
         }
         if let Some(m) = mark {
             m.store(false, Ordering::Release);
@@ -369,11 +390,10 @@ impl std::fmt::Debug for Nic {
 /// How long the NIC thread keeps polling after its last piece of work before it sleeps
 /// in the kernel (latency of a reply against CPU burnt while idle).
 const SPIN: Duration = Duration::from_micros(50);
-/// A program thread that drove the worker this recently is taken to go on doing so:
-/// the NIC thread stands by (it would only compete for the CPUs).
-const APP_WINDOW_US: u64 = 500;
-/// How long the NIC thread stands by before looking again.
-const STANDBY: Duration = Duration::from_micros(200);
+/// While a program thread polls (it progressed the worker since the NIC thread last
+/// looked), the NIC thread stands by this long before looking again: it would only
+/// compete for the CPUs. It takes over at most this long after the program stops.
+const STANDBY: Duration = Duration::from_micros(500);
 /// How often the NIC thread looks at watched peer processes while busy.
 const WATCH_EVERY: Duration = Duration::from_millis(20);
 
@@ -389,11 +409,11 @@ impl Nic {
         let address = worker.address.clone();
         let shared = Arc::new(Shared {
             cmds: Mutex::new(Vec::with_capacity(256)),
+            has_cmds: AtomicBool::new(false),
             signal: Signal(worker.w),
             stop: AtomicBool::new(false),
             state: Mutex::new(None),
-            last_drive: AtomicU64::new(0),
-            epoch: Instant::now(),
+            app_drove: AtomicBool::new(false),
             watch: Mutex::new(Vec::new()),
         });
         let ctx_id = random_u64()?;
@@ -464,6 +484,7 @@ impl Nic {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(cmd);
+        self.shared.has_cmds.store(true, Ordering::Release);
     }
 
     /// Hands a command to the NIC thread.
@@ -479,6 +500,7 @@ impl Nic {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(cmd);
+        self.shared.has_cmds.store(true, Ordering::Release);
         self.shared.signal.wake();
     }
 
@@ -1270,6 +1292,11 @@ impl State {
 
     /// Runs the queued commands; how many.
     fn drain(&mut self) -> usize {
+        if !self.shared.has_cmds.load(Ordering::Acquire)
+            || !self.shared.has_cmds.swap(false, Ordering::AcqRel)
+        {
+            return 0;
+        }
         {
             let mut q = self.shared.cmds.lock().unwrap_or_else(|e| e.into_inner());
             std::mem::swap(&mut *q, &mut self.spare);

@@ -386,6 +386,9 @@ pub(crate) struct Shared {
     /// The polling thread drives the NIC: what completes now is collected by the same
     /// poll, so nobody needs waking.
     quiet: std::sync::atomic::AtomicBool,
+    /// Set after something is queued in `done`, `events` or `requests`: a poll that
+    /// finds it clear takes none of their locks.
+    queued: std::sync::atomic::AtomicBool,
     ctx: std::sync::OnceLock<doca_core::exec::WeakCtx>,
     on_event: Mutex<Option<EventCb>>,
 }
@@ -438,12 +441,14 @@ impl Sink for SinkOf {
     fn complete(&self, user: u64, r: Result<Done>) {
         if let Some(s) = self.0.upgrade() {
             lock(&s.done).push_back((user as u32, r));
+            s.queued.store(true, Ordering::Release);
             s.ring();
         }
     }
     fn conn_event(&self, conn: u32, ev: ConnEvent) {
         if let Some(s) = self.0.upgrade() {
             lock(&s.events).push_back((conn, ev));
+            s.queued.store(true, Ordering::Release);
             s.ring();
         }
     }
@@ -471,6 +476,7 @@ impl Sink for SinkOf {
         drop(nic_guard);
         drop(conns);
         lock(&s.requests).push_back(id);
+        s.queued.store(true, Ordering::Release);
         s.ring();
     }
 }
@@ -532,6 +538,9 @@ impl ChannelOps for RdmaOps {
                 // Only this thread runs the sink while it holds the worker.
                 d.drive_marked(Some(&s.quiet));
             }
+        }
+        if !s.queued.load(Ordering::Acquire) || !s.queued.swap(false, Ordering::AcqRel) {
+            return false;
         }
         let mut any = false;
         loop {
@@ -812,6 +821,7 @@ impl Rdma {
             inflight: AtomicU32::new(0),
             stopping: std::sync::atomic::AtomicBool::new(false),
             quiet: std::sync::atomic::AtomicBool::new(false),
+            queued: std::sync::atomic::AtomicBool::new(false),
             ctx: std::sync::OnceLock::new(),
             on_event: Mutex::new(None),
         });
@@ -1185,7 +1195,8 @@ impl Shared {
                 drop(nic);
                 // The submitting thread starts the operation itself when the NIC
                 // thread is not at work (no hand-over); else the NIC thread is woken.
-                if !driver.drive() {
+                // The transport progresses where the program polls.
+                if !driver.issue() {
                     driver.wake();
                 }
                 Ok(())

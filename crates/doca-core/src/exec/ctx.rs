@@ -249,6 +249,9 @@ pub(crate) struct CtxShared {
     pub(crate) started: AtomicBool,
     /// A [`CtxPhase`].
     pub(crate) phase: AtomicU8,
+    /// `state.pe` as an atomic (`usize::MAX`: none), for the progress engine's poll,
+    /// which reads it without the state lock. Written with `state.pe`, under its lock.
+    pub(crate) pe_id: AtomicUsize,
     /// Tasks taken from this context's pools and not given back.
     pub(crate) tasks_out: AtomicUsize,
     /// The attached work queues again, for [`Ctx::ring`] alone: a channel's own thread
@@ -462,6 +465,7 @@ impl Ctx {
                 }),
                 started: AtomicBool::new(false),
                 phase: AtomicU8::new(CtxPhase::Idle as u8),
+                pe_id: AtomicUsize::new(usize::MAX),
                 tasks_out: AtomicUsize::new(0),
                 ring_to: Mutex::new(Vec::new()),
             }),
@@ -630,7 +634,10 @@ impl Ctx {
 
     /// The identity of the progress engine the context is connected to.
     pub fn connected_pe(&self) -> Option<usize> {
-        self.shared.state().pe
+        match self.shared.pe_id.load(Ordering::Acquire) {
+            usize::MAX => None,
+            id => Some(id),
+        }
     }
 
     /// Sets the pool size of one task type (the libraries' `*_set_conf`): only while

@@ -151,6 +151,9 @@ impl Pe {
                 ));
             }
             st.pe = Some(self.id);
+            ctx.shared
+                .pe_id
+                .store(self.id, std::sync::atomic::Ordering::Release);
         }
         inner.ctxs.retain(|c| c.connected_pe() == Some(self.id));
         inner.ctxs.push(ctx.clone());
@@ -594,7 +597,11 @@ impl Drop for Pe {
             if ctx.is_started() {
                 inner.finish_stop(&ctx);
             }
-            ctx.shared.state().pe = None;
+            let mut st = ctx.shared.state();
+            st.pe = None;
+            ctx.shared
+                .pe_id
+                .store(usize::MAX, std::sync::atomic::Ordering::Release);
         }
     }
 }
@@ -611,6 +618,9 @@ impl Ctx {
             ));
         }
         st.pe = None;
+        self.shared
+            .pe_id
+            .store(usize::MAX, std::sync::atomic::Ordering::Release);
         Ok(())
     }
 }
