@@ -490,7 +490,7 @@ fn serve(dir: &Dir) {
             ours.send(MEM - 8192, SEND);
         }
         turns = turns.wrapping_add(1);
-        if turns % 4096 == 0 && checked.elapsed() > Duration::from_millis(50) {
+        if turns.is_multiple_of(4096) && checked.elapsed() > Duration::from_millis(50) {
             checked = Instant::now();
             if dir.has("stop") {
                 break;
