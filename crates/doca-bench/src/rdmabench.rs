@@ -712,46 +712,58 @@ pub fn run(a: &RdmaArgs) {
         // SAFETY: set before any thread of this process starts or reads it.
         unsafe { std::env::set_var("DOCA_RDMA_SHM", "1") };
     }
+    let place = if a.netns {
+        "two processes in two network namespaces over TCP"
+    } else {
+        "two processes on one machine"
+    };
     match (a.side.as_deref(), &a.dir) {
         (Some("responder"), Some(d)) => return serve(&Dir(d.clone())),
-        (Some("requester"), Some(d)) => {
-            return measure(a, &Dir(d.clone()), "two network namespaces over TCP");
-        }
+        (Some("requester"), Some(d)) => return measure(a, &Dir(d.clone()), place),
         (Some(s), _) => panic!("unknown side {s}, or no --dir"),
         _ => {}
     }
     let dir = std::env::temp_dir().join(format!("doca-bench-rdma-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("mkdir");
-    if a.netns {
-        run_netns(a, &dir);
-    } else {
-        let d = Dir(dir.clone());
-        let responder = std::thread::spawn(move || serve(&d));
-        measure(a, &Dir(dir.clone()), "one machine, responder thread");
-        responder.join().expect("responder");
-    }
+    run_pair(a, &dir);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Runs the two sides as processes in two namespaces (UCX over TCP).
-fn run_netns(a: &RdmaArgs, dir: &Path) {
-    let pair = doca_testkit::netns::NetPair::new("bench")
-        .expect("two network namespaces (root and iproute2's ip are needed)");
+/// Runs the responder and the requester as two processes: on this machine, or with
+/// `--netns` each in its own network namespace (TCP over a veth pair).
+fn run_pair(a: &RdmaArgs, dir: &Path) {
+    let pair = if a.netns {
+        Some(
+            doca_testkit::netns::NetPair::new("bench")
+                .expect("two network namespaces (root and iproute2's ip are needed)"),
+        )
+    } else {
+        None
+    };
     let exe = std::env::current_exe().expect("this program");
     let side = |i: usize, role: &str| {
-        let mut c = std::process::Command::new("ip");
-        c.args(["netns", "exec", &pair.ns[i], "env", "UCX_TLS=tcp"])
-            .arg(format!("UCX_NET_DEVICES={}", pair.dev[i]))
-            .arg(&exe)
-            .args(["rdma", "--side", role, "--dir"])
+        let mut c = match &pair {
+            Some(pair) => {
+                let mut c = std::process::Command::new("ip");
+                c.args(["netns", "exec", &pair.ns[i], "env", "UCX_TLS=tcp"])
+                    .arg(format!("UCX_NET_DEVICES={}", pair.dev[i]))
+                    .arg(&exe);
+                c
+            }
+            None => std::process::Command::new(&exe),
+        };
+        c.args(["rdma", "--side", role, "--dir"])
             .arg(dir)
             .args(["--reps", &a.reps.to_string()])
             .args(["--bytes", &a.bytes.to_string()])
             .args(["--rounds", &a.rounds.to_string()])
             .args(["--window", &a.window.to_string()]);
-        if a.quick {
-            c.arg("--quick");
+        for (on, flag) in [(a.quick, "--quick"), (a.shm, "--shm"), (a.netns, "--netns")] {
+            if on {
+                c.arg(flag);
+            }
         }
         if let Some(w) = &a.rtt_only {
             c.args(["--rtt-only", w]);
