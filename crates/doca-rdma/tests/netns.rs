@@ -348,10 +348,7 @@ fn two_processes_in_two_network_namespaces_over_tcp() {
     let env = |i: usize| {
         vec![
             ("UCX_TLS", "tcp"),
-            (
-                "UCX_NET_DEVICES",
-                Box::leak(pair.dev[i].clone().into_boxed_str()) as &str,
-            ),
+            ("UCX_NET_DEVICES", pair.dev[i].as_str()),
         ]
     };
     run_pair([pair.prefix(0), pair.prefix(1)], [env(0), env(1)]);
@@ -530,15 +527,7 @@ fn the_topology_names_the_network_a_device_uses() {
             path.to_string_lossy().into_owned()
         })
         .collect();
-    let env = |i: usize| {
-        vec![
-            ("UCX_TLS", "tcp"),
-            (
-                "DOCA_SW_TOPOLOGY",
-                Box::leak(files[i].clone().into_boxed_str()) as &str,
-            ),
-        ]
-    };
+    let env = |i: usize| vec![("UCX_TLS", "tcp"), ("DOCA_SW_TOPOLOGY", files[i].as_str())];
     let (mut t, mut i) = connect_and_run([pair.prefix(0), pair.prefix(1)], [env(0), env(1)]);
     i.send("transports");
     // "tcp/IFACE.PATH" per lane (without the topology, UCX takes the first link).
