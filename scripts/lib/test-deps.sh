@@ -7,8 +7,9 @@
 #     for one (libclang.so, libclang-N.so, libclang.so.N or libclang-N.so.N in
 #     $LIBCLANG_PATH or under /usr/lib* and /usr/local/lib*; libclang-cpp is a different
 #     library and does not count);
-#   - the C interface's tests: cc, c++, pkg-config, valgrind, meson and ninja, and
-#     rdma-core's <infiniband/verbs.h> (doca_rdma_bridge.h includes it);
+#   - the C interface's tests: cc, c++, pkg-config, valgrind, meson and ninja,
+#     rdma-core's <infiniband/verbs.h> (doca_rdma_bridge.h includes it), and json-c's
+#     headers (argp's JSON files are compared with what json-c takes);
 #   - doca-rdma: UCX (libucx-dev), and iproute2's ip for the tests that put the two
 #     sides in two network namespaces;
 #   - libisal.so.2's engine tests: Debian's liberasurecode with its headers (pyeclib is
@@ -41,6 +42,7 @@ test_packages_missing() {
     done
     have_libclang || echo libclang-dev
     [ -f /usr/include/infiniband/verbs.h ] || echo libibverbs-dev
+    [ -f /usr/include/json-c/json.h ] || echo libjson-c-dev
     [ -f /usr/include/liberasurecode/erasurecode.h ] || echo liberasurecode-dev
     [ -f /usr/include/ucp/api/ucp.h ] || echo libucx-dev
     command -v ip >/dev/null 2>&1 || echo iproute2

@@ -90,8 +90,17 @@ fn logging_and_argp() {
     let json = scratch().join("argp.json");
     std::fs::write(
         &json,
-        r#"{"doca_general_flags": {"log-level": 60},
-            "doca_program_flags": {"count": 7, "verbose": true, "file": ["a", "b"], "extra": {"k": [1, 2]}}}"#,
+        // Written the way configuration files for DOCA programs are: json-c's dialect,
+        // with comments, trailing commas, single quotes and literals in capitals.
+        r#"/* log_argp's configuration */
+        {
+            "doca_general_flags": {"log-level": 60,},   // debug
+            "doca_program_flags": {
+                "count": 7, "verbose": TRUE, 'file': ["a", "b",],
+                "extra": {"k": [1, 2]}   /* a JSON object parameter */
+            },
+        }
+        "#,
     )
     .unwrap();
     // Command line and JSON file together: the file fills what the command line lacks.

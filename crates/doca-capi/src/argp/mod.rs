@@ -9,6 +9,7 @@ use doca_core::{Error, ErrorCode};
 use std::ffi::{CStr, CString, c_char, c_int, c_void};
 use std::sync::{Mutex, MutexGuard};
 
+pub mod jsonc;
 mod parse;
 use parse::{Value, apply_json, parse_cli, taken, usage_text};
 

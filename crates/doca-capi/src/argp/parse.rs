@@ -111,7 +111,7 @@ pub(super) fn parse_value(prm: &doca_argp_param, raw: Option<&str>) -> Result<Va
         }
         TYPE_JSON_OBJ => {
             let v = need(prm, raw)?;
-            serde_json::from_str::<serde_json::Value>(v)
+            super::jsonc::parse(v)
                 .map_err(|e| invalid(format!("{}: not JSON: {e}", prm.names())))?;
             Ok(Value::Text(v.to_owned()))
         }
@@ -240,8 +240,7 @@ pub(super) fn parse_cli(p: &Parser, args: &[String]) -> Result<Parsed> {
 pub(super) fn apply_json(p: &Parser, path: &str, parsed: &mut Parsed) -> Result<()> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| invalid(format!("cannot read JSON file {path}: {e}")))?;
-    let root: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| invalid(format!("JSON file {path}: {e}")))?;
+    let root = super::jsonc::parse(&text).map_err(|e| invalid(format!("JSON file {path}: {e}")))?;
     let obj = root
         .as_object()
         .ok_or_else(|| invalid(format!("JSON file {path}: the top level is not an object")))?;
