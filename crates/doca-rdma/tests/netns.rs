@@ -292,8 +292,12 @@ fn connect_and_run(prefix: [Vec<String>; 2], env: [Vec<(&str, &str)>; 2]) -> (Pe
     (t, i)
 }
 
-fn run_pair(prefix: [Vec<String>; 2], env: [Vec<(&str, &str)>; 2]) {
+/// Runs the pair through revocation; answers the transports UCX chose for the
+/// initiator's connection.
+fn run_pair(prefix: [Vec<String>; 2], env: [Vec<(&str, &str)>; 2]) -> String {
     let (mut t, mut i) = connect_and_run(prefix, env);
+    i.send("transports");
+    let transports = i.recv();
     t.send("stop");
     assert_eq!(t.recv(), "stopped");
     i.send("read");
@@ -303,6 +307,29 @@ fn run_pair(prefix: [Vec<String>; 2], env: [Vec<(&str, &str)>; 2]) {
     );
     i.finish();
     t.finish();
+    transports
+}
+
+#[test]
+fn two_processes_on_one_machine() {
+    let tr = run_pair([vec![], vec![]], [vec![], vec![]]);
+    assert!(
+        tr.contains("tcp/"),
+        "UCX's choice with failure detection: {tr}"
+    );
+}
+
+/// Both sides allow shared memory (`DOCA_RDMA_SHM=1`): UCX moves the bytes through
+/// shared memory or CMA, and every access is still checked at the target (the
+/// revocation at the end is refused).
+#[test]
+fn two_processes_on_one_machine_through_shared_memory() {
+    let env = || vec![("DOCA_RDMA_SHM", "1")];
+    let tr = run_pair([vec![], vec![]], [env(), env()]);
+    assert!(
+        !tr.contains("tcp") && tr.contains("memory"),
+        "shared memory transports only: {tr}"
+    );
 }
 
 /// The local addresses of this network namespace's TCP sockets listening on `port`
@@ -351,7 +378,8 @@ fn two_processes_in_two_network_namespaces_over_tcp() {
             ("UCX_NET_DEVICES", pair.dev[i].as_str()),
         ]
     };
-    run_pair([pair.prefix(0), pair.prefix(1)], [env(0), env(1)]);
+    let tr = run_pair([pair.prefix(0), pair.prefix(1)], [env(0), env(1)]);
+    assert!(tr.starts_with("tcp/"), "{tr}");
 }
 
 /// A target that exports 4 MiB, connects and then only waits: it is killed.

@@ -683,11 +683,25 @@ pub fn c_type(t: &str) -> String {
 /// Starts the first side of a pair in the background (no valgrind: the other side runs
 /// under it), in its own comm channel directory.
 pub fn start_side(bin: &Path, args: &[&str], engine: bool, rt: &Path) -> Running {
+    start_side_env(bin, args, engine, rt, &[])
+}
+
+/// [`start_side`] with extra environment variables.
+pub fn start_side_env(
+    bin: &Path,
+    args: &[&str],
+    engine: bool,
+    rt: &Path,
+    env: &[(&str, &Path)],
+) -> Running {
     let mut c = Command::new(bin);
     c.args(args)
         .env_remove("DOCA_SW_TOPOLOGY")
         .env_remove("DOCA_SW_ROLE")
         .env("DOCA_SW_RUNTIME_DIR", rt);
+    for (k, v) in env {
+        c.env(k, v);
+    }
     if engine {
         c.env("DOCA_SW_TOPOLOGY", engine_topology());
     }
@@ -709,17 +723,19 @@ pub fn runtime_dir(name: &str) -> PathBuf {
 
 /// Runs an RDMA pair program (`bin server DIR` and `bin client DIR`, the descriptors
 /// passing through files in DIR): inline and with engine threads on this machine, then
-/// across two network namespaces (UCX over TCP, as between two machines) where they can
-/// be made. The client says "every ... type ran", the server "everything arrived".
+/// with shared memory allowed (`DOCA_RDMA_SHM=1`), then across two network namespaces
+/// (UCX over TCP, as between two machines) where they can be made. The client says
+/// "every ... type ran", the server "everything arrived".
 pub fn run_rdma_pair(bin: &Path, tag: &str) {
     let rt = runtime_dir(tag);
-    for (round, engine) in [(0, false), (1, true)] {
+    let shm: &[(&str, &Path)] = &[("DOCA_RDMA_SHM", Path::new("1"))];
+    for (round, engine, env) in [(0, false, &[][..]), (1, true, &[][..]), (2, false, shm)] {
         let dir = scratch().join(format!("{tag}-pair-{round}"));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let d = dir.to_str().unwrap();
-        let mut s = start_side(bin, &["server", d], engine, &rt);
-        let out = run_beside(bin, &["client", d], engine, &[], Some(&mut s));
+        let mut s = start_side_env(bin, &["server", d], engine, &rt, env);
+        let out = run_beside(bin, &["client", d], engine, env, Some(&mut s));
         assert!(out.contains("type ran"), "{out}");
         let sout = check(&s.finish(), "rdma server");
         assert!(sout.contains("everything arrived"), "{sout}");
