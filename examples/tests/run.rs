@@ -103,6 +103,28 @@ fn every_example_runs_on_both_engines() {
     let _ = std::fs::remove_file(engines);
 }
 
+/// With shared memory allowed on both sides, the requester copies its write and its
+/// read itself; without, the NIC carries them.
+#[test]
+fn the_rdma_example_copies_directly_when_shared_memory_is_allowed() {
+    for (shm, copies) in [(false, 0), (true, 2)] {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_rdma"));
+        c.env_remove("DOCA_SW_TOPOLOGY");
+        if shm {
+            c.env("DOCA_RDMA_SHM", "1");
+        } else {
+            c.env_remove("DOCA_RDMA_SHM");
+        }
+        let out = c.output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{text}");
+        assert!(
+            text.contains(&format!("reads and writes copied directly: {copies})")),
+            "shared memory {shm}: {text}"
+        );
+    }
+}
+
 #[test]
 fn the_service_refuses_a_bad_count() {
     let out = Command::new(env!("CARGO_BIN_EXE_ec_service"))

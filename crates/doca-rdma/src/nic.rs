@@ -379,6 +379,8 @@ pub struct Nic {
     thread: Option<JoinHandle<()>>,
     address: Vec<u8>,
     ctx_id: u64,
+    /// The device served (its PCI address code).
+    dev: u32,
 }
 
 impl std::fmt::Debug for Nic {
@@ -447,6 +449,7 @@ impl Nic {
             thread: Some(thread),
             address,
             ctx_id,
+            dev,
         })
     }
 
@@ -457,6 +460,7 @@ impl Nic {
             key,
             ctx_id: self.ctx_id,
             place: crate::wire::Place::here(),
+            dev: self.dev,
             worker: self.address.clone(),
         }
         .encode()

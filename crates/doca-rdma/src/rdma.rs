@@ -186,6 +186,10 @@ pub struct Connection {
     req: u64,
     /// The peer's address (connection manager connections).
     peer: Mutex<Option<std::net::SocketAddr>>,
+    /// The peer's process and device, when it runs on this machine and both sides
+    /// allow shared memory (`DOCA_RDMA_SHM=1`): reads and writes of memory that process
+    /// exported on that device are then copied by this side (see [`Shared::direct`]).
+    direct: std::sync::OnceLock<(u32, u32)>,
 }
 
 /// Connections of a context that hold a place (exported, connected, asked for,
@@ -228,6 +232,7 @@ impl Connection {
             owner: Arc::downgrade(owner),
             req,
             peer: Mutex::new(peer),
+            direct: std::sync::OnceLock::new(),
         })
     }
 
@@ -389,6 +394,11 @@ pub(crate) struct Shared {
     /// Set after something is queued in `done`, `events` or `requests`: a poll that
     /// finds it clear takes none of their locks.
     queued: std::sync::atomic::AtomicBool,
+    /// Outgoing operations handed to the NIC and not yet ended (direct copies wait for
+    /// none, so that they pass none).
+    nic_ops: AtomicU32,
+    /// Reads and writes copied directly (see `Shared::direct`).
+    direct_copies: AtomicU64,
     ctx: std::sync::OnceLock<doca_core::exec::WeakCtx>,
     on_event: Mutex<Option<EventCb>>,
 }
@@ -415,6 +425,10 @@ fn bad_state(msg: impl Into<std::borrow::Cow<'static, str>>) -> Error {
 
 struct SinkOf(Weak<Shared>);
 
+/// The bit of a NIC operation's user value that marks an outgoing operation (not a
+/// receive): direct copies wait until none is with the NIC.
+const OUTGOING: u64 = 1 << 32;
+
 impl Shared {
     /// Wakes the progress engine, unless the context is stopping its NIC.
     fn ring(&self) {
@@ -440,6 +454,9 @@ impl Shared {
 impl Sink for SinkOf {
     fn complete(&self, user: u64, r: Result<Done>) {
         if let Some(s) = self.0.upgrade() {
+            if user & OUTGOING != 0 {
+                s.nic_ops.fetch_sub(1, Ordering::AcqRel);
+            }
             lock(&s.done).push_back((user as u32, r));
             s.queued.store(true, Ordering::Release);
             s.ring();
@@ -499,6 +516,7 @@ impl CtxOps for RdmaOps {
         s.dev_code.store(code, Ordering::Release);
         lock(&s.conns).clear();
         lock(&s.done).clear();
+        s.nic_ops.store(0, Ordering::Release);
         lock(&s.events).clear();
         {
             let mut ops = lock(&s.ops);
@@ -822,6 +840,8 @@ impl Rdma {
             stopping: std::sync::atomic::AtomicBool::new(false),
             quiet: std::sync::atomic::AtomicBool::new(false),
             queued: std::sync::atomic::AtomicBool::new(false),
+            nic_ops: AtomicU32::new(0),
+            direct_copies: AtomicU64::new(0),
             ctx: std::sync::OnceLock::new(),
             on_event: Mutex::new(None),
         });
@@ -1006,6 +1026,9 @@ impl Rdma {
                 "the connection is already connected (or ended): export a new one",
             ));
         }
+        if crate::wire::Place::here().shares_machine(&d.place) {
+            let _ = conn.direct.set((d.place.pid, d.dev));
+        }
         let nic = lock(&self.s.nic);
         let Some(nic) = nic.as_ref() else {
             conn.state.store(C_EXPORTED, Ordering::Release);
@@ -1136,6 +1159,14 @@ impl Rdma {
         Ok(t)
     }
 
+    /// How many reads and writes this context copied itself: between two processes of
+    /// one machine that both allow shared memory (`DOCA_RDMA_SHM=1`), a read or write of
+    /// memory the peer exported, with no other operation of the context at the NIC, is
+    /// copied by the submitting thread (after the checks the target makes).
+    pub fn direct_copies(&self) -> u64 {
+        self.s.direct_copies.load(Ordering::Relaxed)
+    }
+
     /// The connections exported so far (since the last start).
     pub fn connections(&self) -> Vec<Arc<Connection>> {
         lock(&self.s.conns).clone()
@@ -1170,27 +1201,28 @@ impl Shared {
         // SAFETY: the caller's contract.
         match unsafe { self.command(ctx, &rec) } {
             Ok(cmd) => {
+                // SAFETY: the command's memory is the record's buffers (contract).
+                if let Some(outcome) = unsafe { self.direct(&cmd, &rec) } {
+                    let i = self.keep(rec);
+                    self.inflight.fetch_add(1, Ordering::AcqRel);
+                    lock(&self.done).push_back((i, outcome));
+                    self.queued.store(true, Ordering::Release);
+                    self.ring();
+                    return Ok(());
+                }
                 let nic = lock(&self.nic);
                 let Some(nic_ref) = nic.as_ref() else {
                     return Err((bad_state("the RDMA context is stopping"), rec));
                 };
-                let i = {
-                    let mut ops = lock(&self.ops);
-                    match ops.free.pop() {
-                        Some(i) => {
-                            ops.recs[i as usize] = Some(rec);
-                            i
-                        }
-                        None => {
-                            ops.recs.push(Some(rec));
-                            (ops.recs.len() - 1) as u32
-                        }
-                    }
-                };
+                let mut user = u64::from(self.keep(rec));
                 self.inflight.fetch_add(1, Ordering::AcqRel);
+                if !matches!(cmd, Cmd::Recv { .. }) {
+                    self.nic_ops.fetch_add(1, Ordering::AcqRel);
+                    user |= OUTGOING;
+                }
                 // SAFETY: the command's memory is the record's buffers, which the
                 // caller keeps live and untouched until completion (contract).
-                unsafe { nic_ref.post(with_user(cmd, u64::from(i))) };
+                unsafe { nic_ref.post(with_user(cmd, user)) };
                 let driver = nic_ref.driver();
                 drop(nic);
                 // The submitting thread starts the operation itself when the NIC
@@ -1203,6 +1235,101 @@ impl Shared {
             }
             Err(e) => Err((e, rec)),
         }
+    }
+
+    /// Keeps a record in flight; its index.
+    fn keep(&self, rec: JobRecord) -> u32 {
+        let mut ops = lock(&self.ops);
+        match ops.free.pop() {
+            Some(i) => {
+                ops.recs[i as usize] = Some(rec);
+                i
+            }
+            None => {
+                ops.recs.push(Some(rec));
+                (ops.recs.len() - 1) as u32
+            }
+        }
+    }
+
+    /// A read or write between two processes of this machine that both allow shared
+    /// memory (`DOCA_RDMA_SHM=1`), of memory the peer process exported on the device its
+    /// end of the connection serves, while no operation of this context is with the
+    /// NIC (none is passed): this side copies the bytes itself (`process_vm_readv` /
+    /// `process_vm_writev`, or through a mapping when the memory is shared), counted in
+    /// the export's control block so that the exporter's stop or destroy waits for it,
+    /// after the checks the target would make (range, permission, revocation). Its
+    /// outcome, or `None` when the NIC carries the operation.
+    ///
+    /// # Safety
+    /// The command's local memory is valid for the copy (the submit contract).
+    unsafe fn direct(&self, cmd: &Cmd, rec: &JobRecord) -> Option<Result<Done>> {
+        let (conn, ptr, len, addr, write) = match *cmd {
+            Cmd::Write {
+                conn,
+                ptr,
+                len,
+                addr,
+                imm: None,
+                ..
+            } if len > 0 => (conn, ptr as *mut u8, len, addr, true),
+            Cmd::Read {
+                conn,
+                ptr,
+                len,
+                addr,
+                ..
+            } if len > 0 => (conn, ptr, len, addr, false),
+            _ => return None,
+        };
+        if self.nic_ops.load(Ordering::Acquire) != 0 {
+            return None;
+        }
+        let c = self.conn_by_id(conn)?;
+        let &(pid, dev) = c.direct.get()?;
+        if c.state.load(Ordering::Acquire) != C_CONNECTED {
+            return None;
+        }
+        let b = rec.buf(if write { slot::DST } else { slot::SRC })?;
+        let remote = b.remote()?;
+        let key = remote.net_key()?;
+        if !remote.is_local() || remote.exporter_pid() != pid || key.dev != dev {
+            return None;
+        }
+        let r = if write {
+            // SAFETY: `ptr` holds `len` bytes of the record's source (contract).
+            unsafe { remote.write_raw(addr as usize, ptr, len) }
+        } else if !key.perms.contains(AccessFlags::RDMA_READ) {
+            Err(Error::with_context(
+                ErrorCode::NotPermitted,
+                "the exporter did not grant DOCA_ACCESS_RDMA_READ on this memory",
+            ))
+        } else {
+            // SAFETY: `ptr` has room for `len` bytes in the record's destination
+            // (contract).
+            unsafe { remote.read_raw(addr as usize, ptr, len) }
+        };
+        self.direct_copies.fetch_add(1, Ordering::Relaxed);
+        Some(
+            r.map(|()| Done {
+                len: len as u64,
+                imm: None,
+                conn,
+                opcode: RecvOpcode::Send,
+                value: 0,
+            })
+            .map_err(|e| {
+                if e.code() == ErrorCode::ConnectionAborted {
+                    // As the target answers: the export is gone.
+                    Error::with_context(
+                        ErrorCode::NotFound,
+                        "no live RDMA export has this key (revoked by a stop or destroy of its mmap)",
+                    )
+                } else {
+                    e
+                }
+            }),
+        )
     }
 
     /// # Safety

@@ -7,11 +7,11 @@
 use doca_core::{Error, ErrorCode, Result};
 
 const MAGIC: [u8; 8] = *b"DOCARDMA";
-const VERSION: u16 = 2;
+const VERSION: u16 = 3;
 /// Bytes of a descriptor around the worker address.
-pub const DESC_OVERHEAD: usize = 80;
+pub const DESC_OVERHEAD: usize = 88;
 /// Where the worker address starts in a descriptor.
-const WORKER_AT: usize = 72;
+const WORKER_AT: usize = 80;
 /// Longest UCX worker address a descriptor carries.
 pub const MAX_WORKER_ADDR: usize = 64 * 1024;
 
@@ -27,6 +27,9 @@ pub struct ConnDesc {
     pub ctx_id: u64,
     /// Where the exporting process runs.
     pub place: Place,
+    /// The exporting context's device (its PCI address code): memory exported on
+    /// another device is not reachable through this connection.
+    pub dev: u32,
     /// The UCX worker address of the exporting context.
     pub worker: Vec<u8>,
 }
@@ -121,6 +124,8 @@ impl ConnDesc {
         b.extend_from_slice(&self.place.pid_ns.to_le_bytes());
         b.extend_from_slice(&self.place.pid.to_le_bytes());
         b.extend_from_slice(&u32::from(self.place.shm).to_le_bytes());
+        b.extend_from_slice(&self.dev.to_le_bytes());
+        b.extend_from_slice(&0u32.to_le_bytes());
         debug_assert_eq!(b.len(), WORKER_AT);
         b.extend_from_slice(&self.worker);
         let sum = fnv1a(&b);
@@ -180,7 +185,7 @@ impl ConnDesc {
                 "the RDMA connection descriptor's checksum does not match (damaged in transit?)",
             ));
         }
-        if u32_at(68) > 1 {
+        if u32_at(68) > 1 || u32_at(76) != 0 {
             return Err(invalid(
                 "the RDMA connection descriptor's header is damaged",
             ));
@@ -197,6 +202,7 @@ impl ConnDesc {
                 pid: u32_at(64),
                 shm: u32_at(68) == 1,
             },
+            dev: u32_at(72),
             worker: b[WORKER_AT..WORKER_AT + wlen].to_vec(),
         })
     }
@@ -317,6 +323,7 @@ mod tests {
             key: 0xfeed_beef,
             ctx_id: 42,
             place: Place::here(),
+            dev: 0x3b00,
             worker: (0..100u8).collect(),
         }
     }

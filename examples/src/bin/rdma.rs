@@ -153,7 +153,10 @@ async fn requester(dir: &Path) -> Result<()> {
         .await
         .status()?;
     get(dir, "responder-done").await?;
-    println!("requester: 1 MiB written, read back and checked; message sent (UCX: {transports})");
+    println!(
+        "requester: 1 MiB written, read back and checked; message sent (UCX: {transports}; reads and writes copied directly: {})",
+        r.direct_copies()
+    );
     wq.detach(r.ctx())?;
     r.ctx().stop()
 }

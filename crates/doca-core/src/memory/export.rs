@@ -260,7 +260,7 @@ impl Import {
                 ),
             ));
         }
-        if !self.peer.alive() {
+        if !self.peer.alive_lately() {
             return Err(exporter_gone(self.peer.pid));
         }
         Ok(access)

@@ -298,7 +298,19 @@ pub(crate) struct Peer {
     pub(crate) pid: u32,
     pub(crate) start: u64,
     pidfd: Option<OwnedFd>,
+    /// When [`alive_lately`](Peer::alive_lately) last saw the process run
+    /// (microseconds since [`epoch`]; 0: never).
+    seen: std::sync::atomic::AtomicU64,
 }
+
+/// The instant [`Peer::alive_lately`] counts from.
+fn epoch() -> std::time::Instant {
+    static E: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    *E.get_or_init(std::time::Instant::now)
+}
+
+/// How long a look at a peer process stands for [`Peer::alive_lately`].
+const SEEN_FOR_US: u64 = 1000;
 
 impl Peer {
     /// The process `pid` that started at `start`; `NotFound` when it no longer runs.
@@ -323,7 +335,31 @@ impl Peer {
         if !running(pid, start) {
             return Err(gone());
         }
-        Ok(Peer { pid, start, pidfd })
+        Ok(Peer {
+            pid,
+            start,
+            pidfd,
+            seen: std::sync::atomic::AtomicU64::new(0),
+        })
+    }
+
+    /// Whether the process still runs, with a system call at most once a millisecond
+    /// (the copies of a busy importer): a process that ends is noticed within a
+    /// millisecond, in which its pid cannot go to another process (the kernel hands
+    /// pids out in turn and reuses one only after going round the whole pid space), and
+    /// a copy to a process that ended fails (`ESRCH`).
+    pub(crate) fn alive_lately(&self) -> bool {
+        use std::sync::atomic::Ordering;
+        let now = epoch().elapsed().as_micros() as u64 + 1;
+        let seen = self.seen.load(Ordering::Relaxed);
+        if seen != 0 && now.saturating_sub(seen) < SEEN_FOR_US {
+            return true;
+        }
+        let alive = self.alive();
+        if alive {
+            self.seen.store(now, Ordering::Relaxed);
+        }
+        alive
     }
 
     /// Whether the process still runs.
