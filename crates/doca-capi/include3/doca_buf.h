@@ -60,6 +60,13 @@ doca_error_t doca_buf_get_data(const struct doca_buf *buf, void **data);
 DOCA_STABLE
 doca_error_t doca_buf_set_data(struct doca_buf *buf, void *data, size_t data_len);
 
+/**
+ * Sets the data length, the data address staying (a section past the buffer's end is
+ * refused with DOCA_ERROR_INVALID_VALUE).
+ */
+DOCA_STABLE
+doca_error_t doca_buf_set_data_len(struct doca_buf *buf, size_t data_len);
+
 /** Empties the data window (data_len 0, data at head). */
 DOCA_STABLE
 doca_error_t doca_buf_reset_data_len(struct doca_buf *buf);
@@ -91,6 +98,14 @@ doca_error_t doca_buf_get_list_len(const struct doca_buf *buf, uint32_t *num_ele
 /** Appends list2 (its head) to the end of list1 (its head). */
 DOCA_STABLE
 doca_error_t doca_buf_chain_list(struct doca_buf *list1, struct doca_buf *list2);
+
+/**
+ * doca_buf_chain_list where list1's last element is named (list1_tail must be it:
+ * DOCA_ERROR_INVALID_VALUE otherwise).
+ */
+DOCA_EXPERIMENTAL
+doca_error_t doca_buf_chain_list_tail(struct doca_buf *list1_head, struct doca_buf *list1_tail,
+				      struct doca_buf *list2);
 
 /** Cuts list1 before element list2, which heads the second list. */
 DOCA_STABLE

@@ -69,6 +69,35 @@ doca_error_t doca_ctx_set_state_changed_cb(struct doca_ctx *ctx, doca_ctx_state_
 DOCA_STABLE
 doca_error_t doca_ctx_get_state(const struct doca_ctx *ctx, enum doca_ctx_states *state);
 
+/**
+ * Flushes the tasks submitted without DOCA_TASK_SUBMIT_FLAG_FLUSH. Every submit is
+ * carried out at once here, so nothing waits for this; the context must not be idle.
+ */
+DOCA_EXPERIMENTAL
+void doca_ctx_flush_tasks(struct doca_ctx *ctx);
+
+/** How many completion vectors the device has (valid vectors: 0 to the count - 1). */
+DOCA_EXPERIMENTAL
+doca_error_t doca_ctx_cap_get_num_completion_vectors(const struct doca_devinfo *devinfo, uint32_t *num_comp_vectors);
+
+/**
+ * Sets the completion vector of an idle context (DOCA_ERROR_BAD_STATE otherwise;
+ * DOCA_ERROR_INVALID_VALUE for a vector the device lacks).
+ */
+DOCA_EXPERIMENTAL
+doca_error_t doca_ctx_set_completion_vector(struct doca_ctx *ctx, uint32_t comp_vector);
+
+struct doca_dpa;
+struct doca_gpu;
+
+/** Binds the context's data path to a DPA: DOCA_ERROR_NOT_SUPPORTED (no DPA here). */
+DOCA_EXPERIMENTAL
+doca_error_t doca_ctx_set_datapath_on_dpa(struct doca_ctx *ctx, struct doca_dpa *dpa_dev);
+
+/** Binds the context's data path to a GPU: DOCA_ERROR_NOT_SUPPORTED (no GPU here). */
+DOCA_EXPERIMENTAL
+doca_error_t doca_ctx_set_datapath_on_gpu(struct doca_ctx *ctx, struct doca_gpu *gpu_dev);
+
 #ifdef __cplusplus
 }
 #endif

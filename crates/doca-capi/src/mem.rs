@@ -306,7 +306,7 @@ fn give_buf(out: *mut *mut doca_buf, what: &str, take: impl FnOnce() -> Result<B
 ///
 /// # Safety
 /// `p` is NULL or a live descriptor on which the caller holds a reference.
-unsafe fn buf_view(p: *const doca_buf) -> Result<ManuallyDrop<Buf>> {
+pub(crate) unsafe fn buf_view(p: *const doca_buf) -> Result<ManuallyDrop<Buf>> {
     let nn = NonNull::new(p as *mut BufDesc).ok_or_else(|| invalid("buf is NULL"))?;
     // SAFETY: the caller holds a reference; ManuallyDrop never releases it.
     Ok(ManuallyDrop::new(unsafe { Buf::from_raw(nn) }))

@@ -61,6 +61,11 @@ fn clock_and_cache_invalidation() {
 }
 
 #[test]
+fn ctx_and_buf_functions_of_newer_programs() {
+    run_both3("ctx_buf_more3");
+}
+
+#[test]
 fn misuse_table_3x() {
     run_both3("misuse3");
 }

@@ -194,6 +194,61 @@ pub unsafe extern "C" fn doca_buf_chain_list(
     unsafe { crate::mem::doca_buf_list_chain(list1, list2) }
 }
 
+/// `doca_buf_set_data_len`: the data address stays, the length changes. DOCA leaves a
+/// section past the buffer's end undefined; here it is refused (`INVALID_VALUE`) and
+/// nothing changes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_set_data_len(
+    buf: *mut doca_buf,
+    data_len: usize,
+) -> doca_error_t {
+    crate::ffi(|| {
+        // SAFETY: a live buffer the caller holds.
+        let mut b = unsafe { crate::mem::buf_view(buf) }?;
+        let data = b.data();
+        b.set_data(data, data_len)
+    })
+}
+
+/// `doca_buf_chain_list_tail`: `doca_buf_chain_list` where the program names list1's
+/// tail (checked: it must be the last element of list1).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_chain_list_tail(
+    list1_head: *mut doca_buf,
+    list1_tail: *mut doca_buf,
+    list2: *mut doca_buf,
+) -> doca_error_t {
+    crate::ffi(|| {
+        if list1_head.is_null() || list1_tail.is_null() || list2.is_null() {
+            return Err(crate::invalid(
+                "list1_head, list1_tail and list2 must not be NULL",
+            ));
+        }
+        // SAFETY: a live buffer the caller holds (checked non-NULL).
+        let head = unsafe { &*(list1_head as *const doca_core::BufDesc) };
+        if !std::ptr::eq(head.last(), list1_tail as *const doca_core::BufDesc) {
+            return Err(crate::invalid(
+                "list1_tail is not the last element of the list list1_head starts",
+            ));
+        }
+        // SAFETY: live buffers the caller holds.
+        let (mut l1, l2) = unsafe {
+            (
+                crate::mem::buf_view(list1_head)?,
+                crate::mem::buf_view(list2)?,
+            )
+        };
+        match l1.chain(std::mem::ManuallyDrop::into_inner(l2)) {
+            Ok(()) => Ok(()),
+            Err((e, back)) => {
+                // The program keeps its reference to list2.
+                let _ = back.into_raw();
+                Err(e)
+            }
+        }
+    })
+}
+
 /// `doca_buf_unchain_list`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_buf_unchain_list(

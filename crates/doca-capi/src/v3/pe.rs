@@ -455,6 +455,85 @@ pub unsafe extern "C" fn doca_ctx_set_state_changed_cb(ctx: *mut doca_ctx3, cb: 
     Ok(())
 });
 
+/// `doca_ctx_flush_tasks`: every submit is carried out at once, so nothing is left to
+/// flush; an idle context (or NULL) is reported, as DOCA requires a started one.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_ctx_flush_tasks(ctx: *mut doca_ctx3) {
+    ffi_value((), || {
+        // SAFETY: NULL or a live context.
+        let c = unsafe { handle(ctx, "ctx") }?;
+        if c.ctx.phase() == CtxPhase::Idle {
+            return Err(err(
+                ErrorCode::BadState,
+                "doca_ctx_flush_tasks: the context is idle (start it first)",
+            ));
+        }
+        Ok(())
+    })
+}
+
+/// How many completion vectors a device has: one (every completion of a context
+/// reaches its progress engine's one notification handle).
+const COMPLETION_VECTORS: u32 = 1;
+
+/// `doca_ctx_cap_get_num_completion_vectors`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_ctx_cap_get_num_completion_vectors(
+    devinfo: *const crate::dev::doca_devinfo,
+    num_comp_vectors: *mut u32,
+) -> doca_error_t {
+    crate::libs::devinfo_value(devinfo, num_comp_vectors, |_| Ok(COMPLETION_VECTORS))
+}
+
+crate::handles::call!(handle;
+/// `doca_ctx_set_completion_vector`: vector 0 (the only one), while idle.
+pub unsafe extern "C" fn doca_ctx_set_completion_vector(ctx: *mut doca_ctx3, comp_vector: u32) -> doca_error_t => |c| {
+    if c.ctx.phase() != CtxPhase::Idle {
+        return Err(err(ErrorCode::BadState, "context is started; set its completion vector while idle"));
+    }
+    if comp_vector >= COMPLETION_VECTORS {
+        return Err(invalid(format!(
+            "completion vector {comp_vector} does not exist (the device has {COMPLETION_VECTORS}: doca_ctx_cap_get_num_completion_vectors)"
+        )));
+    }
+    Ok(())
+});
+
+/// `doca_ctx_set_datapath_on_dpa`: there is no DPA to run a data path on.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_ctx_set_datapath_on_dpa(
+    ctx: *mut doca_ctx3,
+    dpa_dev: *mut crate::mem::doca_dpa,
+) -> doca_error_t {
+    datapath_elsewhere(ctx, dpa_dev.is_null(), "a DPA")
+}
+
+/// `doca_ctx_set_datapath_on_gpu`: there is no GPU to run a data path on.
+#[unsafe(export_name = "doca3__ctx_set_datapath_on_gpu")]
+pub unsafe extern "C" fn doca_ctx_set_datapath_on_gpu(
+    ctx: *mut doca_ctx3,
+    gpu_dev: *mut crate::mem::doca_gpu,
+) -> doca_error_t {
+    datapath_elsewhere(ctx, gpu_dev.is_null(), "a GPU")
+}
+
+fn datapath_elsewhere(ctx: *mut doca_ctx3, dev_is_null: bool, what: &str) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live context.
+        let c = unsafe { handle(ctx, "ctx") }?;
+        if dev_is_null {
+            return Err(invalid(format!("{what} device is NULL")));
+        }
+        if c.ctx.phase() != CtxPhase::Idle {
+            return Err(err(ErrorCode::BadState, "context is started"));
+        }
+        Err(err(
+            ErrorCode::NotSupported,
+            format!("no data path runs on {what} here: contexts run on the CPU"),
+        ))
+    })
+}
+
 // ---- tasks ----
 
 /// Submits a task: its record is made from its inputs, the engine runs it (or its

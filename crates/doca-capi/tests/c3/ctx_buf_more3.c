@@ -1,0 +1,120 @@
+/* The rest of doca_ctx.h and doca_buf.h that programs of the DOCA 2.6-3.x era call:
+ * doca_ctx_flush_tasks after submits without DOCA_TASK_SUBMIT_FLAG_FLUSH, completion
+ * vectors, data paths on a DPA or GPU (not here), doca_buf_set_data_len and
+ * doca_buf_chain_list_tail. */
+#include <doca_log.h>
+
+#include "common3.h"
+
+DOCA_LOG_REGISTER(CTX_BUF_MORE3);
+
+#define NUM_TASKS 8
+#define BLOCK 1024
+
+static int completed;
+
+static void done_cb(struct doca_dma_task_memcpy *task, union doca_data task_user_data, union doca_data ctx_user_data)
+{
+	(void)task_user_data;
+	(void)ctx_user_data;
+	ASSERT(doca_task_get_status(doca_dma_task_memcpy_as_task(task)) == DOCA_SUCCESS);
+	completed++;
+}
+
+static void error_cb(struct doca_dma_task_memcpy *task, union doca_data task_user_data, union doca_data ctx_user_data)
+{
+	(void)task;
+	(void)task_user_data;
+	(void)ctx_user_data;
+	ASSERT(0 && "no task fails here");
+}
+
+int main(void)
+{
+	struct doca_dev *dev = open_dma_device();
+	struct mem m;
+	struct doca_pe *pe;
+	struct doca_dma *dma;
+	struct doca_ctx *ctx;
+	struct doca_buf *src[NUM_TASKS], *dst[NUM_TASKS];
+	struct doca_dma_task_memcpy *tasks[NUM_TASKS];
+	struct doca_buf *a, *b, *c;
+	uint32_t vectors = 0, n = 0;
+	size_t len = 0;
+	void *data;
+	union doca_data ud = {.u64 = 0};
+	int i;
+
+	mem_open(&m, dev, 2 * NUM_TASKS * BLOCK + 4 * BLOCK, 2 * NUM_TASKS + 3);
+	memset(m.bytes, 0x5a, NUM_TASKS * BLOCK);
+	CHECK(doca_pe_create(&pe));
+	CHECK(doca_dma_create(dev, &dma));
+	ctx = doca_dma_as_ctx(dma);
+
+	/* Completion vectors: the device has some; an idle context takes a valid one. */
+	CHECK(doca_ctx_cap_get_num_completion_vectors(doca_dev_as_devinfo(dev), &vectors));
+	ASSERT(vectors >= 1);
+	CHECK(doca_ctx_set_completion_vector(ctx, 0));
+	EXPECT_ERR(doca_ctx_set_completion_vector(ctx, vectors), DOCA_ERROR_INVALID_VALUE);
+	EXPECT_ERR(doca_ctx_cap_get_num_completion_vectors(NULL, &vectors), DOCA_ERROR_INVALID_VALUE);
+	/* No DPA or GPU to put a data path on. */
+	EXPECT_ERR(doca_ctx_set_datapath_on_dpa(ctx, (struct doca_dpa *)&m), DOCA_ERROR_NOT_SUPPORTED);
+	EXPECT_ERR(doca_ctx_set_datapath_on_gpu(ctx, (struct doca_gpu *)&m), DOCA_ERROR_NOT_SUPPORTED);
+	EXPECT_ERR(doca_ctx_set_datapath_on_gpu(ctx, NULL), DOCA_ERROR_INVALID_VALUE);
+
+	CHECK(doca_dma_task_memcpy_set_conf(dma, done_cb, error_cb, NUM_TASKS));
+	CHECK(doca_pe_connect_ctx(pe, ctx));
+	CHECK(doca_ctx_start(ctx));
+	EXPECT_ERR(doca_ctx_set_completion_vector(ctx, 0), DOCA_ERROR_BAD_STATE);
+
+	/* Submits without the flush flag, then one flush, as batching programs do. */
+	for (i = 0; i < NUM_TASKS; i++) {
+		CHECK(doca_buf_inventory_buf_get_by_data(m.inv, m.mmap, m.bytes + i * BLOCK, BLOCK, &src[i]));
+		CHECK(doca_buf_inventory_buf_get_by_addr(m.inv, m.mmap, m.bytes + (NUM_TASKS + i) * BLOCK, BLOCK,
+							 &dst[i]));
+		CHECK(doca_dma_task_memcpy_alloc_init(dma, src[i], dst[i], ud, &tasks[i]));
+		CHECK(doca_task_submit_ex(doca_dma_task_memcpy_as_task(tasks[i]), DOCA_TASK_SUBMIT_FLAG_NONE));
+	}
+	doca_ctx_flush_tasks(ctx);
+	while (completed < NUM_TASKS)
+		(void)doca_pe_progress(pe);
+	for (i = 0; i < NUM_TASKS; i++) {
+		ASSERT(memcmp(m.bytes + (NUM_TASKS + i) * BLOCK, m.bytes + i * BLOCK, BLOCK) == 0);
+		doca_task_free(doca_dma_task_memcpy_as_task(tasks[i]));
+		CHECK(doca_buf_dec_refcount(src[i], NULL));
+		CHECK(doca_buf_dec_refcount(dst[i], NULL));
+	}
+
+	/* doca_buf_set_data_len: the address stays, the length changes, within the buffer. */
+	CHECK(doca_buf_inventory_buf_get_by_addr(m.inv, m.mmap, m.bytes + 2 * NUM_TASKS * BLOCK + 16, 128, &a));
+	CHECK(doca_buf_set_data_len(a, 100));
+	CHECK(doca_buf_get_data_len(a, &len));
+	CHECK(doca_buf_get_data(a, &data));
+	ASSERT(len == 100 && data == m.bytes + 2 * NUM_TASKS * BLOCK + 16);
+	CHECK(doca_buf_set_data_len(a, 0));
+	EXPECT_ERR(doca_buf_set_data_len(a, 129), DOCA_ERROR_INVALID_VALUE);
+	CHECK(doca_buf_get_data_len(a, &len));
+	ASSERT(len == 0);
+	CHECK(doca_buf_dec_refcount(a, NULL));
+
+	/* doca_buf_chain_list_tail: the tail must be list1's last element. */
+	CHECK(doca_buf_inventory_buf_get_by_data(m.inv, m.mmap, m.bytes + 2 * NUM_TASKS * BLOCK, BLOCK, &a));
+	CHECK(doca_buf_inventory_buf_get_by_data(m.inv, m.mmap, m.bytes + 2 * NUM_TASKS * BLOCK + BLOCK, BLOCK, &b));
+	CHECK(doca_buf_inventory_buf_get_by_data(m.inv, m.mmap, m.bytes + 2 * NUM_TASKS * BLOCK + 2 * BLOCK, BLOCK,
+						 &c));
+	CHECK(doca_buf_chain_list_tail(a, a, b));
+	EXPECT_ERR(doca_buf_chain_list_tail(a, a, c), DOCA_ERROR_INVALID_VALUE);
+	EXPECT_ERR(doca_buf_chain_list_tail(a, NULL, c), DOCA_ERROR_INVALID_VALUE);
+	CHECK(doca_buf_chain_list_tail(a, b, c));
+	CHECK(doca_buf_get_list_len(a, &n));
+	ASSERT(n == 3);
+	CHECK(doca_buf_dec_refcount(a, NULL));
+
+	CHECK(doca_ctx_stop(ctx));
+	CHECK(doca_dma_destroy(dma));
+	CHECK(doca_pe_destroy(pe));
+	mem_close(&m);
+	CHECK(doca_dev_close(dev));
+	printf("ctx_buf_more3: ok\n");
+	return 0;
+}
