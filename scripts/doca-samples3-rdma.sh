@@ -7,9 +7,11 @@
 # as two processes: the descriptors go through files (as the samples' guide tells a
 # user to copy them) or the pair uses the connection manager (--use-rdma-cm). With
 # --netns, the two sides run in two network namespaces joined by a veth pair (UCX over
-# TCP, as between two machines; needs root and iproute2's ip).
+# TCP, as between two machines; needs root and iproute2's ip). With --shm, both sides
+# allow shared memory (DOCA_RDMA_SHM=1: on one machine, reads and writes are copied
+# directly).
 #
-#   bash scripts/doca-samples3-rdma.sh --samples DIR --prefix PREFIX [--netns] [--gen 2.2]
+#   bash scripts/doca-samples3-rdma.sh --samples DIR --prefix PREFIX [--netns | --shm] [--gen 2.2]
 #
 # Pairs: write, read, write_immediate (requester/responder), send/receive,
 # send_immediate/receive_immediate, and for 3.x sync_event (requester/responder), each
@@ -23,8 +25,9 @@ while [ $# -gt 0 ]; do
     --samples) samples="$2"; shift 2 ;;
     --prefix) prefix="$2"; shift 2 ;;
     --netns) netns=1; shift ;;
+    --shm) export DOCA_RDMA_SHM=1; shift ;;
     --gen) gen="$2"; shift 2 ;;
-    -h | --help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
 done
