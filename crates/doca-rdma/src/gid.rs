@@ -39,7 +39,7 @@ fn rank(a: &IpAddr) -> u8 {
 /// The GID table of the device `info` describes.
 pub fn table_of(info: &doca_core::DevInfo) -> Vec<[u8; GID_LEN]> {
     let all = netdev::machine_addresses();
-    let mut addrs: Vec<IpAddr> = match netdev::choice(info) {
+    let mut addrs: Vec<IpAddr> = match netdev::choice_among(info, &all) {
         Ok(netdev::NetChoice { iface: Some(n), .. }) => all
             .iter()
             .filter(|(i, _)| *i == n)

@@ -67,7 +67,12 @@ pub fn choice(info: &DevInfo) -> Result<NetChoice> {
     if p.rdma_iface.is_none() && p.rdma_addr.is_none() {
         return Ok(NetChoice::default());
     }
-    let addrs = machine_addresses();
+    choice_among(info, &machine_addresses())
+}
+
+/// [`choice`], against `addrs` (the machine's, from [`machine_addresses`]).
+pub(crate) fn choice_among(info: &DevInfo, addrs: &[(String, IpAddr)]) -> Result<NetChoice> {
+    let p = info.props();
     let dev = p.pci_addr;
     match (&p.rdma_iface, p.rdma_addr) {
         (Some(n), addr) => {
@@ -76,7 +81,7 @@ pub fn choice(info: &DevInfo) -> Result<NetChoice> {
                     ErrorCode::NotFound,
                     format!(
                         "device {dev}: its topology names rdma_iface '{n}', which is not a network interface here (this network namespace has: {}); name one of them, or leave rdma_iface out",
-                        names(&addrs)
+                        names(addrs)
                     ),
                 ));
             }
@@ -111,7 +116,7 @@ pub fn choice(info: &DevInfo) -> Result<NetChoice> {
                 ErrorCode::NotFound,
                 format!(
                     "device {dev}: its topology names rdma_addr {a}, which no interface here holds (interfaces: {}); name an address of this machine, or leave rdma_addr out",
-                    names(&addrs)
+                    names(addrs)
                 ),
             )),
         },

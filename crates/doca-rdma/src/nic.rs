@@ -313,8 +313,18 @@ impl Driver {
     /// the worker (false then). Answers owed to received messages stay owed, so that a
     /// reply among these commands carries them.
     pub fn issue(&self) -> bool {
-        let sh = &*self.0;
-        let mut g = match sh.state.try_lock() {
+        self.holding(|sp| {
+            // SAFETY: the state is this lock holder's; UCX calls back into it only from
+            // progress, which is not called here, while no other reference to it is live.
+            unsafe { (*sp).drain() };
+        })
+    }
+
+    /// Runs `f` on the state while this thread holds the worker (its callbacks reach
+    /// the state through `STATE` meanwhile); false, and `f` not run, when another thread
+    /// holds it or the NIC stopped.
+    fn holding(&self, f: impl FnOnce(*mut State)) -> bool {
+        let mut g = match self.0.state.try_lock() {
             Ok(g) => g,
             Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
             Err(std::sync::TryLockError::WouldBlock) => return false,
@@ -324,9 +334,7 @@ impl Driver {
         };
         let sp: *mut State = &mut *b.0;
         let _d = Driving::enter(sp);
-        // SAFETY: the state is this lock holder's; UCX calls back into it only from
-        // progress, which is not called here, while no other reference to it is live.
-        unsafe { (*sp).drain() };
+        f(sp);
         true
     }
 
@@ -334,37 +342,28 @@ impl Driver {
     /// (what the sink sees then comes from this thread).
     pub fn drive_marked(&self, mark: Option<&AtomicBool>) -> bool {
         let sh = &*self.0;
-        let mut g = match sh.state.try_lock() {
-            Ok(g) => g,
-            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
-            Err(std::sync::TryLockError::WouldBlock) => return false,
-        };
-        let Some(b) = g.as_mut() else {
-            return false;
-        };
-        if !sh.app_drove.load(Ordering::Relaxed) {
-            sh.app_drove.store(true, Ordering::Relaxed);
-        }
-        let sp: *mut State = &mut *b.0;
-        let _d = Driving::enter(sp);
-        if let Some(m) = mark {
-            m.store(true, Ordering::Release);
-        }
-        // SAFETY: the state is this lock holder's; UCX calls back into it (through
-        // STATE) only from ucp_worker_progress below, while no other reference to it is
-        // live.
-        unsafe {
-            (*sp).drain();
-            (*sp).flush_acks();
-            // One round: what it brings reaches the program now, and the program polls
-            // again (each round may be a system call, on TCP).
-            u::ucp_worker_progress((*sp).w);
-            (*sp).release_late();
-        }
-        if let Some(m) = mark {
-            m.store(false, Ordering::Release);
-        }
-        true
+        self.holding(|sp| {
+            if !sh.app_drove.load(Ordering::Relaxed) {
+                sh.app_drove.store(true, Ordering::Relaxed);
+            }
+            if let Some(m) = mark {
+                m.store(true, Ordering::Release);
+            }
+            // SAFETY: the state is this lock holder's; UCX calls back into it (through
+            // STATE) only from ucp_worker_progress below, while no other reference to
+            // it is live.
+            unsafe {
+                (*sp).drain();
+                (*sp).flush_acks();
+                // One round: what it brings reaches the program now, and the program
+                // polls again (each round may be a system call, on TCP).
+                u::ucp_worker_progress((*sp).w);
+                (*sp).release_late();
+            }
+            if let Some(m) = mark {
+                m.store(false, Ordering::Release);
+            }
+        })
     }
 
     /// Wakes the NIC thread (for commands handed over that nobody drove).
