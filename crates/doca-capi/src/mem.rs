@@ -396,7 +396,9 @@ pub unsafe extern "C" fn doca_buf_set_data(
     ffi(|| {
         // SAFETY: a live buffer the caller holds.
         let mut b = unsafe { buf_view(buf) }?;
-        b.set_data(data as *mut u8, data_len)
+        // DOCA takes any section here; a task refuses one outside the buffer's mmap.
+        b.set_data_as_given(data as *mut u8, data_len);
+        Ok(())
     })
 }
 

@@ -65,6 +65,13 @@ fn ctx_and_buf_functions_of_newer_programs() {
     run_both3("ctx_buf_more3");
 }
 
+/// Buffers as programs in the wild use them (tasks sharing a destination, results at
+/// delivery, empty buffers, data sections outside the buffer or the mmap).
+#[test]
+fn buffers_as_programs_use_them() {
+    run_both3("wild_bufs3");
+}
+
 #[test]
 fn misuse_table_3x() {
     run_both3("misuse3");

@@ -457,6 +457,7 @@ impl Consumer {
             .buf(JobRecord::DST)
             .ok_or_else(|| invalid("the post-receive task has no buffer"))
             .and_then(local_buf)
+            .and_then(|()| rec.check_data_sections())
         {
             return Err((e, rec));
         }
@@ -675,6 +676,7 @@ impl Producer {
         consumer: u32,
     ) -> std::result::Result<(), (Error, JobRecord)> {
         let checked = (|| {
+            rec.check_data_sections()?;
             let src = rec
                 .buf(JobRecord::SRC)
                 .ok_or_else(|| invalid("the send task has no buffer"))?;

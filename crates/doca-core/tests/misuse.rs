@@ -223,9 +223,11 @@ const CASES: &[Case] = &[
             code(started_inv(1).buf_by_addr(&m, (base - 1) as *mut u8, 8))
         },
     ),
-    ("buffer of length 0", ErrorCode::InvalidValue, || {
-        code(started_inv(1).buf_at(&mmap_with(64, true), 0, 0))
-    }),
+    (
+        "buffer of length 0 past the mmap",
+        ErrorCode::InvalidValue,
+        || code(started_inv(1).buf_at(&mmap_with(64, true), 65, 0)),
+    ),
     ("buffer with NULL address", ErrorCode::InvalidValue, || {
         code(started_inv(1).buf_by_addr(&mmap_with(64, true), std::ptr::null_mut(), 8))
     }),
@@ -277,18 +279,22 @@ const CASES: &[Case] = &[
         },
     ),
     // --- buffers ---
-    ("set_data before head", ErrorCode::InvalidValue, || {
+    ("set_data before the mmap", ErrorCode::InvalidValue, || {
         let m = mmap_with(64, true);
         let inv = started_inv(1);
         let mut b = inv.buf_at(&m, 8, 8).unwrap();
         let p = m.memrange().unwrap().0;
-        code(b.set_data(p, 1))
+        code(b.set_data(p.wrapping_sub(1), 1))
     }),
-    ("set_data past the end", ErrorCode::InvalidValue, || {
-        let m = mmap_with(64, true);
-        let inv = started_inv(1);
-        code(inv.buf_at(&m, 8, 8).unwrap().set_data_range(4, 5))
-    }),
+    (
+        "set_data past the end of the mmap",
+        ErrorCode::InvalidValue,
+        || {
+            let m = mmap_with(64, true);
+            let inv = started_inv(1);
+            code(inv.buf_at(&m, 8, 8).unwrap().set_data_range(50, 7))
+        },
+    ),
     (
         "append beyond the tailroom",
         ErrorCode::InvalidValue,

@@ -279,14 +279,14 @@ impl JobOps for DmaOps {
                 "the memcpy source holds no data (data length 0)",
             ));
         }
-        copy(src, dst, env)
+        copy(job, src, dst, env)
     }
 }
 
 /// Gathers `src`'s data into `dst`'s tailrooms.
-fn copy(src: &BufDesc, dst: &BufDesc, env: &ExecEnv<'_>) -> Result<()> {
+fn copy(job: &JobRecord, src: &BufDesc, dst: &BufDesc, env: &ExecEnv<'_>) -> Result<()> {
     if src.next().is_none() && dst.next().is_none() {
-        return copy_one(src, dst, env);
+        return copy_one(job, src, dst, env);
     }
     let dev = env.dev();
     for e in src.iter().chain(dst.iter()) {
@@ -325,7 +325,7 @@ fn copy(src: &BufDesc, dst: &BufDesc, env: &ExecEnv<'_>) -> Result<()> {
         }
     }
     let mut out = Ok(());
-    if with_io_locked(&[src], &[dst], || out = gather(src, dst, total, env)).is_none() {
+    if with_io_locked(&[src], &[dst], || out = gather(job, src, dst, total, env)).is_none() {
         return Err(Error::with_context(
             ErrorCode::InvalidValue,
             "job spans more than 16 mmaps",
@@ -335,7 +335,7 @@ fn copy(src: &BufDesc, dst: &BufDesc, env: &ExecEnv<'_>) -> Result<()> {
 }
 
 /// [`copy`] of one buffer into one buffer: the same checks, in a straight line.
-fn copy_one(src: &BufDesc, dst: &BufDesc, env: &ExecEnv<'_>) -> Result<()> {
+fn copy_one(job: &JobRecord, src: &BufDesc, dst: &BufDesc, env: &ExecEnv<'_>) -> Result<()> {
     check_access(src, dst, env)?;
     if src.data_len() as u64 > MAX_BUF_SIZE {
         return Err(Error::with_context(
@@ -349,7 +349,7 @@ fn copy_one(src: &BufDesc, dst: &BufDesc, env: &ExecEnv<'_>) -> Result<()> {
         // destination may have taken its room since submission, and other handles may
         // have moved the data. Nothing is written unless all of it fits.
         let (from, n) = src.data_span();
-        let (to, room) = dst.tail_span();
+        let (to, room) = job.dst_tail(dst);
         if n > room {
             out = Err(Error::with_context(
                 ErrorCode::InvalidValue,
@@ -365,14 +365,14 @@ fn copy_one(src: &BufDesc, dst: &BufDesc, env: &ExecEnv<'_>) -> Result<()> {
             return;
         }
         if env.threads() > 1 && n >= PAR_MIN_BYTES {
-            out = gather(src, dst, n, env);
+            out = gather(job, src, dst, n, env);
             return;
         }
         // SAFETY: both spans lie inside their buffers, inside started mmaps kept alive by
         // the job's buffers (or in an exporter's range, reached through it); they do not
         // overlap (checked); the job holds their bytes.
         out = unsafe { move_bytes(src.remote(), from, dst.remote(), to, n) }
-            .and_then(|()| dst.grow_data_len(n));
+            .and_then(|()| job.grow_dst_at_delivery(n));
     });
     out
 }
@@ -513,9 +513,24 @@ const PAR_PIECE: usize = 1 << 20;
 
 /// Appends `src`'s data (`total` bytes) to `dst`'s tailrooms (checked to fit), under the
 /// io locks; a large copy is split across the engine threads.
-fn gather(src: &BufDesc, dst: &BufDesc, total: usize, env: &ExecEnv<'_>) -> Result<()> {
+fn gather(
+    job: &JobRecord,
+    src: &BufDesc,
+    dst: &BufDesc,
+    total: usize,
+    env: &ExecEnv<'_>,
+) -> Result<()> {
     // Under the locks: the room may have gone to another job in flight since the checks.
-    let room: usize = dst.iter().map(BufDesc::tailroom).sum();
+    // One destination: the room as the job was submitted (see `JobRecord::dst_tail`).
+    let base = if dst.next().is_none() {
+        job.dst_base()
+    } else {
+        None
+    };
+    let room: usize = match base {
+        Some(_) => job.dst_tail(dst).1,
+        None => dst.iter().map(BufDesc::tailroom).sum(),
+    };
     if room < total || src.list_data_len() != total {
         return Err(room_taken());
     }
@@ -526,7 +541,7 @@ fn gather(src: &BufDesc, dst: &BufDesc, total: usize, env: &ExecEnv<'_>) -> Resu
         let failed = std::sync::Mutex::new(None);
         env.parallel(pieces, &|i| {
             let start = i * per;
-            if let Err(e) = copy_span(src, dst, start, per.min(total.saturating_sub(start))) {
+            if let Err(e) = copy_span(base, src, dst, start, per.min(total.saturating_sub(start))) {
                 *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
             }
         });
@@ -534,9 +549,13 @@ fn gather(src: &BufDesc, dst: &BufDesc, total: usize, env: &ExecEnv<'_>) -> Resu
             return Err(e);
         }
     } else {
-        copy_span(src, dst, 0, total)?;
+        copy_span(base, src, dst, 0, total)?;
     }
-    // The destination elements' data grow in order, each up to its tailroom.
+    // One destination grows when the job is delivered; the elements of a list grow
+    // in order, each up to its tailroom.
+    if dst.next().is_none() {
+        return job.grow_dst_at_delivery(total);
+    }
     let mut left = total;
     for d in dst.iter() {
         if left == 0 {
@@ -551,7 +570,13 @@ fn gather(src: &BufDesc, dst: &BufDesc, total: usize, env: &ExecEnv<'_>) -> Resu
 
 /// Copies bytes `[start, start + len)` of `src`'s data stream to the same positions of
 /// `dst`'s tailroom stream (the destination's data lengths are not changed).
-fn copy_span(src: &BufDesc, dst: &BufDesc, start: usize, len: usize) -> Result<()> {
+fn copy_span(
+    base: Option<usize>,
+    src: &BufDesc,
+    dst: &BufDesc,
+    start: usize,
+    len: usize,
+) -> Result<()> {
     if len == 0 {
         return Ok(());
     }
@@ -567,7 +592,10 @@ fn copy_span(src: &BufDesc, dst: &BufDesc, start: usize, len: usize) -> Result<(
     let mut dsts = dst
         .iter()
         .map(|d| {
-            let (p, n) = d.tail_span();
+            let (p, n) = match base {
+                Some(b) => d.tail_span_after(b),
+                None => d.tail_span(),
+            };
             (p, n, d.remote())
         })
         .filter(|p| p.1 > 0);

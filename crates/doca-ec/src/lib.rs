@@ -771,7 +771,7 @@ impl EcOps {
         let block = total / cols;
         ec_codec::check_block_len(block).map_err(codec_error)?;
         let out = rows * block;
-        let (out_at, room) = dst.tail_span();
+        let (out_at, room) = job.dst_tail(dst);
         if room < out {
             return Err(invalid(format!(
                 "destination tailroom is {room} bytes; the job appends {rows} blocks of {block} bytes ({out} bytes)"
@@ -848,7 +848,7 @@ impl JobOps for EcOps {
         with_io_locked(&[s.src], &[s.dst], || {
             let s = self.shape(job)?;
             run(&s, env);
-            s.dst.grow_data_len(s.matrix.gf().rows() * s.block)
+            job.grow_dst_at_delivery(s.matrix.gf().rows() * s.block)
         })
         .ok_or_else(|| invalid("job spans more than 16 mmaps"))?
     }

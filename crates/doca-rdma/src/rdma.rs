@@ -1340,6 +1340,7 @@ impl Shared {
                 "the RDMA context is not running: start it (and connect) before submitting",
             ));
         }
+        rec.check_data_sections()?;
         let conn = || -> Result<u32> {
             let p = rec.params[slot::CONN] as usize as *const Connection;
             if p.is_null() {

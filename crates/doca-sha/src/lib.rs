@@ -654,7 +654,7 @@ fn feed(state: &mut SessionState, src: &BufDesc) -> Result<()> {
     Ok(())
 }
 
-fn finish(state: SessionState, resp: &BufDesc) -> Result<()> {
+fn finish(state: SessionState, job: &JobRecord, resp: &BufDesc) -> Result<()> {
     let mut out = [0u8; 64];
     let n = match state {
         SessionState::Idle => 0,
@@ -672,7 +672,7 @@ fn finish(state: SessionState, resp: &BufDesc) -> Result<()> {
         }
     };
     // Looked at again under the io locks: the room may have gone to another job.
-    let (to, room) = resp.tail_span();
+    let (to, room) = job.dst_tail(resp);
     if room < n {
         return Err(Error::with_context(
             ErrorCode::InvalidValue,
@@ -686,7 +686,8 @@ fn finish(state: SessionState, resp: &BufDesc) -> Result<()> {
         // mmap; the io locks are held.
         None => unsafe { std::ptr::copy_nonoverlapping(out.as_ptr(), to as *mut u8, n) },
     }
-    resp.grow_data_len(n)
+    // The response is the job's destination: its data grows when the job is delivered.
+    job.grow_dst_at_delivery(n)
 }
 
 fn fresh(algo: ShaAlgo) -> SessionState {
@@ -825,7 +826,7 @@ fn run(job: &JobRecord, dev: &Dev, session: Option<&mut SessionState>) -> Result
                 ),
             });
         }
-        if resp.tailroom() < algo.digest_len() {
+        if job.dst_tail(resp).1 < algo.digest_len() {
             return Err(Error::with_context(
                 ErrorCode::InvalidValue,
                 "response tailroom is smaller than the digest",
@@ -841,9 +842,9 @@ fn run(job: &JobRecord, dev: &Dev, session: Option<&mut SessionState>) -> Result
         None => {
             let mut st = fresh(algo);
             feed(&mut st, req)?;
-            finish(st, resp)
+            finish(st, job, resp)
         }
-        Some(st) => partial_step(st, algo, req, resp, final_segment),
+        Some(st) => partial_step(st, algo, job, req, resp, final_segment),
     };
     with_io_locked(&[req], &[resp], run).unwrap_or_else(|| {
         Err(Error::with_context(
@@ -856,6 +857,7 @@ fn run(job: &JobRecord, dev: &Dev, session: Option<&mut SessionState>) -> Result
 fn partial_step(
     st: &mut SessionState,
     algo: ShaAlgo,
+    job: &JobRecord,
     req: &BufDesc,
     resp: &BufDesc,
     final_segment: bool,
@@ -873,7 +875,7 @@ fn partial_step(
     feed(st, req)?;
     if final_segment {
         let done = std::mem::replace(st, SessionState::Idle);
-        finish(done, resp)?;
+        finish(done, job, resp)?;
     }
     Ok(())
 }

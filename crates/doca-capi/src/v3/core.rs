@@ -206,7 +206,8 @@ pub unsafe extern "C" fn doca_buf_set_data_len(
         // SAFETY: a live buffer the caller holds.
         let mut b = unsafe { crate::mem::buf_view(buf) }?;
         let data = b.data();
-        b.set_data(data, data_len)
+        b.set_data_as_given(data, data_len);
+        Ok(())
     })
 }
 

@@ -37,7 +37,17 @@ pub struct JobRecord {
     pub(crate) ctx_id: usize,
     /// For a job of a graph node: which run and node (0: not a graph node's job).
     pub(crate) graph_tag: u32,
+    /// The destination's data length once the job is delivered ([`NO_LEN`]: none): a
+    /// job's results become visible at delivery, as on DOCA's hardware.
+    dst_len: std::sync::atomic::AtomicUsize,
+    /// The destination's data length when the job was submitted ([`NO_LEN`]: not
+    /// taken): where its results go, whatever was delivered since, as on DOCA's
+    /// hardware, whose work request is made at submit.
+    dst_base: usize,
 }
+
+/// [`JobRecord`]'s `dst_len` when the job leaves the destination's length alone.
+const NO_LEN: usize = usize::MAX;
 
 // SAFETY: the record's buffers are either owned references (Send handles) or raw
 // descriptors the submitter promised to leave alone while in flight; descriptors are
@@ -80,6 +90,8 @@ impl JobRecord {
             aux: None,
             ctx_id: 0,
             graph_tag: 0,
+            dst_len: std::sync::atomic::AtomicUsize::new(NO_LEN),
+            dst_base: NO_LEN,
         }
     }
 
@@ -103,6 +115,8 @@ impl JobRecord {
             (&raw mut (*p).aux).write(None);
             (&raw mut (*p).ctx_id).write(0);
             (&raw mut (*p).graph_tag).write(0);
+            (&raw mut (*p).dst_len).write(std::sync::atomic::AtomicUsize::new(NO_LEN));
+            (&raw mut (*p).dst_base).write(NO_LEN);
         }
     }
 
@@ -157,6 +171,100 @@ impl JobRecord {
                 self.clear_buf(i);
             }
         }
+    }
+
+    /// The job wrote `n` bytes into its destination's (slot [`DST`](JobRecord::DST), one
+    /// buffer) tailroom: the destination's data section grows by them when the job is
+    /// delivered, not before, so that other jobs submitted meanwhile see the same room,
+    /// as on DOCA. `InvalidValue` when the tailroom is smaller (nothing changes then).
+    #[inline]
+    pub fn grow_dst_at_delivery(&self, n: usize) -> Result<(), Error> {
+        let Some(d) = self.buf(Self::DST) else {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "the job has no destination",
+            ));
+        };
+        let (at, room) = self.dst_tail(d);
+        if n > room {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "data would grow past the end of the destination buffer",
+            ));
+        }
+        let data = d.data_span().0;
+        self.dst_len
+            .store(at - data + n, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Takes the destination's data length as the job is submitted (see
+    /// [`dst_tail`](JobRecord::dst_tail)).
+    #[inline]
+    pub(crate) fn take_dst_base(&mut self) {
+        self.dst_base = match self.buf(Self::DST) {
+            Some(d) if d.next().is_none() => d.data_len(),
+            _ => NO_LEN,
+        };
+    }
+
+    /// The destination's data length as the job was submitted, when it was taken (one
+    /// destination buffer).
+    #[inline]
+    pub fn dst_base(&self) -> Option<usize> {
+        (self.dst_base != NO_LEN).then_some(self.dst_base)
+    }
+
+    /// The tailroom of `d` where this job writes: for its destination (one buffer), the
+    /// room after the data the destination held when the job was submitted, as on DOCA
+    /// (jobs in flight into one destination all see the same room, whatever was
+    /// delivered since); for any other buffer, its tailroom now.
+    #[inline]
+    pub fn dst_tail(&self, d: &BufDesc) -> (usize, usize) {
+        match self.buf(Self::DST) {
+            Some(x) if self.dst_base != NO_LEN && std::ptr::eq(x, d) => {
+                d.tail_span_after(self.dst_base)
+            }
+            _ => d.tail_span(),
+        }
+    }
+
+    /// Makes what the job wrote visible (see
+    /// [`grow_dst_at_delivery`](JobRecord::grow_dst_at_delivery)): the engine calls it as
+    /// it delivers the job's completion.
+    #[inline(always)]
+    pub(crate) fn deliver_results(&mut self) {
+        if *self.dst_len.get_mut() != NO_LEN {
+            self.deliver_dst_len();
+        }
+    }
+
+    #[inline(never)]
+    fn deliver_dst_len(&mut self) {
+        let n = std::mem::replace(self.dst_len.get_mut(), NO_LEN);
+        if let Some(d) = self.buf(Self::DST) {
+            d.data_len.store(n, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// `Ok` when every buffer of the job (each element of a list) has its data section
+    /// inside its mmap's memory range ([`BufDesc::check_data_section`]). Allocates
+    /// nothing unless it fails.
+    #[inline]
+    pub fn check_data_sections(&self) -> Result<(), Error> {
+        for &p in &self.bufs {
+            if p.is_null() {
+                continue;
+            }
+            // SAFETY: a slot holds a live descriptor while the record holds it (owned)
+            // or the submitter keeps it (borrowed, `set_buf_raw`'s contract).
+            let mut e = Some(unsafe { &*p });
+            while let Some(d) = e {
+                d.check_data_section()?;
+                e = d.next();
+            }
+        }
+        Ok(())
     }
 
     /// Takes a reference of every borrowed buffer for as long as the job is in flight,

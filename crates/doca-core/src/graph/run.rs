@@ -183,6 +183,8 @@ impl WorkQ {
                     }
                     // Done at once: the instance moves on without a completion.
                     Start::Finished(error) => {
+                        // What it wrote is visible to the nodes that follow.
+                        rec.deliver_results();
                         rec.unpin();
                         let event = Event {
                             job_type: rec.job_type,

@@ -40,6 +40,11 @@ pub struct BufDesc {
     pub(crate) len: AtomicUsize,
     pub(crate) data: AtomicUsize,
     pub(crate) data_len: AtomicUsize,
+    /// The memory range of the mmap that holds the buffer, `[lo, hi)`: a data section
+    /// the program sets outside the buffer (`doca_buf_set_data` takes any) is held to
+    /// it for byte access, and a task whose data section leaves it is refused.
+    pub(crate) lo: AtomicUsize,
+    pub(crate) hi: AtomicUsize,
     /// The reference count (low 16 bits) and, of those references, how many jobs in
     /// flight that borrowed the buffer hold (high 16 bits; the C face): the program's
     /// own releases cannot take those, and a pinned list does not change. One word,
@@ -76,6 +81,8 @@ impl BufDesc {
             len: AtomicUsize::new(0),
             data: AtomicUsize::new(0),
             data_len: AtomicUsize::new(0),
+            lo: AtomicUsize::new(0),
+            hi: AtomicUsize::new(0),
             counts: AtomicU32::new(0),
             next: AtomicPtr::new(ptr::null_mut()),
             prev: AtomicPtr::new(ptr::null_mut()),
@@ -89,7 +96,8 @@ impl BufDesc {
     }
 
     #[inline]
-    /// Whether the buffer has length 0 (never, for a live buffer).
+    /// Whether the buffer has length 0 (an empty buffer a program takes to point its
+    /// data section elsewhere in the mmap).
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -113,25 +121,67 @@ impl BufDesc {
     }
 
     #[inline]
-    /// The data section as one snapshot, held to the buffer's fixed range
-    /// `[head, head + len)`: `(address, length)`. Other handles of the buffer may move
-    /// the data section at any time; whatever they do, the span lies inside the buffer,
-    /// so byte access through it stays in bounds. Every byte access uses it.
+    /// The data section as one snapshot, held to the memory range of the mmap that
+    /// holds the buffer: `(address, length)`. Other handles of the buffer may move the
+    /// data section at any time, and a program may set it outside the buffer; whatever
+    /// they do, the span lies inside the mmap's memory, so byte access through it stays
+    /// in bounds. Every byte access uses it.
     pub fn data_span(&self) -> (usize, usize) {
         let (data, data_len, _) = self.snapshot();
         (data, data_len)
     }
 
     #[inline]
-    /// `(data, data_len, end)`: one snapshot with `head <= data <= data + data_len <=
-    /// end = head + len`.
+    /// `(data, data_len, end)`: one snapshot with `lo <= data <= data + data_len <= end
+    /// <= hi`. `end`, where a library's room for new data ends, is the buffer's end
+    /// (`head + len`) while the data section lies inside the buffer; for an empty
+    /// buffer (length 0) or a data section the program set outside the buffer, it is the
+    /// end of the mmap's memory range, as a program that points such a buffer elsewhere
+    /// in its memory means it.
     fn snapshot(&self) -> (usize, usize, usize) {
+        self.snapshot_with(None)
+    }
+
+    /// [`snapshot`](BufDesc::snapshot), with `data_len` for the data length when given.
+    #[inline]
+    fn snapshot_with(&self, data_len: Option<usize>) -> (usize, usize, usize) {
         let head = self.head.load(Relaxed);
         // No overflow: head + len was checked against the mmap's range at allocation.
         let end = head + self.len();
-        let data = self.data.load(Relaxed).clamp(head, end);
-        let data_len = self.data_len.load(Relaxed).min(end - data);
-        (data, data_len, end)
+        let (lo, hi) = (self.lo.load(Relaxed), self.hi.load(Relaxed));
+        let raw = self.data.load(Relaxed);
+        let data = raw.clamp(lo, hi);
+        let data_len = data_len
+            .unwrap_or_else(|| self.data_len.load(Relaxed))
+            .min(hi - data);
+        let inside = end > head && raw >= head && data + data_len <= end;
+        (data, data_len, if inside { end } else { hi })
+    }
+
+    /// `Ok` when the data section the program set lies inside the memory range of the
+    /// buffer's mmap; else `InvalidValue` saying where it lies (a task refuses such a
+    /// buffer at submit rather than touch what the section names).
+    pub fn check_data_section(&self) -> Result<()> {
+        let (data, data_len) = (self.data.load(Relaxed), self.data_len.load(Relaxed));
+        let (lo, hi) = (self.lo.load(Relaxed), self.hi.load(Relaxed));
+        if data >= lo && data <= hi && data_len <= hi - data {
+            return Ok(());
+        }
+        Err(Error::with_context(
+            ErrorCode::InvalidValue,
+            format!(
+                "a buffer's data section ({data_len} bytes at {data:#x}, set by doca_buf_set_data) lies outside the memory range of its mmap [{lo:#x}, {hi:#x})"
+            ),
+        ))
+    }
+
+    #[inline]
+    /// [`tail_span`](BufDesc::tail_span) as if the data length were `data_len` (a job's
+    /// view of its destination as submitted).
+    pub fn tail_span_after(&self, data_len: usize) -> (usize, usize) {
+        let (data, _, end) = self.snapshot_with(Some(data_len));
+        let tail = (data + data_len).min(end);
+        (tail, end - tail)
     }
 
     #[inline]
@@ -167,9 +217,10 @@ impl BufDesc {
     }
 
     #[inline]
-    /// Bytes between head and data.
+    /// Bytes between head and data (0 when the program set the data section before
+    /// the head).
     pub fn headroom(&self) -> usize {
-        self.data_span().0 - self.head.load(Relaxed)
+        self.data_span().0.saturating_sub(self.head.load(Relaxed))
     }
 
     #[inline]
@@ -358,18 +409,19 @@ impl BufDesc {
     }
 
     fn set_data_checked(&self, data: usize, data_len: usize) -> Result<()> {
-        let head = self.head.load(Relaxed);
-        let end = head + self.len();
-        if data < head || data > end {
+        let (lo, hi) = (self.lo.load(Relaxed), self.hi.load(Relaxed));
+        if data < lo || data > hi {
             return Err(Error::with_context(
                 ErrorCode::InvalidValue,
-                "data address lies outside the buffer [head, head + len]",
+                format!(
+                    "data address {data:#x} lies outside the memory range of the buffer's mmap [{lo:#x}, {hi:#x})"
+                ),
             ));
         }
-        if data_len > end - data {
+        if data_len > hi - data {
             return Err(Error::with_context(
                 ErrorCode::InvalidValue,
-                "data section would run past the end of the buffer",
+                "data section would run past the end of the mmap's memory range",
             ));
         }
         self.data.store(data, Relaxed);
@@ -658,10 +710,21 @@ impl Buf {
         r
     }
 
-    /// `doca_buf_set_data`: sets the data section; it must lie inside
-    /// `[head, head + len]`.
+    /// `doca_buf_set_data`: sets the data section; it must lie inside the memory range
+    /// of the buffer's mmap (it may lie outside the buffer itself, as DOCA programs set
+    /// it: byte access and a task's room follow the data section).
     pub fn set_data(&mut self, data: *mut u8, data_len: usize) -> Result<()> {
         self.set_data_checked(data as usize, data_len)
+    }
+
+    /// `doca_buf_set_data` as DOCA's C interface has it: it always succeeds and stores
+    /// the section as given. A task whose buffer's data section lies outside its mmap's
+    /// memory range is refused at submit
+    /// ([`check_data_section`](BufDesc::check_data_section)); byte access is held to
+    /// that range meanwhile.
+    pub fn set_data_as_given(&mut self, data: *mut u8, data_len: usize) {
+        self.data.store(data as usize, Relaxed);
+        self.data_len.store(data_len, Relaxed);
     }
 
     /// Sets the data section by offset from the head.

@@ -192,13 +192,15 @@ impl MmapState {
         self.devices.contains(dev)
     }
 
-    /// Whether `[addr, end)` lies inside one of the mmap's memory ranges.
-    pub(crate) fn contains(&self, addr: usize, end: usize) -> bool {
-        (self.memory.is_some() && addr >= self.base && end <= self.base + self.len)
-            || self
-                .chunks
-                .iter()
-                .any(|c| addr >= c.base && end <= c.base + c.len)
+    /// The memory range `[lo, hi)` of the mmap that holds `[addr, end)`, if one does.
+    pub(crate) fn range_holding(&self, addr: usize, end: usize) -> Option<(usize, usize)> {
+        if self.memory.is_some() && addr >= self.base && end <= self.base + self.len {
+            return Some((self.base, self.base + self.len));
+        }
+        self.chunks
+            .iter()
+            .find(|c| addr >= c.base && end <= c.base + c.len)
+            .map(|c| (c.base, c.base + c.len))
     }
 
     fn num_chunks(&self) -> u32 {

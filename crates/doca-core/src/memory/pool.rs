@@ -91,18 +91,12 @@ impl PoolShared {
                 "inventory is not started",
             ));
         }
-        {
+        let (lo, hi) = {
             let st = mmap.state();
             if !st.started {
                 return Err(Error::with_context(
                     ErrorCode::BadState,
                     "mmap is not started",
-                ));
-            }
-            if len == 0 {
-                return Err(Error::with_context(
-                    ErrorCode::InvalidValue,
-                    "buffer length must be greater than 0",
                 ));
             }
             let end = match addr.checked_add(len) {
@@ -114,19 +108,22 @@ impl PoolShared {
                     ));
                 }
             };
-            if !st.contains(addr, end) {
+            // A buffer of length 0 is an empty buffer: programs take one and point its
+            // data section elsewhere in the mmap.
+            let Some(range) = st.range_holding(addr, end) else {
                 return Err(Error::with_context(
                     ErrorCode::InvalidValue,
                     "buffer range lies outside the mmap's memory range",
                 ));
-            }
+            };
             if data < addr || data > end || data_len > end - data {
                 return Err(Error::with_context(
                     ErrorCode::InvalidValue,
                     "data section lies outside the buffer range",
                 ));
             }
-        }
+            range
+        };
         let index = match slot {
             Some(i) => i,
             None => match self.take() {
@@ -144,6 +141,8 @@ impl PoolShared {
         d.len.store(len, Relaxed);
         d.data.store(data, Relaxed);
         d.data_len.store(data_len, Relaxed);
+        d.lo.store(lo, Relaxed);
+        d.hi.store(hi, Relaxed);
         d.next.store(std::ptr::null_mut(), Relaxed);
         d.prev.store(std::ptr::null_mut(), Relaxed);
         mmap.num_bufs.fetch_add(1, Ordering::AcqRel);

@@ -428,7 +428,9 @@ impl WorkQ {
         let ctx = self.local.front().map_or(0, |c| c.record.ctx_id);
         self.inflight -= 1;
         self.ctx_job_done(ctx);
-        self.local.take_front()
+        let mut c = self.local.take_front();
+        c.record.deliver_results();
+        c
     }
 
     #[inline(never)]
@@ -460,6 +462,8 @@ impl WorkQ {
                 }
                 None => return Err(RetrieveError::Again),
             };
+            let mut c = c;
+            c.record.deliver_results();
             if c.record.graph_tag != 0 {
                 // A graph node's job: it moves its instance on, and makes no event.
                 self.ctx_job_done(c.record.ctx_id);
@@ -592,9 +596,14 @@ fn start_job(a: &mut Attached, rec: &mut JobRecord, tag: u32) -> Start {
             "a channel's jobs cannot be graph nodes",
         ));
     }
+    if let Err(e) = rec.check_data_sections() {
+        return Start::Refused(e);
+    }
     if !channel && let Err(e) = a.ctx.validate(rec, &a.dev) {
         return Start::Refused(e);
     }
+    // Where the job's results go is fixed now, as a work request is made at submit.
+    rec.take_dst_base();
     // Borrowed buffers (the C face) stay alive until the job completes, whatever
     // the program does with its own references meanwhile.
     if let Err(e) = rec.pin_borrowed() {
