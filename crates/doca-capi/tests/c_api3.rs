@@ -70,6 +70,17 @@ fn ctx_and_buf_functions_of_newer_programs() {
 #[test]
 fn buffers_as_programs_use_them() {
     run_both3("wild_bufs3");
+    // The same program as C++20.
+    let bin = compile_cpp_in(
+        &prefix().join("lib/pkgconfig"),
+        &crate_dir().join("tests/c3/wild_bufs3.c"),
+        "wild_bufs3-cpp",
+        MODULES,
+    );
+    for engine in [false, true] {
+        let out = run(&bin, &[], engine);
+        assert!(out.contains("wild_bufs3: ok"), "{out}");
+    }
 }
 
 #[test]
@@ -384,6 +395,40 @@ fn memory_and_events_across_the_link_3x() {
         let out = run_beside(&host, &[&name], engine, &env, Some(&mut d));
         assert!(out.contains("the DPU side's bytes arrived"), "{out}");
         let dout = check(&d.finish(), "xside3 dpu");
+        assert!(dout.contains("signalled its event"), "{dout}");
+    }
+}
+
+/// A DOCA 2.5/2.6-style program as two processes: the 2.x comm channel carries an mmap's
+/// and a sync event's descriptors while a DMA task and a sync event wait task run on
+/// progress engines; inline and with engine threads.
+#[test]
+fn legacy_comm_channel_beside_the_progress_engine_3x() {
+    const MODS: &str = "doca-common doca-comm-channel doca-dma";
+    let src = crate_dir().join("tests/c3/cc_legacy3.c");
+    let host = compile(&src, "cc_legacy3-host", MODS);
+    let dpu = compile_in(
+        &prefix().join("lib/pkgconfig/dpu"),
+        &src,
+        "cc_legacy3-dpu",
+        MODS,
+    );
+    // The host side also as C++20, as programs of that time are written too.
+    let host_cpp = compile_cpp_in(
+        &prefix().join("lib/pkgconfig"),
+        &src,
+        "cc_legacy3-host-cpp",
+        MODS,
+    );
+    let rt = runtime_dir("cc_legacy3");
+    let env = [("DOCA_SW_RUNTIME_DIR", rt.as_path())];
+    for (round, engine) in [(0, false), (1, true), (2, false)] {
+        let name = format!("cc-legacy-{round}");
+        let host = if round == 2 { &host_cpp } else { &host };
+        let mut d = start_side(&dpu, &[&name], engine, &rt);
+        let out = run_beside(host, &[&name], engine, &env, Some(&mut d));
+        assert!(out.contains("its event was seen, and it answered"), "{out}");
+        let dout = check(&d.finish(), "cc_legacy3 dpu");
         assert!(dout.contains("signalled its event"), "{dout}");
     }
 }

@@ -89,7 +89,7 @@ struct mem {
 static inline void mem_open(struct mem *m, struct doca_dev *dev, size_t len, size_t nbufs)
 {
 	m->len = len;
-	m->bytes = calloc(1, len);
+	m->bytes = (uint8_t *)calloc(1, len);
 	ASSERT(m->bytes != NULL);
 	CHECK(doca_mmap_create(&m->mmap));
 	CHECK(doca_mmap_set_memrange(m->mmap, m->bytes, len));

@@ -27,7 +27,7 @@ struct seen {
 
 static void rec_ok(struct doca_ec_task_recover *t, union doca_data td, union doca_data cd)
 {
-	struct seen *s = cd.ptr;
+	struct seen *s = (struct seen *)cd.ptr;
 	(void)t;
 	(void)td;
 	if (s->done++ == 0)
@@ -36,7 +36,7 @@ static void rec_ok(struct doca_ec_task_recover *t, union doca_data td, union doc
 
 static void rec_err(struct doca_ec_task_recover *t, union doca_data td, union doca_data cd)
 {
-	struct seen *s = cd.ptr;
+	struct seen *s = (struct seen *)cd.ptr;
 	(void)td;
 	s->failed++;
 	s->last_err = doca_task_get_status(doca_ec_task_recover_as_task(t));
@@ -44,7 +44,7 @@ static void rec_err(struct doca_ec_task_recover *t, union doca_data td, union do
 
 static void create_ok(struct doca_ec_task_create *t, union doca_data td, union doca_data cd)
 {
-	struct seen *s = cd.ptr;
+	struct seen *s = (struct seen *)cd.ptr;
 	(void)t;
 	(void)td;
 	s->done++;
@@ -52,7 +52,7 @@ static void create_ok(struct doca_ec_task_create *t, union doca_data td, union d
 
 static void create_err(struct doca_ec_task_create *t, union doca_data td, union doca_data cd)
 {
-	struct seen *s = cd.ptr;
+	struct seen *s = (struct seen *)cd.ptr;
 	(void)td;
 	s->failed++;
 	s->last_err = doca_task_get_status(doca_ec_task_create_as_task(t));
@@ -60,7 +60,7 @@ static void create_err(struct doca_ec_task_create *t, union doca_data td, union 
 
 static void sha_ok(struct doca_sha_task_hash *t, union doca_data td, union doca_data cd)
 {
-	struct seen *s = cd.ptr;
+	struct seen *s = (struct seen *)cd.ptr;
 	(void)t;
 	(void)td;
 	s->done++;
@@ -68,7 +68,7 @@ static void sha_ok(struct doca_sha_task_hash *t, union doca_data td, union doca_
 
 static void sha_err(struct doca_sha_task_hash *t, union doca_data td, union doca_data cd)
 {
-	struct seen *s = cd.ptr;
+	struct seen *s = (struct seen *)cd.ptr;
 	(void)td;
 	s->failed++;
 	s->last_err = doca_task_get_status(doca_sha_task_hash_as_task(t));
@@ -76,7 +76,7 @@ static void sha_err(struct doca_sha_task_hash *t, union doca_data td, union doca
 
 static void dma_ok(struct doca_dma_task_memcpy *t, union doca_data td, union doca_data cd)
 {
-	struct seen *s = cd.ptr;
+	struct seen *s = (struct seen *)cd.ptr;
 	(void)t;
 	(void)td;
 	s->done++;
@@ -84,7 +84,7 @@ static void dma_ok(struct doca_dma_task_memcpy *t, union doca_data td, union doc
 
 static void dma_err(struct doca_dma_task_memcpy *t, union doca_data td, union doca_data cd)
 {
-	struct seen *s = cd.ptr;
+	struct seen *s = (struct seen *)cd.ptr;
 	(void)td;
 	s->failed++;
 	s->last_err = doca_task_get_status(doca_dma_task_memcpy_as_task(t));
@@ -103,13 +103,16 @@ static void shared_destination_ec(struct doca_dev *dev, struct doca_pe *pe, stru
 	struct doca_buf *data, *rdnc, *src, *dst;
 	struct doca_ec_task_create *create;
 	static struct doca_ec_task_recover *t[N];
-	struct seen s = {0};
-	union doca_data ud = {.ptr = &s}, tud = {.u64 = 0};
+	struct seen s;
+	union doca_data ud, tud;
 	uint32_t missing[] = {0};
 	uint8_t *d = m->bytes, *r = d + K * BLOCK, *a = r + M * BLOCK, *o = a + K * BLOCK;
 	size_t len;
 	int i;
 
+	memset(&s, 0, sizeof(s));
+	ud.ptr = &s;
+	tud.u64 = 0;
 	CHECK(doca_ec_create(dev, &ec));
 	CHECK(doca_pe_connect_ctx(pe, doca_ec_as_ctx(ec)));
 	CHECK(doca_ctx_set_user_data(doca_ec_as_ctx(ec), ud));
@@ -134,7 +137,8 @@ static void shared_destination_ec(struct doca_dev *dev, struct doca_pe *pe, stru
 	CHECK(doca_ec_matrix_create_recover(ec, coding, missing, 1, &rec));
 	CHECK(doca_buf_inventory_buf_get_by_data(m->inv, m->mmap, a, K * BLOCK, &src));
 	CHECK(doca_buf_inventory_buf_get_by_addr(m->inv, m->mmap, o, BLOCK, &dst));
-	s = (struct seen){.dst = dst};
+	memset(&s, 0, sizeof(s));
+	s.dst = dst;
 	for (i = 0; i < N; i++) {
 		CHECK(doca_ec_task_recover_allocate_init(ec, rec, src, dst, tud, &t[i]));
 		CHECK(doca_task_submit(doca_ec_task_recover_as_task(t[i])));
@@ -167,12 +171,15 @@ static void shared_destination_sha(struct doca_dev *dev, struct doca_pe *pe, str
 	struct doca_sha *sha;
 	struct doca_buf *req, *resp;
 	struct doca_sha_task_hash *t[8];
-	struct seen s = {0};
-	union doca_data ud = {.ptr = &s}, tud = {.u64 = 0};
+	struct seen s;
+	union doca_data ud, tud;
 	uint8_t *in = m->bytes + 64 * 1024, *out = in + 4096;
 	size_t len;
 	int i;
 
+	memset(&s, 0, sizeof(s));
+	ud.ptr = &s;
+	tud.u64 = 0;
 	CHECK(doca_sha_create(dev, &sha));
 	CHECK(doca_pe_connect_ctx(pe, doca_sha_as_ctx(sha)));
 	CHECK(doca_ctx_set_user_data(doca_sha_as_ctx(sha), ud));
@@ -204,13 +211,16 @@ static void empty_buffers_dma(struct doca_dev *dev, struct doca_pe *pe, struct m
 	struct doca_dma *dma;
 	struct doca_buf *src, *dst, *far;
 	struct doca_dma_task_memcpy *t;
-	struct seen s = {0};
-	union doca_data ud = {.ptr = &s}, tud = {.u64 = 0};
+	struct seen s;
+	union doca_data ud, tud;
 	uint8_t *base = m->bytes + 128 * 1024;
 	void *p;
 	size_t len;
 	int i;
 
+	memset(&s, 0, sizeof(s));
+	ud.ptr = &s;
+	tud.u64 = 0;
 	CHECK(doca_dma_create(dev, &dma));
 	CHECK(doca_pe_connect_ctx(pe, doca_dma_as_ctx(dma)));
 	CHECK(doca_ctx_set_user_data(doca_dma_as_ctx(dma), ud));

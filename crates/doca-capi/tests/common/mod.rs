@@ -107,6 +107,38 @@ pub fn compile_in(dir: &Path, src: &Path, name: &str, module: &str) -> PathBuf {
     bin
 }
 
+/// [`compile_in`] as C++20 (`c++ -std=c++20 -x c++`, warnings as errors), as programs
+/// written in C++ build against the headers.
+pub fn compile_cpp_in(dir: &Path, src: &Path, name: &str, module: &str) -> PathBuf {
+    let bin = scratch().join("bin").join(name);
+    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    let mut c = Command::new("c++");
+    c.args([
+        "-std=c++20",
+        "-Wall",
+        "-Wextra",
+        "-Werror",
+        "-g",
+        "-x",
+        "c++",
+    ])
+    .arg(src)
+    .args(["-x", "none", "-o"])
+    .arg(&bin)
+    .args(pkg_config_in(
+        dir,
+        &["--cflags", "--libs"]
+            .into_iter()
+            .chain(module.split_whitespace())
+            .collect::<Vec<_>>(),
+    ));
+    check(
+        &c.output().unwrap(),
+        &format!("compiling {} as C++", src.display()),
+    );
+    bin
+}
+
 /// Compiles `tests/c/<name>.c` as a host-side program.
 pub fn build(name: &str) -> PathBuf {
     compile(
