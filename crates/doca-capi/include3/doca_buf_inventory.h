@@ -77,6 +77,10 @@ doca_error_t doca_buf_inventory_buf_dup(struct doca_buf_inventory *inventory, co
 DOCA_STABLE
 doca_error_t doca_buf_inventory_get_num_elements(const struct doca_buf_inventory *inventory, uint32_t *num_of_elements);
 
+/** Adds num_elements descriptors to a started inventory (DOCA_ERROR_BAD_STATE otherwise). */
+DOCA_EXPERIMENTAL
+doca_error_t doca_buf_inventory_expand(struct doca_buf_inventory *inventory, uint32_t num_elements);
+
 /** The number of free descriptors. */
 DOCA_STABLE
 doca_error_t doca_buf_inventory_get_num_free_elements(const struct doca_buf_inventory *inventory,

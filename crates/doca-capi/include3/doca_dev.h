@@ -116,6 +116,14 @@ doca_error_t doca_devinfo_get_iface_name(const struct doca_devinfo *devinfo, cha
 DOCA_STABLE
 doca_error_t doca_devinfo_get_ibdev_name(const struct doca_devinfo *devinfo, char *ibdev_name, uint32_t size);
 
+/** The port's active rate, in bits per second. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_devinfo_get_active_rate(const struct doca_devinfo *devinfo, uint64_t *active_rate);
+
+/** The function's virtual HCA id. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_devinfo_get_vhca_id(const struct doca_devinfo *devinfo, uint16_t *vhca_id);
+
 /** The kind of PCI function the device is. */
 DOCA_STABLE
 doca_error_t doca_devinfo_get_pci_func_type(const struct doca_devinfo *devinfo, enum doca_pci_func_type *pci_func_type);
@@ -158,6 +166,20 @@ doca_error_t doca_devinfo_rep_get_pci_addr_str(const struct doca_devinfo_rep *de
 DOCA_STABLE
 doca_error_t doca_devinfo_rep_get_pci_func_type(const struct doca_devinfo_rep *devinfo_rep,
 						enum doca_pci_func_type *pci_func_type);
+
+/** The representor's network interface name, NUL-terminated, in a buffer of size bytes
+ * (at least DOCA_DEVINFO_IFACE_NAME_SIZE). */
+DOCA_EXPERIMENTAL
+doca_error_t doca_devinfo_rep_get_iface_name(const struct doca_devinfo_rep *devinfo_rep, char *iface_name,
+					     uint32_t size);
+
+/** 1 when the represented function is hot-plugged, 0 when statically plugged. */
+DOCA_STABLE
+doca_error_t doca_devinfo_rep_get_is_hotplug(const struct doca_devinfo_rep *devinfo_rep, uint8_t *is_hotplug);
+
+/** The represented function's virtual HCA id. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_devinfo_rep_get_vhca_id(const struct doca_devinfo_rep *devinfo_rep, uint16_t *vhca_id);
 
 /** Whether the representor has this PCI address. */
 DOCA_STABLE

@@ -98,6 +98,11 @@ doca_error_t doca_mmap_get_max_num_devices(const struct doca_mmap *mmap, uint32_
 DOCA_STABLE
 doca_error_t doca_mmap_get_num_bufs(const struct doca_mmap *mmap, uint32_t *num_bufs);
 
+/** Marks the map for use from several threads (before start): doca_mmap_destroy then
+ * succeeds while buffers still refer to it; they keep its memory until released. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_mmap_enable_thread_safety(struct doca_mmap *mmap);
+
 /** Whether the map was exported. */
 DOCA_STABLE
 doca_error_t doca_mmap_get_exported(const struct doca_mmap *mmap, uint8_t *exported);

@@ -243,7 +243,7 @@ pub unsafe extern "C" fn doca_dev_rep_as_devinfo(
 ///
 /// # Safety
 /// `out` is NULL or writable for `size` bytes.
-unsafe fn fill(
+pub(crate) unsafe fn fill(
     out: *mut u8,
     size: usize,
     what: &str,

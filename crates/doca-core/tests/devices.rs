@@ -461,3 +461,40 @@ fn devices_and_representors_opened_by_address() {
         ErrorCode::NotSupported
     );
 }
+
+/// A representor's network interface and hot-plug state: named in the topology, or as
+/// a BlueField names them (`pf0hpf` for the host PF, `pf0vfN`, `en3f0pf0sfN`); VHCA ids
+/// differ between functions.
+#[test]
+fn representor_interfaces_and_hotplug() {
+    let t = Topology::from_toml(
+        "role = \"dpu\"\n\
+         [[dpu.device]]\npci_addr = \"0000:03:00.0\"\n\
+         [[dpu.device.representor]]\npci_addr = \"3b:00.0\"\nvuid = \"a\"\n\
+         [[dpu.device.representor]]\npci_addr = \"3b:00.2\"\nfunc_type = \"vf\"\nvuid = \"b\"\nhotplug = true\n\
+         [[dpu.device.representor]]\npci_addr = \"3b:00.3\"\nfunc_type = \"vf\"\nvuid = \"c\"\niface_name = \"rep7\"\n",
+        Some("dpu"),
+    )
+    .unwrap();
+    let list = device::devinfo_list_from(&t);
+    let dev = list[0].open().unwrap();
+    let reps = dev.rep_list(RepFilter::All).unwrap();
+    let names: Vec<_> = reps.iter().map(|r| r.iface_name().to_owned()).collect();
+    assert_eq!(names, ["pf0hpf", "pf0vf0", "rep7"]);
+    let hot: Vec<_> = reps.iter().map(|r| r.is_hotplug()).collect();
+    assert_eq!(hot, [false, true, false]);
+    let mut ids: Vec<_> = reps.iter().map(|r| r.vhca_id()).collect();
+    ids.push(list[0].vhca_id());
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 4, "one VHCA id per function");
+    assert!(list[0].active_rate() >= 1_000_000);
+    let long = format!(
+        "[[host.device]]\npci_addr = \"0000:01:00.0\"\n[[host.device.representor]]\npci_addr = \"01:00.1\"\nvuid = \"x\"\niface_name = \"{}\"",
+        "n".repeat(300)
+    );
+    assert_eq!(
+        Topology::from_toml(&long, Some("host")).unwrap_err().code(),
+        ErrorCode::InvalidValue
+    );
+}

@@ -392,3 +392,102 @@ pub unsafe extern "C" fn doca_devinfo_get_sf_index(
         Ok(u32::from(d.pci_addr().function))
     })
 }
+
+/// `doca_buf_inventory_expand`: more elements for a started inventory.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_inventory_expand(
+    inventory: *mut doca_buf_inventory,
+    num_elements: u32,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle.
+        let inv = unsafe { handle(inventory, "inventory") }?;
+        inv.expand(num_elements)
+    })
+}
+
+/// `doca_mmap_enable_thread_safety`: before start; destroy then goes ahead while
+/// buffers point into the mmap.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_mmap_enable_thread_safety(mmap: *mut doca_mmap) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle.
+        let m = unsafe { handle(mmap, "mmap") }?;
+        m.enable_thread_safety()
+    })
+}
+
+/// `doca_devinfo_get_active_rate`: bits per second.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_devinfo_get_active_rate(
+    devinfo: *const doca_devinfo,
+    active_rate: *mut u64,
+) -> doca_error_t {
+    devinfo_value(devinfo, active_rate, |d| Ok(d.active_rate()))
+}
+
+/// `doca_devinfo_get_vhca_id`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_devinfo_get_vhca_id(
+    devinfo: *const doca_devinfo,
+    vhca_id: *mut u16,
+) -> doca_error_t {
+    devinfo_value(devinfo, vhca_id, |d| Ok(d.vhca_id()))
+}
+
+/// A representor's value into `out`.
+///
+/// # Safety
+/// `rep` is NULL or a live handle; `out` is NULL or writable.
+unsafe fn rep_value<T>(
+    rep: *const doca_devinfo_rep,
+    out: *mut T,
+    f: impl FnOnce(&doca_core::DevInfoRep) -> T,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: the caller's contract.
+        let info = unsafe { handle(rep, "devinfo_rep") }?;
+        let o = crate::out_ptr(out, "output")?;
+        // SAFETY: checked non-NULL; writable by the caller's contract.
+        unsafe { o.write(f(info.info())) };
+        Ok(())
+    })
+}
+
+/// `doca_devinfo_rep_get_iface_name`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_devinfo_rep_get_iface_name(
+    devinfo_rep: *const doca_devinfo_rep,
+    iface_name: *mut c_char,
+    size: u32,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle; the output holds size bytes.
+        unsafe {
+            let info = handle(devinfo_rep, "devinfo_rep")?;
+            crate::dev::fill(iface_name as *mut u8, size as usize, "iface_name", |b| {
+                info.info().iface_name_into(b)
+            })
+        }
+    })
+}
+
+/// `doca_devinfo_rep_get_is_hotplug`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_devinfo_rep_get_is_hotplug(
+    devinfo_rep: *const doca_devinfo_rep,
+    is_hotplug: *mut u8,
+) -> doca_error_t {
+    // SAFETY: the C contract.
+    unsafe { rep_value(devinfo_rep, is_hotplug, |r| u8::from(r.is_hotplug())) }
+}
+
+/// `doca_devinfo_rep_get_vhca_id`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_devinfo_rep_get_vhca_id(
+    devinfo_rep: *const doca_devinfo_rep,
+    vhca_id: *mut u16,
+) -> doca_error_t {
+    // SAFETY: the C contract.
+    unsafe { rep_value(devinfo_rep, vhca_id, |r| r.vhca_id()) }
+}

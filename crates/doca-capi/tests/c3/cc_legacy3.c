@@ -130,6 +130,9 @@ static int dpu_side(const char *name)
 	struct doca_dev *dev = open_dev_at("03:00.0");
 	struct doca_dev_rep *rep = open_rep_at(dev, "3b:00.0");
 	struct doca_comm_channel_ep_t *ep = ep_open(dev, rep);
+	char rep_iface[DOCA_DEVINFO_IFACE_NAME_SIZE];
+	uint16_t rep_vhca = 0, dev_vhca = 0;
+	uint8_t hotplug = 1;
 	struct doca_comm_channel_addr_t *peer = NULL;
 	struct doca_pe *pe;
 	struct doca_mmap *remote, *local;
@@ -143,6 +146,14 @@ static int dpu_side(const char *name)
 	size_t remote_len;
 	uint32_t i;
 
+	/* The representor as newer programs query it. */
+	CHECK(doca_devinfo_rep_get_iface_name(doca_dev_rep_as_devinfo(rep), rep_iface, sizeof(rep_iface)));
+	ASSERT(strcmp(rep_iface, "pf0hpf") == 0);
+	CHECK(doca_devinfo_rep_get_is_hotplug(doca_dev_rep_as_devinfo(rep), &hotplug));
+	ASSERT(hotplug == 0);
+	CHECK(doca_devinfo_rep_get_vhca_id(doca_dev_rep_as_devinfo(rep), &rep_vhca));
+	CHECK(doca_devinfo_get_vhca_id(doca_dev_as_devinfo(dev), &dev_vhca));
+	ASSERT(rep_vhca != dev_vhca);
 	CHECK(doca_comm_channel_ep_listen(ep, name));
 	blob_len[0] = recv_msg(ep, blobs[0], &peer);
 	blob_len[1] = recv_msg(ep, blobs[1], &peer);

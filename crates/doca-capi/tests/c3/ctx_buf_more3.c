@@ -112,6 +112,67 @@ int main(void)
 	ASSERT(n == 3);
 	CHECK(doca_buf_dec_refcount(a, NULL));
 
+	/* doca_buf_inventory_expand: a started inventory grows; the new elements serve. */
+	{
+		struct doca_buf_inventory *inv;
+		struct doca_buf *bufs[6];
+		uint32_t num = 0, nfree = 0;
+		int k;
+
+		CHECK(doca_buf_inventory_create(2, &inv));
+		EXPECT_ERR(doca_buf_inventory_expand(inv, 4), DOCA_ERROR_BAD_STATE);
+		CHECK(doca_buf_inventory_start(inv));
+		for (k = 0; k < 2; k++)
+			CHECK(doca_buf_inventory_buf_get_by_addr(inv, m.mmap, m.bytes + k * 64, 64, &bufs[k]));
+		EXPECT_ERR(doca_buf_inventory_buf_get_by_addr(inv, m.mmap, m.bytes, 64, &bufs[2]), DOCA_ERROR_NO_MEMORY);
+		EXPECT_ERR(doca_buf_inventory_expand(inv, 0), DOCA_ERROR_INVALID_VALUE);
+		CHECK(doca_buf_inventory_expand(inv, 4));
+		CHECK(doca_buf_inventory_get_num_elements(inv, &num));
+		CHECK(doca_buf_inventory_get_num_free_elements(inv, &nfree));
+		ASSERT(num == 6 && nfree == 4);
+		for (k = 2; k < 6; k++)
+			CHECK(doca_buf_inventory_buf_get_by_data(inv, m.mmap, m.bytes + k * 64, 64, &bufs[k]));
+		CHECK(doca_buf_get_data(bufs[5], &data));
+		ASSERT(data == m.bytes + 5 * 64);
+		for (k = 0; k < 6; k++)
+			CHECK(doca_buf_dec_refcount(bufs[k], NULL));
+		CHECK(doca_buf_inventory_get_num_free_elements(inv, &nfree));
+		ASSERT(nfree == 6);
+		CHECK(doca_buf_inventory_destroy(inv));
+	}
+
+	/* doca_mmap_enable_thread_safety: before start; destroy then goes ahead with a
+	 * buffer still out, which stays usable until released. */
+	{
+		struct doca_mmap *ts;
+		struct doca_buf *tb;
+		static uint8_t tsmem[256];
+
+		CHECK(doca_mmap_create(&ts));
+		CHECK(doca_mmap_set_memrange(ts, tsmem, sizeof(tsmem)));
+		CHECK(doca_mmap_add_dev(ts, dev));
+		CHECK(doca_mmap_enable_thread_safety(ts));
+		CHECK(doca_mmap_start(ts));
+		EXPECT_ERR(doca_mmap_enable_thread_safety(ts), DOCA_ERROR_BAD_STATE);
+		CHECK(doca_buf_inventory_buf_get_by_data(m.inv, ts, tsmem, 16, &tb));
+		CHECK(doca_mmap_destroy(ts));
+		CHECK(doca_buf_get_data_len(tb, &len));
+		ASSERT(len == 16);
+		CHECK(doca_buf_dec_refcount(tb, NULL));
+		EXPECT_ERR(doca_mmap_enable_thread_safety(NULL), DOCA_ERROR_INVALID_VALUE);
+	}
+
+	/* Device queries of newer programs. */
+	{
+		uint64_t rate = 0;
+		uint16_t vhca = 0;
+
+		CHECK(doca_devinfo_get_active_rate(doca_dev_as_devinfo(dev), &rate));
+		ASSERT(rate >= 1000000);
+		CHECK(doca_devinfo_get_vhca_id(doca_dev_as_devinfo(dev), &vhca));
+		EXPECT_ERR(doca_devinfo_get_vhca_id(doca_dev_as_devinfo(dev), NULL), DOCA_ERROR_INVALID_VALUE);
+	}
+
 	CHECK(doca_ctx_stop(ctx));
 	CHECK(doca_dma_destroy(dma));
 	CHECK(doca_pe_destroy(pe));

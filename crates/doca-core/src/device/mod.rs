@@ -170,6 +170,28 @@ impl DevInfo {
         &self.props.iface_name
     }
 
+    /// `doca_devinfo_get_active_rate`: the port's rate in bits per second: that of the
+    /// network interface the device names, where the machine reports one
+    /// (`/sys/class/net/IFACE/speed`), else a BlueField-3 port's 200 Gb/s.
+    pub fn active_rate(&self) -> u64 {
+        let iface = self
+            .props
+            .rdma_iface
+            .as_deref()
+            .unwrap_or(&self.props.iface_name);
+        std::fs::read_to_string(format!("/sys/class/net/{iface}/speed"))
+            .ok()
+            .and_then(|t| t.trim().parse::<i64>().ok())
+            .filter(|&mbps| mbps > 0)
+            .map_or(200_000_000_000, |mbps| mbps as u64 * 1_000_000)
+    }
+
+    /// `doca_devinfo_get_vhca_id`: the function's virtual HCA id, unique on the machine
+    /// (made from its PCI bus, device and function).
+    pub fn vhca_id(&self) -> u16 {
+        vhca_of(self.props.pci_addr)
+    }
+
     /// Writes the interface name, NUL-terminated (at least [`IFACE_NAME_SIZE`] bytes).
     pub fn iface_name_into(&self, out: &mut [u8]) -> Result<()> {
         copy_cstr(
@@ -488,6 +510,12 @@ impl RepFilter {
     }
 }
 
+/// A virtual HCA id from a PCI address: bus, then device and function, as unique on
+/// one machine as the addresses are within a domain.
+fn vhca_of(a: PciAddr) -> u16 {
+    (u16::from(a.bus) << 8) | (u16::from(a.device) << 3) | u16::from(a.function)
+}
+
 /// A snapshot of a representor's properties (`struct doca_devinfo_rep`).
 #[derive(Clone)]
 pub struct DevInfoRep {
@@ -553,6 +581,31 @@ impl DevInfoRep {
     /// PCI function type.
     pub fn pci_func_type(&self) -> PciFuncType {
         self.props.func_type
+    }
+
+    /// The representor's network interface name.
+    pub fn iface_name(&self) -> &str {
+        &self.props.iface_name
+    }
+
+    /// Writes the interface name, NUL-terminated (at least [`IFACE_NAME_SIZE`] bytes).
+    pub fn iface_name_into(&self, out: &mut [u8]) -> Result<()> {
+        copy_cstr(
+            out,
+            &self.props.iface_name,
+            IFACE_NAME_SIZE,
+            "interface name buffer must hold DOCA_DEVINFO_IFACE_NAME_SIZE (256) bytes",
+        )
+    }
+
+    /// Whether the represented function is hot-plugged.
+    pub fn is_hotplug(&self) -> bool {
+        self.props.hotplug
+    }
+
+    /// The represented function's virtual HCA id (see [`DevInfo::vhca_id`]).
+    pub fn vhca_id(&self) -> u16 {
+        vhca_of(self.props.pci_addr)
     }
 
     /// Whether `addr` ("XXXX:XX:XX.X" or "XX:XX.X") is this representor's address.

@@ -146,6 +146,12 @@ struct FileRep {
     vuid: String,
     #[serde(default)]
     emulated: bool,
+    /// The representor's network interface (default: as BlueField names them).
+    #[serde(default)]
+    iface_name: Option<String>,
+    /// A hot-plugged function.
+    #[serde(default)]
+    hotplug: bool,
 }
 
 /// Everything known about one local device.
@@ -197,6 +203,10 @@ pub struct RepProps {
     pub vuid: String,
     /// Emulated (e.g. virtio) rather than a network function.
     pub emulated: bool,
+    /// The representor's network interface name (`pf0hpf`, `pf0vf0`, ... by default).
+    pub iface_name: String,
+    /// A hot-plugged function (rather than a statically plugged one).
+    pub hotplug: bool,
 }
 
 /// A parsed, validated topology: the devices this process sees.
@@ -478,13 +488,32 @@ impl Topology {
             let mut reps = Vec::with_capacity(d.representor.len());
             for (j, r) in d.representor.iter().enumerate() {
                 let rwhat = format!("{what} representor #{}", j + 1);
+                let func_type = parse_func(&r.func_type, &rwhat)?;
+                // As a BlueField names its representors: the host PF's, then VFs' and
+                // SFs' by their number among the representors of their kind.
+                let nth = reps
+                    .iter()
+                    .filter(|p: &&RepProps| p.func_type == func_type)
+                    .count();
+                let default_iface = match func_type {
+                    PciFuncType::Pf => "pf0hpf".to_owned(),
+                    PciFuncType::Vf => format!("pf0vf{nth}"),
+                    PciFuncType::Sf => format!("en3f0pf0sf{nth}"),
+                };
                 reps.push(RepProps {
                     pci_addr: PciAddr::parse(&r.pci_addr).map_err(|e| {
                         e.context(format!("{rwhat}: bad pci_addr '{}'", r.pci_addr))
                     })?,
-                    func_type: parse_func(&r.func_type, &rwhat)?,
+                    func_type,
                     vuid: bounded_name(&r.vuid, super::VUID_SIZE, "vuid", &rwhat)?,
                     emulated: r.emulated,
+                    iface_name: bounded_name(
+                        r.iface_name.as_deref().unwrap_or(&default_iface),
+                        super::IFACE_NAME_SIZE,
+                        "iface_name",
+                        &rwhat,
+                    )?,
+                    hotplug: r.hotplug,
                 });
             }
             let ipv4 = match &d.ipv4 {

@@ -185,6 +185,9 @@ pub(crate) struct MmapState {
     name: String,
     /// Started at least once (a chunked mmap's configuration is fixed from then on).
     ever_started: bool,
+    /// `doca_mmap_enable_thread_safety`: destroy goes ahead while buffers point into
+    /// the mmap (they keep its memory until the last one is released).
+    thread_safe: bool,
 }
 
 impl MmapState {
@@ -368,6 +371,7 @@ impl Mmap {
                     chunks: Vec::new(),
                     name: String::new(),
                     ever_started: false,
+                    thread_safe: false,
                 }),
                 io: super::io::RangeLock::default(),
                 num_bufs: AtomicU32::new(0),
@@ -786,11 +790,27 @@ impl Mmap {
         self.shared.state().from_export
     }
 
+    /// `doca_mmap_enable_thread_safety` (before start; `BadState` after): the mmap is
+    /// used from several threads, buffers included (it always may be here), and
+    /// [`destroy`](Mmap::destroy) goes ahead while buffers still point into it: they keep
+    /// its memory (and its free callback waits) until the last of them is released.
+    pub fn enable_thread_safety(&self) -> Result<()> {
+        let mut st = self.shared.state();
+        if st.started {
+            return Err(Error::with_context(
+                ErrorCode::BadState,
+                "mmap is started; enable thread safety before start",
+            ));
+        }
+        st.thread_safe = true;
+        Ok(())
+    }
+
     /// `doca_mmap_destroy`: refused with `InUse` (the mmap comes back) while buffers point
-    /// into it.
+    /// into it, unless thread safety was enabled.
     pub fn destroy(self) -> std::result::Result<(), (Mmap, Error)> {
         let n = self.num_bufs();
-        if n > 0 {
+        if n > 0 && !self.shared.state().thread_safe {
             let e = Error::with_context(
                 ErrorCode::InUse,
                 format!("{n} buffers still point into the mmap"),
@@ -958,6 +978,7 @@ impl Mmap {
             chunks: Vec::new(),
             name: String::new(),
             ever_started: true,
+            thread_safe: false,
         };
         let frozen = Frozen::default();
         frozen.store(&st);

@@ -26,8 +26,16 @@ struct Fixed {
     element_size: usize,
 }
 
+/// How many times an inventory may grow (`doca_buf_inventory_expand`).
+const MAX_GROWTH: usize = 16;
+
 pub(crate) struct PoolShared {
     slots: Box<[BufDesc]>,
+    /// Descriptors added by [`BufInventory::expand`]: (first index, descriptors). Set
+    /// once each, never moved, so descriptors stay where buffers point.
+    more: [std::sync::OnceLock<(u32, Box<[BufDesc]>)>; MAX_GROWTH],
+    /// Every descriptor, `slots` and `more` together.
+    total: std::sync::atomic::AtomicU32,
     free: Mutex<Vec<u32>>,
     started: AtomicBool,
     user_data: std::sync::atomic::AtomicU64,
@@ -51,6 +59,8 @@ impl PoolShared {
             let free: Vec<u32> = (0..n as u32).rev().collect();
             PoolShared {
                 slots,
+                more: Default::default(),
+                total: std::sync::atomic::AtomicU32::new(n as u32),
                 free: Mutex::new(free),
                 started: AtomicBool::new(false),
                 user_data: std::sync::atomic::AtomicU64::new(user_data.0),
@@ -68,6 +78,62 @@ impl PoolShared {
 
     fn take(&self) -> Option<u32> {
         lock(&self.free).pop()
+    }
+
+    /// The descriptor of slot `index` (one the free list handed out).
+    #[inline]
+    fn slot(&self, index: u32) -> &BufDesc {
+        match self.slots.get(index as usize) {
+            Some(d) => d,
+            None => self.slot_grown(index),
+        }
+    }
+
+    #[inline(never)]
+    fn slot_grown(&self, index: u32) -> &BufDesc {
+        self.more
+            .iter()
+            .filter_map(|m| m.get())
+            .find_map(|(first, ds)| ds.get(index.checked_sub(*first)? as usize))
+            .expect("a slot index the free list gave")
+    }
+
+    /// Every descriptor of the pool.
+    fn num_slots(&self) -> u32 {
+        self.total.load(Ordering::Acquire)
+    }
+
+    /// Adds `n` descriptors (`doca_buf_inventory_expand`).
+    fn expand(&self, n: usize) -> Result<()> {
+        // The free list's lock serializes growth.
+        let mut free = lock(&self.free);
+        let first = self.num_slots();
+        if n == 0 || first as usize + n > MAX_ELEMENTS {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                format!(
+                    "an inventory holds 1 to {MAX_ELEMENTS} elements; it has {first}, {n} more asked"
+                ),
+            ));
+        }
+        let Some(cell) = self.more.iter().find(|m| m.get().is_none()) else {
+            return Err(Error::with_context(
+                ErrorCode::NoMemory,
+                format!("an inventory grows at most {MAX_GROWTH} times"),
+            ));
+        };
+        let me: *const PoolShared = self;
+        let ds: Box<[BufDesc]> = (0..n as u32).map(|i| BufDesc::new(me, first + i)).collect();
+        free.reserve(n);
+        if cell.set((first, ds)).is_err() {
+            return Err(Error::with_context(
+                ErrorCode::Unexpected,
+                "inventory growth raced",
+            ));
+        }
+        free.extend((first..first + n as u32).rev());
+        self.total.store(first + n as u32, Ordering::Release);
+        Ok(())
     }
 
     fn num_free(&self) -> u32 {
@@ -136,7 +202,7 @@ impl PoolShared {
                 }
             },
         };
-        let d = &self.slots[index as usize];
+        let d = self.slot(index);
         d.head.store(addr, Relaxed);
         d.len.store(len, Relaxed);
         d.data.store(data, Relaxed);
@@ -156,7 +222,7 @@ impl PoolShared {
     }
 
     fn in_use(&self) -> u32 {
-        self.slots.len() as u32 - self.num_free()
+        self.num_slots() - self.num_free()
     }
 }
 
@@ -319,7 +385,19 @@ impl BufInventory {
 
     /// `doca_buf_inventory_get_num_elements`.
     pub fn num_elements(&self) -> u32 {
-        self.shared.slots.len() as u32
+        self.shared.num_slots()
+    }
+
+    /// `doca_buf_inventory_expand`: `n` more elements, while started (`BadState`
+    /// otherwise). This allocates; allocating buffers afterwards still does not.
+    pub fn expand(&self, n: u32) -> Result<()> {
+        if !self.shared.started.load(Ordering::Acquire) {
+            return Err(Error::with_context(
+                ErrorCode::BadState,
+                "inventory is not started; expand a started inventory",
+            ));
+        }
+        self.shared.expand(n as usize)
     }
 
     /// `doca_buf_inventory_get_num_free_elements`.
@@ -521,7 +599,7 @@ impl BufPool {
 
     /// `doca_bufpool_get_num_elements`.
     pub fn num_elements(&self) -> u32 {
-        self.shared.slots.len() as u32
+        self.shared.num_slots()
     }
 
     /// `doca_bufpool_get_num_free_elements`.
