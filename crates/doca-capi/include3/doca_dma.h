@@ -10,6 +10,10 @@
 #include <doca_compat.h>
 #include <doca_error.h>
 #include <doca_types.h>
+/* DOCA 2.5-2.8's doca_dma.h brought these in; programs of that time rely on it. */
+#include <doca_buf.h>
+#include <doca_ctx.h>
+#include <doca_pe.h>
 
 #ifdef __cplusplus
 extern "C" {

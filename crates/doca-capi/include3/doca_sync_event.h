@@ -67,6 +67,15 @@ doca_error_t doca_sync_event_export_to_remote_pci(struct doca_sync_event *event,
 DOCA_EXPERIMENTAL
 doca_error_t doca_sync_event_cap_is_export_to_remote_pci_supported(const struct doca_devinfo *devinfo);
 
+/* DOCA 2.5-2.8's names of the two above, which programs of that time call. */
+/** doca_sync_event_export_to_remote_pci under its earlier name. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_sync_event_export_to_dpu(struct doca_sync_event *event, struct doca_dev *dev, const uint8_t **data,
+					   size_t *sz);
+/** doca_sync_event_cap_is_export_to_remote_pci_supported under its earlier name. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_sync_event_cap_is_export_to_dpu_supported(const struct doca_devinfo *devinfo);
+
 /** DOCA_SUCCESS when the device creates sync events from the other side's exports. */
 DOCA_EXPERIMENTAL
 doca_error_t doca_sync_event_cap_is_create_from_export_supported(const struct doca_devinfo *devinfo);

@@ -227,6 +227,28 @@ pub unsafe extern "C" fn doca_sync_event_export_to_remote_pci(
     })
 }
 
+/// `doca_sync_event_export_to_dpu`: DOCA 2.5-2.8's name of
+/// [`doca_sync_event_export_to_remote_pci`], which programs of that time call.
+#[unsafe(export_name = "doca3__sync_event_export_to_dpu")]
+pub unsafe extern "C" fn doca_sync_event_export_to_dpu(
+    event: *mut doca_sync_event3,
+    dev: *mut doca_dev,
+    data: *mut *const u8,
+    sz: *mut usize,
+) -> doca_error_t {
+    // SAFETY: the same contract.
+    unsafe { doca_sync_event_export_to_remote_pci(event, dev, data, sz) }
+}
+
+/// `doca_sync_event_cap_is_export_to_dpu_supported`: DOCA 2.5-2.8's name of
+/// [`doca_sync_event_cap_is_export_to_remote_pci_supported`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sync_event_cap_is_export_to_dpu_supported(
+    devinfo: *const crate::dev::doca_devinfo,
+) -> doca_error_t {
+    crate::libs::devinfo_query(devinfo, remote_pci)
+}
+
 /// `doca_sync_event_cap_is_export_to_remote_pci_supported`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_sync_event_cap_is_export_to_remote_pci_supported(

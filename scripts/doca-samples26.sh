@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Builds NVIDIA's DOCA 2.6 (or 2.8) samples of the libraries we implement, unchanged,
+# from a DOCA samples tree (not part of this project: the opt/mellanox/doca directory of
+# the doca-samples and doca-apps-dev packages, with samples/ and
+# applications/common/src/), against the 3.x face installed by scripts/install-capi.sh,
+# with strict flags, and runs each with its default arguments; host/DPU pairs run as two
+# processes of this machine:
+#
+#   bash scripts/doca-samples26.sh --samples DIR --prefix PREFIX [--rounds N]
+#
+# Samples: the progress engine ones (pe_*), graph, dma_local_copy, sha_create,
+# sha_partial_create, erasure_coding_recover; pairs: comm_channel_server/client (the
+# 2.x comm channel beside the progress engine), sync_event_dpu/host (sync, async and
+# atomic modes), dma_copy_dpu/host. Prints one line per run and fails on the first
+# failure.
+set -euo pipefail
+samples="" prefix="" rounds=2
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --samples) samples="$2"; shift 2 ;;
+    --prefix) prefix="$2"; shift 2 ;;
+    --rounds) rounds="$2"; shift 2 ;;
+    -h | --help) sed -n '2,15p' "$0"; exit 0 ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+    esac
+done
+[ -d "$samples/samples/doca_common" ] || { echo "--samples must name a DOCA tree holding samples/" >&2; exit 2; }
+[ -d "$prefix/lib/pkgconfig" ] || { echo "--prefix must name an install of scripts/install-capi.sh" >&2; exit 2; }
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
+strict=(-Wall -Wextra -Werror -std=gnu11 -DDOCA_ALLOW_EXPERIMENTAL_API)
+mods="doca-common doca-argp doca-dma doca-sha doca-erasure-coding doca-comm-channel"
+S="$samples/samples" U="$samples/applications/common/src"
+
+build() { # side name sources...
+    local side="$1" name="$2"; shift 2
+    local pc="$prefix/lib/pkgconfig" inc=() f
+    [ "$side" = dpu ] && pc="$pc/dpu"
+    for f in "$@"; do inc+=(-I"$(dirname "$f")" -I"$(dirname "$(dirname "$f")")"); done
+    # shellcheck disable=SC2046
+    cc "${strict[@]}" "${inc[@]}" -I"$S" -I"$samples" -I"$U" "$@" -o "$out/$name" \
+        $(PKG_CONFIG_PATH="$pc" pkg-config --cflags --libs $mods) -lpthread
+}
+
+# one NAME COMMAND...: a sample on its own, in the output directory.
+one() {
+    local name="$1"; shift
+    if ! (cd "$out" && timeout 60 "$@" >"$out/one.log" 2>&1) || ! grep -q "finished successfully" "$out/one.log"; then
+        echo "FAIL $name"
+        tail -n 8 "$out/one.log"
+        exit 1
+    fi
+    echo "ok   $name"
+}
+
+# pair NAME DPU-COMMAND -- HOST-COMMAND: the DPU side first, then the host side.
+pair() {
+    local name="$1"; shift
+    local dpu=() host=()
+    while [ "$1" != -- ]; do dpu+=("$1"); shift; done
+    shift
+    host=("$@")
+    export DOCA_SW_RUNTIME_DIR="$out/rt"
+    mkdir -p -m 700 "$DOCA_SW_RUNTIME_DIR"
+    (
+        cd "$out"
+        r=0
+        timeout 60 "${dpu[@]}" >"$out/dpu.log" 2>&1 || r=$?
+        echo "$r" >"$out/dpu.rc"
+    ) &
+    sleep 0.3
+    local rc=0
+    (cd "$out" && timeout 60 "${host[@]}" <<<"" >"$out/host.log" 2>&1) || rc=$?
+    wait
+    if [ "$rc" != 0 ] || [ "$(cat "$out/dpu.rc")" != 0 ]; then
+        echo "FAIL $name (host $rc, dpu $(cat "$out/dpu.rc"))"
+        tail -n 5 "$out/host.log" "$out/dpu.log"
+        exit 1
+    fi
+    echo "ok   $name"
+}
+
+G="$S/doca_common"
+singles=()
+for s in pe_async_stop pe_event pe_multi_context pe_polling pe_reactive pe_single_task_comp_cb pe_task_error \
+    pe_task_resubmit pe_task_try_submit; do
+    build host "$s" "$G/$s"/*.c "$G/pe_common.c" "$S/common.c"
+    singles+=("$s")
+done
+build host graph "$G"/graph/*.c "$S/common.c"
+build dpu dma_local_copy "$S"/doca_dma/dma_local_copy/*.c "$S/doca_dma/dma_common.c" "$S/common.c"
+for s in sha_create sha_partial_create; do
+    build host "$s" "$S/doca_sha/$s"/*.c "$S/common.c" "$U/utils.c"
+done
+build dpu erasure_coding_recover "$S"/doca_erasure_coding/erasure_coding_recover/*.c "$S/common.c" "$U/utils.c"
+C="$S/doca_comm_channel"
+build dpu comm_channel_server "$C"/comm_channel_server/*.c "$C/comm_channel_common.c" "$S/common.c"
+build host comm_channel_client "$C"/comm_channel_client/*.c "$C/comm_channel_common.c" "$S/common.c"
+build dpu sync_event_dpu "$G"/sync_event_dpu/*.c "$G/common_common.c" "$S/common.c"
+build host sync_event_host "$G"/sync_event_host/*.c "$G/common_common.c" "$S/common.c"
+D="$S/doca_dma"
+build dpu dma_copy_dpu "$D"/dma_copy_dpu/*.c "$D/dma_common.c" "$S/common.c"
+build host dma_copy_host "$D"/dma_copy_host/*.c "$D/dma_common.c" "$S/common.c"
+echo "built every sample with ${strict[*]}"
+
+for r in $(seq 1 "$rounds"); do
+    for s in "${singles[@]}" graph dma_local_copy sha_create sha_partial_create; do
+        one "$s ($r)" "$out/$s"
+    done
+    mkdir -p "$out/ec"
+    one "erasure_coding_recover ($r)" "$out/erasure_coding_recover" -o "$out/ec"
+    pair "comm_channel server/client ($r)" "$out/comm_channel_server" -- "$out/comm_channel_client"
+    for mode in "" "--async --async_num_tasks 4" "--atomic" "--async --atomic --async_num_tasks 4"; do
+        # shellcheck disable=SC2086
+        pair "sync_event dpu/host [$mode] ($r)" "$out/sync_event_dpu" -d 03:00.0 -r 3b:00.0 $mode \
+            -- "$out/sync_event_host" -d 3b:00.0 $mode
+    done
+    rm -f /tmp/export_desc.txt /tmp/buffer_info.txt
+    (cd "$out" && { sleep 3; echo; } | timeout 60 "$out/dma_copy_host" >"$out/h.log" 2>&1) &
+    sleep 0.5
+    (cd "$out" && timeout 60 "$out/dma_copy_dpu" >"$out/d.log" 2>&1) || { echo "FAIL dma_copy pair"; tail -n 5 "$out/d.log"; exit 1; }
+    wait
+    grep -q "Remote DMA copy was done Successfully" "$out/d.log" || { echo "FAIL dma_copy pair"; tail -n 5 "$out/d.log" "$out/h.log"; exit 1; }
+    echo "ok   dma_copy_dpu/host ($r)"
+done
+echo "every sample ran $rounds time(s)"
