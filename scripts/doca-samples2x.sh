@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# Builds NVIDIA's DOCA 2.6 (or 2.8) samples of the libraries we implement, unchanged,
-# from a DOCA samples tree (not part of this project: the opt/mellanox/doca directory of
-# the doca-samples and doca-apps-dev packages, with samples/ and
-# applications/common/src/), against the 3.x face installed by scripts/install-capi.sh,
+# Builds NVIDIA's DOCA 2.5-2.10 samples of the libraries we implement, unchanged, from a
+# DOCA samples tree (not part of this project: a doca-samples checkout, or the
+# opt/mellanox/doca directory of the doca-samples and doca-apps-dev packages: samples/
+# and applications/common/), against the 3.x face installed by scripts/install-capi.sh,
 # with strict flags, and runs each with its default arguments; host/DPU pairs run as two
 # processes of this machine:
 #
-#   bash scripts/doca-samples26.sh --samples DIR --prefix PREFIX [--rounds N]
+#   bash scripts/doca-samples2x.sh --samples DIR --prefix PREFIX [--rounds N]
 #
 # Samples: the progress engine ones (pe_*), graph, dma_local_copy, sha_create,
-# sha_partial_create, erasure_coding_recover; pairs: comm_channel_server/client (the
-# 2.x comm channel beside the progress engine), sync_event_dpu/host (sync, async and
-# atomic modes), dma_copy_dpu/host. Prints one line per run and fails on the first
+# sha_partial_create, erasure_coding_recover; pairs, where the tree has them:
+# comm_channel_server/client (2.5-2.6: the 2.x comm channel beside the progress engine),
+# sync_event_dpu/host (2.5-2.6; sync, async and atomic modes), dma_copy_dpu/host. The
+# 2.7-2.10 pairs (comch, sync_event_local_pci/remote_pci) are those of
+# scripts/doca-samples3-pairs.sh. Prints one line per run and fails on the first
 # failure.
 set -euo pipefail
 samples="" prefix="" rounds=2
@@ -31,6 +33,7 @@ trap 'rm -rf "$out"' EXIT
 strict=(-Wall -Wextra -Werror -std=gnu11 -DDOCA_ALLOW_EXPERIMENTAL_API)
 mods="doca-common doca-argp doca-dma doca-sha doca-erasure-coding doca-comm-channel"
 S="$samples/samples" U="$samples/applications/common/src"
+[ -f "$U/utils.h" ] || U="$samples/applications/common"
 
 build() { # side name sources...
     local side="$1" name="$2"; shift 2
@@ -94,10 +97,12 @@ for s in sha_create sha_partial_create; do
 done
 build dpu erasure_coding_recover "$S"/doca_erasure_coding/erasure_coding_recover/*.c "$S/common.c" "$U/utils.c"
 C="$S/doca_comm_channel"
-build dpu comm_channel_server "$C"/comm_channel_server/*.c "$C/comm_channel_common.c" "$S/common.c"
-build host comm_channel_client "$C"/comm_channel_client/*.c "$C/comm_channel_common.c" "$S/common.c"
-build dpu sync_event_dpu "$G"/sync_event_dpu/*.c "$G/common_common.c" "$S/common.c"
-build host sync_event_host "$G"/sync_event_host/*.c "$G/common_common.c" "$S/common.c"
+[ -d "$C" ] && build dpu comm_channel_server "$C"/comm_channel_server/*.c "$C/comm_channel_common.c" "$S/common.c"
+[ -d "$C" ] && build host comm_channel_client "$C"/comm_channel_client/*.c "$C/comm_channel_common.c" "$S/common.c"
+if [ -d "$G/sync_event_dpu" ]; then
+    build dpu sync_event_dpu "$G"/sync_event_dpu/*.c "$G/common_common.c" "$S/common.c"
+    build host sync_event_host "$G"/sync_event_host/*.c "$G/common_common.c" "$S/common.c"
+fi
 D="$S/doca_dma"
 build dpu dma_copy_dpu "$D"/dma_copy_dpu/*.c "$D/dma_common.c" "$S/common.c"
 build host dma_copy_host "$D"/dma_copy_host/*.c "$D/dma_common.c" "$S/common.c"
@@ -109,12 +114,16 @@ for r in $(seq 1 "$rounds"); do
     done
     mkdir -p "$out/ec"
     one "erasure_coding_recover ($r)" "$out/erasure_coding_recover" -o "$out/ec"
-    pair "comm_channel server/client ($r)" "$out/comm_channel_server" -- "$out/comm_channel_client"
-    for mode in "" "--async --async_num_tasks 4" "--atomic" "--async --atomic --async_num_tasks 4"; do
-        # shellcheck disable=SC2086
-        pair "sync_event dpu/host [$mode] ($r)" "$out/sync_event_dpu" -d 03:00.0 -r 3b:00.0 $mode \
-            -- "$out/sync_event_host" -d 3b:00.0 $mode
-    done
+    if [ -x "$out/comm_channel_server" ]; then
+        pair "comm_channel server/client ($r)" "$out/comm_channel_server" -- "$out/comm_channel_client"
+    fi
+    if [ -x "$out/sync_event_dpu" ]; then
+        for mode in "" "--async --async_num_tasks 4" "--atomic" "--async --atomic --async_num_tasks 4"; do
+            # shellcheck disable=SC2086
+            pair "sync_event dpu/host [$mode] ($r)" "$out/sync_event_dpu" -d 03:00.0 -r 3b:00.0 $mode \
+                -- "$out/sync_event_host" -d 3b:00.0 $mode
+        done
+    fi
     rm -f /tmp/export_desc.txt /tmp/buffer_info.txt
     (cd "$out" && { sleep 3; echo; } | timeout 60 "$out/dma_copy_host" >"$out/h.log" 2>&1) &
     sleep 0.5
