@@ -11,6 +11,7 @@
 # Samples: the progress engine ones (pe_*), graph, dma_local_copy, sha_create,
 # sha_partial_create, erasure_coding_recover; pairs, where the tree has them:
 # comm_channel_server/client (2.5-2.6: the 2.x comm channel beside the progress engine),
+# cc_ctrl_path and cc_data_path_high_speed server/client (2.6: doca_cc, comch's name then),
 # sync_event_dpu/host (2.5-2.6; sync, async and atomic modes), dma_copy_dpu/host. The
 # 2.7-2.10 pairs (comch, sync_event_local_pci/remote_pci) are those of
 # scripts/doca-samples3-pairs.sh. Prints one line per run and fails on the first
@@ -31,7 +32,7 @@ done
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 strict=(-Wall -Wextra -Werror -std=gnu11 -DDOCA_ALLOW_EXPERIMENTAL_API)
-mods="doca-common doca-argp doca-dma doca-sha doca-erasure-coding doca-comm-channel"
+mods="doca-common doca-argp doca-dma doca-sha doca-erasure-coding doca-comm-channel doca-cc"
 S="$samples/samples" U="$samples/applications/common/src"
 [ -f "$U/utils.h" ] || U="$samples/applications/common"
 
@@ -99,6 +100,15 @@ build dpu erasure_coding_recover "$S"/doca_erasure_coding/erasure_coding_recover
 C="$S/doca_comm_channel"
 [ -d "$C" ] && build dpu comm_channel_server "$C"/comm_channel_server/*.c "$C/comm_channel_common.c" "$S/common.c"
 [ -d "$C" ] && build host comm_channel_client "$C"/comm_channel_client/*.c "$C/comm_channel_common.c" "$S/common.c"
+K="$S/doca_cc"
+if [ -d "$K" ]; then
+    build dpu cc_server "$K"/cc_ctrl_path_server/*.c "$K/cc_ctrl_path_common.c" "$S/common.c"
+    build host cc_client "$K"/cc_ctrl_path_client/*.c "$K/cc_ctrl_path_common.c" "$S/common.c"
+    build dpu cc_hs_server "$K"/cc_data_path_high_speed_server/*.c "$K/cc_data_path_high_speed_common.c" \
+        "$K/cc_ctrl_path_common.c" "$S/common.c"
+    build host cc_hs_client "$K"/cc_data_path_high_speed_client/*.c "$K/cc_data_path_high_speed_common.c" \
+        "$K/cc_ctrl_path_common.c" "$S/common.c"
+fi
 if [ -d "$G/sync_event_dpu" ]; then
     build dpu sync_event_dpu "$G"/sync_event_dpu/*.c "$G/common_common.c" "$S/common.c"
     build host sync_event_host "$G"/sync_event_host/*.c "$G/common_common.c" "$S/common.c"
@@ -116,6 +126,10 @@ for r in $(seq 1 "$rounds"); do
     one "erasure_coding_recover ($r)" "$out/erasure_coding_recover" -o "$out/ec"
     if [ -x "$out/comm_channel_server" ]; then
         pair "comm_channel server/client ($r)" "$out/comm_channel_server" -- "$out/comm_channel_client"
+    fi
+    if [ -x "$out/cc_server" ]; then
+        pair "cc_ctrl_path server/client ($r)" "$out/cc_server" -- "$out/cc_client"
+        pair "cc_data_path_high_speed server/client ($r)" "$out/cc_hs_server" -- "$out/cc_hs_client"
     fi
     if [ -x "$out/sync_event_dpu" ]; then
         for mode in "" "--async --async_num_tasks 4" "--atomic" "--async --atomic --async_num_tasks 4"; do

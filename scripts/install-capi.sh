@@ -23,7 +23,8 @@
 # libdoca_{dma,sha,erasure_coding,argp,comch,rdma,comm_channel} linking to it), and the
 # pkg-config modules DOCA 3.x ships: doca-common, doca-argp, doca-dma,
 # doca-erasure-coding, doca-sha, doca-comch and doca-rdma, with doca-comm-channel (the
-# 2.x comm channel, as DOCA 2.5 and 2.6 shipped it beside the progress engine); their
+# 2.x comm channel, as DOCA 2.5 and 2.6 shipped it beside the progress engine) and
+# doca-cc (DOCA 2.6's names of comch, doca_cc*.h); their
 # DPU flavour is in DIR/lib/pkgconfig/dpu/:
 #
 #   PKG_CONFIG_PATH=DIR/lib/pkgconfig gcc app.c $(pkg-config --cflags --libs doca-common doca-dma)
@@ -141,7 +142,7 @@ generation_libs() {
 version3=3.3.0
 stage3="$stage/doca-3"
 mkdir -p "$stage3/lib/dpu" "$stage3/include/dpu" "$stage3/pc/dpu"
-generation_libs 3 "$version3" "$stage3/lib" dma sha erasure_coding argp comch rdma comm_channel
+generation_libs 3 "$version3" "$stage3/lib" dma sha erasure_coding argp comch rdma comm_channel cc
 cp "$root"/crates/doca-capi/include3/doca_*.h "$stage3/include/"
 cp "$root/crates/doca-capi/include3/dpu/doca_build_config.h" "$stage3/include/dpu/"
 cc -c -fPIC -O2 -Wall -Wextra -Werror -I"$stage3/include/dpu" \
@@ -149,7 +150,7 @@ cc -c -fPIC -O2 -Wall -Wextra -Werror -I"$stage3/include/dpu" \
 pc3="$root/crates/doca-capi/pkgconfig3"
 sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version3|" "$pc3/doca-common.pc.in" >"$stage3/pc/doca-common.pc"
 sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version3|" "$pc3/doca-common-dpu.pc.in" >"$stage3/pc/dpu/doca-common.pc"
-for spec in argp:argp:Argp dma:dma:DMA erasure-coding:erasure_coding:Erasure\ Coding sha:sha:SHA comch:comch:Comch rdma:rdma:RDMA comm-channel:comm_channel:Comm\ Channel; do
+for spec in argp:argp:Argp dma:dma:DMA erasure-coding:erasure_coding:Erasure\ Coding sha:sha:SHA comch:comch:Comch rdma:rdma:RDMA comm-channel:comm_channel:Comm\ Channel cc:cc:Comm\ Channel\ \(2.6\ names\ of\ comch\); do
     IFS=: read -r name soname title <<<"$spec"
     sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version3|" -e "s|@LIB@|$name|" \
         -e "s|@SONAME@|$soname|" -e "s|@TITLE@|$title|" "$pc3/doca-lib.pc.in" >"$stage3/pc/doca-$name.pc"

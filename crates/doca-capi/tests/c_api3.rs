@@ -346,6 +346,31 @@ fn comch_pair_3x() {
     }
 }
 
+/// The comch pair under DOCA 2.6's names (`doca_cc.h`, pkg-config `doca-cc`), as a
+/// DOCA 2.6 program writes it: the same echoes, in order, on both engines.
+#[test]
+fn comch_pair_under_its_26_names() {
+    const CC: &str = "doca-common doca-cc";
+    let src = crate_dir().join("tests/c3/cc_pair26.c");
+    let client = compile(&src, "cc_pair26-host", CC);
+    let server = compile_in(
+        &prefix().join("lib/pkgconfig/dpu"),
+        &src,
+        "cc_pair26-dpu",
+        CC,
+    );
+    let rt = runtime_dir("cc26");
+    let env = [("DOCA_SW_RUNTIME_DIR", rt.as_path())];
+    for (round, engine) in [(0, false), (1, true)] {
+        let name = format!("cc26-{round}");
+        let mut s = start_side(&server, &[&name, "200"], engine, &rt);
+        let out = run_beside(&client, &[&name, "200"], engine, &env, Some(&mut s));
+        assert!(out.contains("200 echoes in order"), "{out}");
+        let sout = check(&s.finish(), "cc server");
+        assert!(sout.contains("200 messages echoed"), "{sout}");
+    }
+}
+
 /// comch's fast path as two processes: the host's consumer (on an engine of its own)
 /// receives every buffer the DPU side's producer sends, whole, in order, with its
 /// immediate data; with engine threads too.

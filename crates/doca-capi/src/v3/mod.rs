@@ -9,6 +9,7 @@
 //! exported as they are.
 
 mod advise;
+mod cc26;
 mod clock;
 mod comch;
 mod comch_fast;
