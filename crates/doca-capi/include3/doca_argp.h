@@ -131,6 +131,10 @@ doca_error_t doca_argp_get_grpc_addr(const char **address);
 DOCA_STABLE
 doca_error_t doca_argp_get_log_level(int *log_level);
 
+/** The SDK log level --sdk-log-level gave, or the SDK's global level when none was given. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_argp_get_sdk_log_level(int *log_level);
+
 #ifdef __cplusplus
 }
 #endif

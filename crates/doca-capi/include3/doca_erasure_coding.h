@@ -278,6 +278,10 @@ void doca_ec_task_recover_set_recovered_data_blocks(struct doca_ec_task_recover 
 DOCA_EXPERIMENTAL
 struct doca_buf *doca_ec_task_recover_get_recovered_data_blocks(const struct doca_ec_task_recover *task);
 
+/** DOCA 2.6's name of doca_ec_task_recover_get_recovered_data_blocks. */
+DOCA_EXPERIMENTAL
+struct doca_buf *doca_ec_task_recover_get_recovered_data(const struct doca_ec_task_recover *task);
+
 #ifdef __cplusplus
 }
 #endif

@@ -111,6 +111,16 @@ DOCA_STABLE
 doca_error_t doca_log_backend_create_with_buffer_sdk(char *buffer, size_t capacity, log_flush_callback handler,
 						     struct doca_log_backend **backend);
 
+/* DOCA 2.6's names of the two buffer backends above. */
+/** doca_log_backend_create_with_buffer under its DOCA 2.6 name. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_log_backend_create_with_buf(char *buf, size_t capacity, log_flush_callback handler,
+					      struct doca_log_backend **backend);
+/** doca_log_backend_create_with_buffer_sdk under its DOCA 2.6 name. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_log_backend_create_with_buf_sdk(char *buf, size_t capacity, log_flush_callback handler,
+						  struct doca_log_backend **backend);
+
 /** An SDK backend writing to syslog under name. */
 DOCA_STABLE
 doca_error_t doca_log_backend_create_with_syslog_sdk(const char *name, struct doca_log_backend **backend);

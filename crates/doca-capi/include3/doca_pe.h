@@ -58,6 +58,12 @@ uint8_t doca_pe_progress(struct doca_pe *pe);
 DOCA_STABLE
 doca_error_t doca_pe_get_notification_handle(const struct doca_pe *pe, doca_notification_handle_t *handle);
 
+/** Sets a Windows I/O completion port for the engine to notify (DOCA 2.6); on Linux,
+ * DOCA_ERROR_NOT_SUPPORTED. */
+DOCA_STABLE
+doca_error_t doca_pe_set_notification_handle(struct doca_pe *pe, doca_notification_handle_t handle,
+					     union doca_data completion_key);
+
 /** Arms the handle: it becomes readable when a completion is ready. */
 DOCA_STABLE
 doca_error_t doca_pe_request_notification(struct doca_pe *pe);

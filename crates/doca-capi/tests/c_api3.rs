@@ -83,6 +83,45 @@ fn buffers_as_programs_use_them() {
     }
 }
 
+/// argp as DOCA 2.5-3.x programs use it, built as C and as C++: a two-letter short
+/// name (`-nd`), `--sdk-log-level` (a standard flag of this generation: it sets the
+/// SDK's log level and `doca_argp_get_sdk_log_level` reports it), `-j` files with
+/// comments, and the usage text listing the flag.
+#[test]
+fn argp_of_newer_programs() {
+    let src = crate_dir().join("tests/c3/argp3.c");
+    let pc = prefix().join("lib/pkgconfig");
+    let bins = [
+        compile(&src, "argp3", "doca-common doca-argp"),
+        compile_cpp_in(&pc, &src, "argp3-cpp", "doca-common doca-argp"),
+    ];
+    let cfg = scratch().join("argp3.jsonc");
+    std::fs::write(
+        &cfg,
+        "{\n  // as DOCA's argp reads it\n  \"doca_general_flags\": { \"sdk-log-level\": 40, \"log-level\": 60 },\n  /* program flags */\n  \"doca_program_flags\": { \"num-descs\": 7, \"s\": \"from-json\", },\n}\n",
+    )
+    .unwrap();
+    for bin in &bins {
+        let out = run(
+            bin,
+            &["--sdk-log-level", "60", "-nd", "128", "-s", "hello"],
+            false,
+        );
+        assert!(
+            out.contains("argp3: nd=128 s=hello") && out.contains("sdk=60 global_sdk=60"),
+            "{out}"
+        );
+        let out = run(bin, &["-j", cfg.to_str().unwrap()], false);
+        assert!(
+            out.contains("argp3: nd=7 s=from-json log=60 sdk=40 global_sdk=40"),
+            "{out}"
+        );
+        let out = run(bin, &["-h"], false);
+        assert!(out.contains("--sdk-log-level"), "{out}");
+        assert!(out.contains("-nd, --num-descs"), "{out}");
+    }
+}
+
 #[test]
 fn misuse_table_3x() {
     run_both3("misuse3");

@@ -62,6 +62,9 @@ struct Parser {
     grpc: bool,
     grpc_addr: Option<CString>,
     log_level: c_int,
+    /// The 3.x face's parser: `--sdk-log-level` is a standard flag.
+    sdk_flag: bool,
+    sdk_log_level: c_int,
 }
 
 // SAFETY: the program configuration pointer and callbacks are the program's, used only
@@ -100,6 +103,20 @@ pub unsafe extern "C" fn doca_argp_init(
     program_name: *const c_char,
     program_config: *mut c_void,
 ) -> doca_error_t {
+    // SAFETY: the same contract.
+    unsafe { init(program_name, program_config, false) }
+}
+
+/// `doca_argp_init` of either face; `v3`: the 3.x face's parser, which also takes
+/// `--sdk-log-level`.
+///
+/// # Safety
+/// `program_name` is NULL or a NUL-terminated string.
+pub(crate) unsafe fn init(
+    program_name: *const c_char,
+    program_config: *mut c_void,
+    v3: bool,
+) -> doca_error_t {
     ffi(|| {
         // NULL (allowed since DOCA 2.5): the program's name comes from argv[0] at start.
         let name = if program_name.is_null() {
@@ -125,6 +142,8 @@ pub unsafe extern "C" fn doca_argp_init(
             grpc: false,
             grpc_addr: None,
             log_level: crate::log::doca_log_global_level_get() as c_int,
+            sdk_flag: v3,
+            sdk_log_level: crate::v3::sdk_log_level_now() as c_int,
         });
         Ok(())
     })
@@ -403,6 +422,13 @@ pub unsafe extern "C" fn doca_argp_get_log_level(log_level: *mut c_int) -> doca_
     })
 }
 
+/// The SDK log level `--sdk-log-level` set, or the SDK's global level when the program
+/// was given none (`doca_argp_get_sdk_log_level`, 3.x).
+pub(crate) fn sdk_log_level() -> Result<c_int> {
+    let g = parser();
+    Ok(g.as_ref().ok_or_else(not_init)?.sdk_log_level)
+}
+
 /// `doca_argp_destroy`.
 #[unsafe(no_mangle)]
 pub extern "C" fn doca_argp_destroy() -> doca_error_t {
@@ -479,6 +505,12 @@ fn run(p: &mut Parser, args: &[String], argv0: *mut c_char) -> Result<()> {
             return Err(e);
         }
         p.log_level = l;
+    }
+    if let Some(l) = parsed.sdk_log_level {
+        let lvl =
+            u32::try_from(l).map_err(|_| invalid(format!("SDK log level {l} is negative")))?;
+        crate::v3::set_sdk_log_level(lvl)?;
+        p.sdk_log_level = l;
     }
     if let Some(a) = parsed.grpc.take() {
         p.grpc_addr = Some(CString::new(a).map_err(|_| invalid("the gRPC address contains NUL"))?);

@@ -24,6 +24,10 @@ pub(super) const STANDARD: [(&str, &str, &str, &str); 4] = [
     ),
 ];
 
+/// The 3.x face's standard flag for the SDK's log level (long name only).
+pub(super) const SDK_LOG_LEVEL: &str = "sdk-log-level";
+const SDK_LOG_LEVEL_DESC: &str = "Set the SDK (numeric) log level for the program <10=DISABLE, 20=CRITICAL, 30=ERROR, 40=WARNING, 50=INFO, 60=DEBUG, 70=TRACE>";
+
 pub(super) fn usage_text(p: &Parser) -> String {
     let mut s = format!(
         "Usage: {} [DOCA Flags] [Program Flags]\n\nDOCA Flags:\n",
@@ -39,6 +43,14 @@ pub(super) fn usage_text(p: &Parser) -> String {
     };
     for (sh, lo, args, desc) in STANDARD {
         line(&mut s, format!("-{sh}, --{lo}"), args, desc);
+        if lo == "log-level" && p.sdk_flag {
+            line(
+                &mut s,
+                format!("--{SDK_LOG_LEVEL}"),
+                args,
+                SDK_LOG_LEVEL_DESC,
+            );
+        }
     }
     if p.grpc {
         line(
@@ -73,7 +85,8 @@ pub(super) fn taken(p: &Parser, short: Option<&str>, long: Option<&str>) -> bool
     let std_hit = STANDARD
         .iter()
         .any(|(s, l, _, _)| short == Some(*s) || long == Some(*l))
-        || (p.grpc && long == Some("grpc-address"));
+        || (p.grpc && long == Some("grpc-address"))
+        || (p.sdk_flag && long == Some(SDK_LOG_LEVEL));
     std_hit
         || p.params.iter().any(|q| {
             (short.is_some() && q.short.as_deref() == short)
@@ -143,6 +156,7 @@ pub(super) struct Parsed {
     pub(super) values: Vec<(usize, Value)>,
     pub(super) json: Option<String>,
     pub(super) log_level: Option<c_int>,
+    pub(super) sdk_log_level: Option<c_int>,
     pub(super) grpc: Option<String>,
     pub(super) help: bool,
     pub(super) version: bool,
@@ -209,6 +223,12 @@ pub(super) fn parse_cli(p: &Parser, args: &[String]) -> Result<Parsed> {
                 v.parse()
                     .map_err(|_| invalid(format!("log level '{v}' is not a number")))?,
             );
+        } else if p.sdk_flag && is_long && name == SDK_LOG_LEVEL {
+            let v = take_value(inline)?;
+            out.sdk_log_level = Some(
+                v.parse()
+                    .map_err(|_| invalid(format!("SDK log level '{v}' is not a number")))?,
+            );
         } else if matches("j", "json") {
             out.json = Some(take_value(inline)?);
         } else if p.grpc && is_long && name == "grpc-address" {
@@ -258,6 +278,12 @@ pub(super) fn apply_json(p: &Parser, path: &str, parsed: &mut Parsed) -> Result<
             "log-level" | "l" => {
                 if parsed.log_level.is_none() {
                     parsed.log_level = v.as_i64().and_then(|n| c_int::try_from(n).ok());
+                }
+                continue;
+            }
+            SDK_LOG_LEVEL if p.sdk_flag => {
+                if parsed.sdk_log_level.is_none() {
+                    parsed.sdk_log_level = v.as_i64().and_then(|n| c_int::try_from(n).ok());
                 }
                 continue;
             }
@@ -322,6 +348,8 @@ mod tests {
             grpc,
             grpc_addr: None,
             log_level: 0,
+            sdk_flag: false,
+            sdk_log_level: 0,
         }
     }
 

@@ -255,6 +255,19 @@ pub extern "C" fn doca_log_level_get_global_sdk_limit() -> u32 {
     SDK_LEVEL.load(Ordering::Relaxed)
 }
 
+/// The SDK's global log level (what `doca_log_level_get_global_sdk_limit` answers).
+pub(crate) fn sdk_log_level_now() -> u32 {
+    SDK_LEVEL.load(Ordering::Relaxed)
+}
+
+/// `doca_log_level_set_global_sdk_limit` for the Rust side (argp's `--sdk-log-level`).
+pub(crate) fn set_sdk_log_level(level: u32) -> crate::Result<()> {
+    match doca_core::Error::from_raw(doca_log_level_set_global_sdk_limit(level)) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
 /// `doca_log_register_source`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_log_register_source(

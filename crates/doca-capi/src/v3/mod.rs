@@ -9,10 +9,12 @@
 //! exported as they are.
 
 mod advise;
+mod argp;
 mod cc26;
 mod clock;
 mod comch;
 mod comch_fast;
+mod compat26;
 mod core;
 mod dma;
 mod ec;
