@@ -2,7 +2,7 @@
  * doca_sync_event.h: sync events (task generation): a 64-bit value that publishers
  * update and subscribers wait on. Started on its own (doca_sync_event_start) it is used
  * with the synchronous calls; as a context of a progress engine it runs tasks: get,
- * notify_set, notify_add, wait_gt and wait_eq.
+ * notify_set, notify_add, wait_gt, wait_eq and wait_neq.
  */
 #ifndef DOCA_SYNC_EVENT_H_
 #define DOCA_SYNC_EVENT_H_
@@ -87,6 +87,14 @@ doca_error_t doca_sync_event_wait_eq(struct doca_sync_event *event, uint64_t val
 /** As doca_sync_event_wait_eq, yielding the processor between polls. */
 DOCA_EXPERIMENTAL
 doca_error_t doca_sync_event_wait_eq_yield(struct doca_sync_event *event, uint64_t value, uint64_t mask);
+
+/** Polls until (event & mask) != value. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_sync_event_wait_neq(struct doca_sync_event *event, uint64_t value, uint64_t mask);
+
+/** As doca_sync_event_wait_neq, yielding the processor between polls. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_sync_event_wait_neq_yield(struct doca_sync_event *event, uint64_t value, uint64_t mask);
 
 /** A remote network peer publishes (DOCA_ERROR_NOT_SUPPORTED here). */
 DOCA_EXPERIMENTAL
@@ -358,6 +366,48 @@ void doca_sync_event_task_wait_eq_set_mask(struct doca_sync_event_task_wait_eq *
 /** The task's mask. */
 DOCA_EXPERIMENTAL
 uint64_t doca_sync_event_task_wait_eq_get_mask(const struct doca_sync_event_task_wait_eq *task);
+
+/* ---- wait_neq ---- */
+
+struct doca_sync_event_task_wait_neq;
+
+/** The callback of a completed (or failed) wait_neq task. */
+typedef void (*doca_sync_event_task_wait_neq_completion_cb_t)(struct doca_sync_event_task_wait_neq *task, union doca_data task_user_data,
+				union doca_data ctx_user_data);
+
+/** DOCA_SUCCESS when the device runs wait_neq tasks. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_sync_event_cap_task_wait_neq_is_supported(const struct doca_devinfo *devinfo);
+
+/** Sets the wait_neq callbacks and pool size (while idle; DOCA_ERROR_NOT_PERMITTED otherwise). */
+DOCA_EXPERIMENTAL
+doca_error_t doca_sync_event_task_wait_neq_set_conf(struct doca_sync_event *event, doca_sync_event_task_wait_neq_completion_cb_t task_completion_cb,
+				doca_sync_event_task_wait_neq_completion_cb_t task_error_cb, uint32_t num_tasks);
+
+/** Takes a wait_neq task from the pool. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_sync_event_task_wait_neq_alloc_init(struct doca_sync_event *event, uint64_t wait_val, uint64_t mask, union doca_data user_data,
+				struct doca_sync_event_task_wait_neq **task);
+
+/** The generic task. */
+DOCA_EXPERIMENTAL
+struct doca_task *doca_sync_event_task_wait_neq_as_doca_task(struct doca_sync_event_task_wait_neq *task);
+
+/** Sets wait_val. */
+DOCA_EXPERIMENTAL
+void doca_sync_event_task_wait_neq_set_wait_val(struct doca_sync_event_task_wait_neq *task, uint64_t wait_val);
+
+/** The task's wait_val. */
+DOCA_EXPERIMENTAL
+uint64_t doca_sync_event_task_wait_neq_get_wait_val(const struct doca_sync_event_task_wait_neq *task);
+
+/** Sets mask. */
+DOCA_EXPERIMENTAL
+void doca_sync_event_task_wait_neq_set_mask(struct doca_sync_event_task_wait_neq *task, uint64_t mask);
+
+/** The task's mask. */
+DOCA_EXPERIMENTAL
+uint64_t doca_sync_event_task_wait_neq_get_mask(const struct doca_sync_event_task_wait_neq *task);
 
 #ifdef __cplusplus
 }

@@ -44,6 +44,8 @@ pub const JOB_UPDATE_SET: u32 = action::SYNC_EVENT_FIRST + 3;
 pub const JOB_UPDATE_ADD: u32 = action::SYNC_EVENT_FIRST + 4;
 /// A wait for `(event & mask) == value` (the task generation's `wait_eq` task).
 pub const JOB_WAIT_EQ: u32 = action::SYNC_EVENT_FIRST + 5;
+/// A wait for `(event & mask) != value` (the task generation's `wait_neq` task).
+pub const JOB_WAIT_NEQ: u32 = action::SYNC_EVENT_FIRST + 6;
 
 /// The sync event's task table: the one declaration of its job and task types, handed
 /// to a generator macro (`$gen`): [`task_specs!`](crate::task_specs) makes
@@ -178,6 +180,32 @@ macro_rules! sync_event_task_table {
                         set_conf: doca_sync_event_task_wait_eq_set_conf (num_idle_not_permitted),
                         alloc_init: doca_sync_event_task_wait_eq_alloc_init,
                         as_task: doca_sync_event_task_wait_eq_as_doca_task,
+                        setters: void,
+                    },
+                    c22: {},
+                },
+                {
+                    spec: WAIT_NEQ @ $crate::sync_event::tasks::WAIT_NEQ,
+                    module: wait_neq,
+                    name: "wait_neq",
+                    job: $crate::sync_event::JOB_WAIT_NEQ,
+                    job_types: [$crate::sync_event::JOB_WAIT_NEQ],
+                    inputs: [
+                        param wait_val: 0 (u64)
+                            get doca_sync_event_task_wait_neq_get_wait_val
+                            set doca_sync_event_task_wait_neq_set_wait_val,
+                        param mask: 1 (u64)
+                            get doca_sync_event_task_wait_neq_get_mask
+                            set doca_sync_event_task_wait_neq_set_mask,
+                    ],
+                    write_back: [],
+                    hooks: $crate::exec::TaskHooks::NONE,
+                    c3: {
+                        task: doca_sync_event_task_wait_neq,
+                        cb: doca_sync_event_task_wait_neq_completion_cb_t,
+                        set_conf: doca_sync_event_task_wait_neq_set_conf (num_idle_not_permitted),
+                        alloc_init: doca_sync_event_task_wait_neq_alloc_init,
+                        as_task: doca_sync_event_task_wait_neq_as_doca_task,
                         setters: void,
                     },
                     c22: {},
@@ -839,6 +867,17 @@ impl SyncEvent {
         self.poll_until(|v| v & mask == value, true)
     }
 
+    /// `doca_sync_event_wait_neq` (3.x): polls until `(event & mask) != value`.
+    pub fn wait_neq(&self, value: u64, mask: u64) -> Result<()> {
+        self.poll_until(|v| v & mask != value, false)
+    }
+
+    /// `doca_sync_event_wait_neq_yield` (3.x): as [`wait_neq`](SyncEvent::wait_neq),
+    /// yielding the processor between polls.
+    pub fn wait_neq_yield(&self, value: u64, mask: u64) -> Result<()> {
+        self.poll_until(|v| v & mask != value, true)
+    }
+
     /// Polls the counter until `done` holds (spinning, or yielding between polls),
     /// checking that the event stays started and its exporter alive.
     fn poll_until(&self, done: impl Fn(u64) -> bool, yielding: bool) -> Result<()> {
@@ -1055,7 +1094,7 @@ impl SyncEvent {
 
     /// `doca_sync_event_job_get_supported`.
     pub fn job_get_supported(devinfo: &DevInfo, job_type: u32) -> Result<()> {
-        if !(JOB_WAIT_GT..=JOB_WAIT_EQ).contains(&job_type) {
+        if !(JOB_WAIT_GT..=JOB_WAIT_NEQ).contains(&job_type) {
             return Err(Error::with_context(
                 ErrorCode::NotSupported,
                 format!("job type {job_type} is not a sync event job"),
@@ -1143,6 +1182,16 @@ impl SyncEventJob {
         }
     }
 
+    /// Completes once `(event & mask) != value` (the task generation's `wait_neq`).
+    pub fn wait_neq(value: u64, mask: u64, user_data: u64) -> SyncEventJob {
+        SyncEventJob {
+            job_type: JOB_WAIT_NEQ,
+            value,
+            mask,
+            user_data: Data(user_data),
+        }
+    }
+
     /// Completes once `(event & mask) == value` (the task generation's `wait_eq`).
     pub fn wait_eq(value: u64, mask: u64, user_data: u64) -> SyncEventJob {
         SyncEventJob {
@@ -1188,7 +1237,7 @@ impl CtxOps for SyncEventOps {
     }
 
     fn handles(&self, job_type: u32) -> bool {
-        (JOB_WAIT_GT..=JOB_WAIT_EQ).contains(&job_type)
+        (JOB_WAIT_GT..=JOB_WAIT_NEQ).contains(&job_type)
     }
 
     fn on_start(&self, _dev: &crate::device::Dev) -> Result<()> {
@@ -1242,13 +1291,21 @@ impl JobOps for SyncEventOps {
     }
 
     fn execute(&self, job: &mut JobRecord, _env: &ExecEnv<'_>) -> Result<()> {
-        self.shared
-            .remote_ok(job.job_type == JOB_WAIT_GT || job.job_type == JOB_WAIT_EQ)?;
+        self.shared.remote_ok(matches!(
+            job.job_type,
+            JOB_WAIT_GT | JOB_WAIT_EQ | JOB_WAIT_NEQ
+        ))?;
         let c = self.shared.counter();
         match job.job_type {
             JOB_WAIT_EQ => {
                 if c.load(Ordering::Acquire) & job.params[1] != job.params[0] {
                     // Updates from another process ring this process's event handle.
+                    self.shared.register_bell();
+                    return Err(Error::new(ErrorCode::InProgress));
+                }
+            }
+            JOB_WAIT_NEQ => {
+                if c.load(Ordering::Acquire) & job.params[1] == job.params[0] {
                     self.shared.register_bell();
                     return Err(Error::new(ErrorCode::InProgress));
                 }

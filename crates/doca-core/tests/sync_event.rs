@@ -5,7 +5,9 @@
 #![allow(clippy::result_large_err)]
 
 use doca_core::device::{self, Topology};
-use doca_core::sync_event::{JOB_GET, JOB_UPDATE_ADD, JOB_UPDATE_SET, JOB_WAIT_EQ, JOB_WAIT_GT};
+use doca_core::sync_event::{
+    JOB_GET, JOB_UPDATE_ADD, JOB_UPDATE_SET, JOB_WAIT_EQ, JOB_WAIT_GT, JOB_WAIT_NEQ,
+};
 use doca_core::{Dev, ErrorCode, RetrieveError, SyncEvent, SyncEventJob, WorkQ};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -101,11 +103,12 @@ fn capabilities() {
         JOB_UPDATE_SET,
         JOB_UPDATE_ADD,
         JOB_WAIT_EQ,
+        JOB_WAIT_NEQ,
     ] {
         SyncEvent::job_get_supported(info, t).unwrap();
     }
     assert_eq!(
-        SyncEvent::job_get_supported(info, JOB_WAIT_EQ + 1)
+        SyncEvent::job_get_supported(info, JOB_WAIT_NEQ + 1)
             .unwrap_err()
             .code(),
         ErrorCode::NotSupported

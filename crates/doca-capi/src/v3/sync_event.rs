@@ -8,7 +8,9 @@ use crate::dev::{doca_dev, doca_devinfo};
 use crate::libs::devinfo_query;
 use crate::{Result, destroy_in_place, doca_error_t, err, ffi, handle, new_handle, out_ptr, put};
 use doca_core::sync_event::net::RemoteNetEvent;
-use doca_core::sync_event::{JOB_GET, JOB_UPDATE_ADD, JOB_UPDATE_SET, JOB_WAIT_EQ, JOB_WAIT_GT};
+use doca_core::sync_event::{
+    JOB_GET, JOB_UPDATE_ADD, JOB_UPDATE_SET, JOB_WAIT_EQ, JOB_WAIT_GT, JOB_WAIT_NEQ,
+};
 use doca_core::{ErrorCode, SyncEvent};
 
 /// `struct doca_sync_event`.
@@ -385,6 +387,26 @@ pub unsafe extern "C" fn doca_sync_event_wait_gt(
     ffi(|| se(event)?.wait_gt(value, mask))
 }
 
+/// `doca_sync_event_wait_neq`: polls until `(event & mask) != value`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sync_event_wait_neq(
+    event: *mut doca_sync_event3,
+    value: u64,
+    mask: u64,
+) -> doca_error_t {
+    ffi(|| se(event)?.wait_neq(value, mask))
+}
+
+/// `doca_sync_event_wait_neq_yield`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sync_event_wait_neq_yield(
+    event: *mut doca_sync_event3,
+    value: u64,
+    mask: u64,
+) -> doca_error_t {
+    ffi(|| se(event)?.wait_neq_yield(value, mask))
+}
+
 /// `doca_sync_event_wait_eq`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_sync_event_wait_eq(
@@ -449,6 +471,14 @@ pub unsafe extern "C" fn doca_sync_event_cap_task_wait_gt_is_supported(
     devinfo: *const doca_devinfo,
 ) -> doca_error_t {
     devinfo_query(devinfo, |d| SyncEvent::job_get_supported(d, JOB_WAIT_GT))
+}
+
+/// `doca_sync_event_cap_task_wait_neq_is_supported`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_sync_event_cap_task_wait_neq_is_supported(
+    devinfo: *const crate::dev::doca_devinfo,
+) -> doca_error_t {
+    devinfo_query(devinfo, |d| SyncEvent::job_get_supported(d, JOB_WAIT_NEQ))
 }
 
 /// `doca_sync_event_cap_task_wait_eq_is_supported`.

@@ -1,4 +1,4 @@
-/* Sync event tasks on a progress engine (get, notify_set, notify_add, wait_gt, wait_eq),
+/* Sync event tasks on a progress engine (get, notify_set, notify_add, wait_gt, wait_eq, wait_neq),
  * a stop that flushes a wait that never ends, and the synchronous calls. */
 #include <doca_graph.h>
 #include <doca_sync_event.h>
@@ -46,6 +46,7 @@ CB(set, doca_sync_event_task_notify_set)
 CB(add, doca_sync_event_task_notify_add)
 CB(gt, doca_sync_event_task_wait_gt)
 CB(eq, doca_sync_event_task_wait_eq)
+CB(neq, doca_sync_event_task_wait_neq)
 
 static int graphs_done;
 
@@ -80,6 +81,7 @@ int main(void)
 	struct doca_sync_event_task_notify_add *add;
 	struct doca_sync_event_task_wait_gt *gt;
 	struct doca_sync_event_task_wait_eq *eq;
+	struct doca_sync_event_task_wait_neq *neq;
 	uint64_t value = 0, fetched = 0;
 	enum doca_ctx_states st;
 	long spins = 0;
@@ -89,6 +91,7 @@ int main(void)
 	CHECK(doca_sync_event_cap_task_notify_add_is_supported(info));
 	CHECK(doca_sync_event_cap_task_wait_gt_is_supported(info));
 	CHECK(doca_sync_event_cap_task_wait_eq_is_supported(info));
+	CHECK(doca_sync_event_cap_task_wait_neq_is_supported(info));
 
 	CHECK(doca_pe_create(&pe));
 	CHECK(doca_sync_event_create(&se));
@@ -105,6 +108,7 @@ int main(void)
 	CHECK(doca_sync_event_task_notify_add_set_conf(se, add_ok, add_err, 2));
 	CHECK(doca_sync_event_task_wait_gt_set_conf(se, gt_ok, gt_err, 2));
 	CHECK(doca_sync_event_task_wait_eq_set_conf(se, eq_ok, eq_err, 2));
+	CHECK(doca_sync_event_task_wait_neq_set_conf(se, neq_ok, neq_err, 2));
 	CHECK(doca_ctx_start(r.ctx));
 	EXPECT_ERR(doca_sync_event_task_get_set_conf(se, get_ok, get_err, 2), DOCA_ERROR_NOT_PERMITTED);
 
@@ -131,10 +135,18 @@ int main(void)
 	CHECK(doca_task_submit(doca_sync_event_task_wait_eq_as_doca_task(eq)));
 	progress_until(pe, &r, 4);
 	ASSERT(r.done == 4 && r.failed == 0);
-	/* The wait for > 9 ends once the value is 10. */
+	/* A wait for != 8 waits: the value is 8. The wait for > 9 and it end once the value
+	 * is 10. */
+	CHECK(doca_sync_event_task_wait_neq_alloc_init(se, 8, UINT64_MAX, tud, &neq));
+	ASSERT(doca_sync_event_task_wait_neq_get_wait_val(neq) == 8 &&
+	       doca_sync_event_task_wait_neq_get_mask(neq) == UINT64_MAX);
+	CHECK(doca_task_submit(doca_sync_event_task_wait_neq_as_doca_task(neq)));
+	(void)doca_pe_progress(pe);
+	(void)doca_pe_progress(pe);
+	ASSERT(r.done == 4);
 	CHECK(doca_sync_event_task_notify_set_alloc_init(se, 10, tud, &set));
 	CHECK(doca_task_submit(doca_sync_event_task_notify_set_as_doca_task(set)));
-	progress_until(pe, &r, 6);
+	progress_until(pe, &r, 7);
 	ASSERT(r.failed == 0);
 
 	/* In a graph, a get task still writes the value where its pointer says. */
@@ -191,6 +203,8 @@ int main(void)
 	CHECK(doca_sync_event_get(sync, &value));
 	ASSERT(value == 42);
 	CHECK(doca_sync_event_wait_gt(sync, 41, UINT64_MAX));
+	CHECK(doca_sync_event_wait_neq(sync, 41, UINT64_MAX));
+	CHECK(doca_sync_event_wait_neq_yield(sync, 0, 0x2));
 	EXPECT_ERR(doca_sync_event_destroy(sync), DOCA_ERROR_IN_USE);
 	CHECK(doca_sync_event_stop(sync));
 	CHECK(doca_sync_event_destroy(sync));

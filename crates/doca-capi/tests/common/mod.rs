@@ -651,6 +651,7 @@ pub fn c_type(t: &str) -> String {
         "doca_sync_event_task_notify_add_completion_cb_t",
         "doca_sync_event_task_wait_gt_completion_cb_t",
         "doca_sync_event_task_wait_eq_completion_cb_t",
+        "doca_sync_event_task_wait_neq_completion_cb_t",
         "doca_ec_task_create_completion_cb_t",
         "doca_ec_task_update_completion_cb_t",
         "doca_ec_task_recover_completion_cb_t",

@@ -92,6 +92,11 @@ pub const JOB_TYPES: &[(&str, u32, Capability)] = &[
         action::SYNC_EVENT_FIRST + 5,
         Capability::SyncEvent,
     ),
+    (
+        "sync_event.wait_neq",
+        action::SYNC_EVENT_FIRST + 6,
+        Capability::SyncEvent,
+    ),
     ("ec.galois_mul", action::EC_FIRST + 1, Capability::Ec),
     ("ec.create", action::EC_FIRST + 2, Capability::Ec),
     ("ec.update", action::EC_FIRST + 3, Capability::Ec),
