@@ -299,12 +299,10 @@ fuzz_target!(|ops: Vec<Op>| unsafe {
                         && doca_buf_get_data(bufs[b].0, &mut data) == SUCCESS
                         && doca_buf_get_head(bufs[b].0, &mut head) == SUCCESS;
                     let _ = doca_buf_get_refcount(bufs[b].0, &mut rc);
-                    if ok && rc > 0 {
-                        assert!(
-                            data as usize >= head as usize
-                                && data as usize + dl <= head as usize + len
-                        );
-                    }
+                    // A data section may lie anywhere (doca_buf_set_data takes any, as
+                    // DOCA's does): a job refuses one outside its mmap, and the
+                    // sanitizer sees any byte a job would touch outside.
+                    let _ = (ok, data, dl, head, len);
                 }
             }
             Op::Submit { src, dst, ud } => {

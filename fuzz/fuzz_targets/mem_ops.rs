@@ -1,8 +1,9 @@
 //! Sequences of Rust API calls on mmaps, inventories and buffers (handles, shared
 //! references, data sections, lists), checked after every call against what the API
-//! promises: a data section inside its buffer, rooms that add up, bytes that read back
-//! as written, and, once every handle is gone, every descriptor back in its inventory
-//! and every mmap free of buffers.
+//! promises: a data section inside its mmap, rooms that add up (inside the buffer) or
+//! run to the end of the mmap (outside it), bytes that read back as written, and, once
+//! every handle is gone, every descriptor back in its inventory and every mmap free of
+//! buffers.
 
 #![no_main]
 
@@ -81,12 +82,19 @@ fn pick<T>(v: &[T], i: u8) -> Option<usize> {
 
 fn check(b: &Buf) {
     let head = b.head() as usize;
+    let end = head + b.len();
+    let (lo, hi) = b.mmap_range();
     let (d, l) = b.data_span();
-    assert!(
-        d >= head && d + l <= head + b.len(),
-        "data section outside the buffer"
-    );
-    assert_eq!(b.headroom() + b.data_len() + b.tailroom(), b.len());
+    assert!(lo <= head && end <= hi, "buffer outside its mmap");
+    assert!(d >= lo && d + l <= hi, "data section outside the mmap");
+    if b.len() > 0 && d >= head && d + l <= end {
+        assert_eq!(b.headroom() + b.data_len() + b.tailroom(), b.len());
+    } else {
+        // A data section set outside the buffer (or an empty buffer): the room runs to
+        // the end of the mmap's memory.
+        assert_eq!(b.headroom(), d.saturating_sub(head));
+        assert_eq!(b.tailroom(), hi - (d + l));
+    }
     assert_eq!(b.data_to_vec().len(), b.data_len());
     assert!(b.refcount() >= 1);
     let mut n = 0usize;

@@ -158,6 +158,12 @@ impl BufDesc {
         (data, data_len, if inside { end } else { hi })
     }
 
+    /// The memory range `[lo, hi)` of the mmap that holds the buffer: where its data
+    /// section may lie.
+    pub fn mmap_range(&self) -> (usize, usize) {
+        (self.lo.load(Relaxed), self.hi.load(Relaxed))
+    }
+
     /// `Ok` when the data section the program set lies inside the memory range of the
     /// buffer's mmap; else `InvalidValue` saying where it lies (a task refuses such a
     /// buffer at submit rather than touch what the section names).
