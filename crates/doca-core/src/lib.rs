@@ -44,7 +44,8 @@ pub use error::{Error, ErrorCode, Result};
 pub use exec::{Completion, Ctx, CtxOps, Event, JobRecord, RetrieveError, WorkQ};
 pub use graph::{Graph, GraphInstance, GraphNode, NodeState};
 pub use memory::{
-    Buf, BufArray, BufDesc, BufInventory, BufPool, MemoryRegion, Mmap, RemoteMemory, SharedMemory,
+    Buf, BufArray, BufDesc, BufInventory, BufPool, BufPoolSpec, MemoryRegion, Mmap, RemoteMemory,
+    SharedMemory,
 };
 pub use sync_event::{SyncEvent, SyncEventJob};
 pub use types::{AccessFlags, Data, PciFuncType};

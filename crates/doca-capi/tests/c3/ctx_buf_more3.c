@@ -4,6 +4,8 @@
  * doca_buf_chain_list_tail. */
 #include <doca_log.h>
 
+#include <doca_buf_pool.h>
+
 #include "common3.h"
 
 DOCA_LOG_REGISTER(CTX_BUF_MORE3);
@@ -160,6 +162,57 @@ int main(void)
 		ASSERT(len == 16);
 		CHECK(doca_buf_dec_refcount(tb, NULL));
 		EXPECT_ERR(doca_mmap_enable_thread_safety(NULL), DOCA_ERROR_INVALID_VALUE);
+	}
+
+	/* doca_buf_pool: configured before start, laid out at start from a started mmap. */
+	{
+		struct doca_mmap *pm;
+		struct doca_buf_pool *pool;
+		struct doca_buf *pb[4];
+		static uint8_t pmem[4096 + 256];
+		size_t align = 0;
+		uint32_t num = 0, nfree = 0;
+		union doca_data pud = {.u64 = 77}, got = {.u64 = 0};
+		void *head;
+		int k;
+
+		CHECK(doca_mmap_create(&pm));
+		CHECK(doca_mmap_set_memrange(pm, pmem, sizeof(pmem)));
+		CHECK(doca_mmap_add_dev(pm, dev));
+		EXPECT_ERR(doca_buf_pool_create(0, 64, pm, &pool), DOCA_ERROR_INVALID_VALUE);
+		CHECK(doca_buf_pool_create(4, 1000, pm, &pool));
+		CHECK(doca_buf_pool_get_element_alignment(pool, &align));
+		ASSERT(align == 1);
+		EXPECT_ERR(doca_buf_pool_set_element_alignment(pool, 48), DOCA_ERROR_INVALID_VALUE);
+		CHECK(doca_buf_pool_set_element_alignment(pool, 256));
+		CHECK(doca_buf_pool_set_user_data(pool, pud));
+		CHECK(doca_buf_pool_get_user_data(pool, &got));
+		ASSERT(got.u64 == 77);
+		/* The mmap is not started yet. */
+		EXPECT_ERR(doca_buf_pool_start(pool), DOCA_ERROR_BAD_STATE);
+		CHECK(doca_mmap_start(pm));
+		CHECK(doca_buf_pool_start(pool));
+		EXPECT_ERR(doca_buf_pool_set_element_alignment(pool, 64), DOCA_ERROR_BAD_STATE);
+		CHECK(doca_buf_pool_get_num_elements(pool, &num));
+		ASSERT(num == 4);
+		for (k = 0; k < 4; k++) {
+			CHECK(doca_buf_pool_buf_alloc(pool, &pb[k]));
+			CHECK(doca_buf_get_head(pb[k], &head));
+			ASSERT(((uintptr_t)head & 255) == 0);
+			CHECK(doca_buf_get_len(pb[k], &len));
+			ASSERT(len == 1000);
+		}
+		EXPECT_ERR(doca_buf_pool_buf_alloc(pool, &pb[0]), DOCA_ERROR_NO_MEMORY);
+		CHECK(doca_buf_pool_get_num_free_elements(pool, &nfree));
+		ASSERT(nfree == 0);
+		EXPECT_ERR(doca_buf_pool_destroy(pool), DOCA_ERROR_IN_USE);
+		for (k = 0; k < 4; k++)
+			CHECK(doca_buf_dec_refcount(pb[k], NULL));
+		CHECK(doca_buf_pool_stop(pool));
+		EXPECT_ERR(doca_buf_pool_buf_alloc(pool, &pb[0]), DOCA_ERROR_BAD_STATE);
+		CHECK(doca_buf_pool_destroy(pool));
+		CHECK(doca_mmap_stop(pm));
+		CHECK(doca_mmap_destroy(pm));
 	}
 
 	/* Device queries of newer programs. */

@@ -16,4 +16,4 @@ pub use export::RemoteMemory;
 pub use io::{MAX_JOB_MMAPS, with_io_locked};
 pub(crate) use mmap::pci_code;
 pub use mmap::{DEFAULT_MAX_NUM_DEVICES, MemoryRegion, Mmap, SharedMemory};
-pub use pool::{BufInventory, BufPool, MAX_ELEMENTS};
+pub use pool::{BufInventory, BufPool, BufPoolSpec, MAX_ELEMENTS};

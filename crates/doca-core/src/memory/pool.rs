@@ -487,6 +487,24 @@ impl BufPool {
         element_alignment: usize,
         mmap: &Mmap,
     ) -> Result<BufPool> {
+        BufPool::create_in(
+            user_data,
+            num_elements,
+            extensions,
+            element_size,
+            element_alignment,
+            &mmap.shared,
+        )
+    }
+
+    fn create_in(
+        user_data: Data,
+        num_elements: usize,
+        extensions: u32,
+        element_size: usize,
+        element_alignment: usize,
+        mmap: &Arc<MmapShared>,
+    ) -> Result<BufPool> {
         check_create(num_elements, extensions)?;
         if element_size == 0 {
             return Err(Error::with_context(
@@ -502,7 +520,7 @@ impl BufPool {
             ));
         }
         let (base, len) = {
-            let st = mmap.shared.state();
+            let st = mmap.state();
             if !st.started {
                 return Err(Error::with_context(
                     ErrorCode::BadState,
@@ -535,7 +553,7 @@ impl BufPool {
             }
         }
         let fixed = Fixed {
-            mmap: Arc::clone(&mmap.shared),
+            mmap: Arc::clone(mmap),
             base: first,
             stride,
             element_size,
@@ -632,5 +650,93 @@ impl BufPool {
             return Err((self, e));
         }
         Ok(())
+    }
+}
+
+/// DOCA 3.x's buffer pool as a program configures it (`doca_buf_pool_create`, then
+/// `doca_buf_pool_set_element_alignment` and `_set_user_data` while not started): the
+/// elements are laid out from the mmap when the pool is built, at its start, so the mmap
+/// need only be started by then.
+pub struct BufPoolSpec {
+    mmap: Arc<MmapShared>,
+    num_elements: usize,
+    element_size: usize,
+    alignment: usize,
+    user_data: Data,
+}
+
+impl fmt::Debug for BufPoolSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BufPoolSpec")
+            .field("num_elements", &self.num_elements)
+            .field("element_size", &self.element_size)
+            .field("alignment", &self.alignment)
+            .finish()
+    }
+}
+
+impl BufPoolSpec {
+    /// `num_elements` elements of `element_size` bytes from `mmap`, alignment 1.
+    /// `InvalidValue` for 0 elements (or more than [`MAX_ELEMENTS`]) or a size of 0.
+    pub fn new(num_elements: usize, element_size: usize, mmap: &Mmap) -> Result<BufPoolSpec> {
+        check_create(num_elements, 0)?;
+        if element_size == 0 {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "element_size must be greater than 0",
+            ));
+        }
+        Ok(BufPoolSpec {
+            mmap: Arc::clone(&mmap.shared),
+            num_elements,
+            element_size,
+            alignment: 1,
+            user_data: Data::default(),
+        })
+    }
+
+    /// Each element's alignment: a power of two (`InvalidValue` otherwise).
+    pub fn set_alignment(&mut self, alignment: usize) -> Result<()> {
+        if !alignment.is_power_of_two() {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                format!("element alignment {alignment} is not a power of two"),
+            ));
+        }
+        self.alignment = alignment;
+        Ok(())
+    }
+
+    /// The elements' alignment (1 unless set).
+    pub fn alignment(&self) -> usize {
+        self.alignment
+    }
+
+    /// The number of elements.
+    pub fn num_elements(&self) -> usize {
+        self.num_elements
+    }
+
+    /// The pool's user data.
+    pub fn set_user_data(&mut self, user_data: Data) {
+        self.user_data = user_data;
+    }
+
+    /// The pool's user data (0 unless set).
+    pub fn user_data(&self) -> Data {
+        self.user_data
+    }
+
+    /// The pool, laid out from the mmap now (`BadState` while the mmap is not started,
+    /// `InvalidValue` when its memory cannot hold the elements).
+    pub fn build(&self) -> Result<BufPool> {
+        BufPool::create_in(
+            self.user_data,
+            self.num_elements,
+            0,
+            self.element_size,
+            self.alignment,
+            &self.mmap,
+        )
     }
 }
