@@ -124,6 +124,20 @@ doca_error_t doca_devinfo_get_active_rate(const struct doca_devinfo *devinfo, ui
 DOCA_EXPERIMENTAL
 doca_error_t doca_devinfo_get_vhca_id(const struct doca_devinfo *devinfo, uint16_t *vhca_id);
 
+/** 1 when the device keeps resources for a faster reclaim (0 here: software). */
+DOCA_EXPERIMENTAL
+doca_error_t doca_devinfo_cap_is_accelerate_resource_reclaim_supported(const struct doca_devinfo *devinfo,
+									uint8_t *is_accelerate_resource_reclaim);
+
+/** Keeps resources for a faster reclaim (DOCA_ERROR_NOT_SUPPORTED here, as the capability says). */
+DOCA_EXPERIMENTAL
+doca_error_t doca_dev_accelerate_resource_reclaim(struct doca_dev *dev);
+
+/** 1 when the device moderates completion notifications (0 here). */
+DOCA_EXPERIMENTAL
+doca_error_t doca_devinfo_cap_is_notification_moderation_supported(const struct doca_devinfo *devinfo,
+								    uint8_t *is_notification_moderation_supported);
+
 /** The kind of PCI function the device is. */
 DOCA_STABLE
 doca_error_t doca_devinfo_get_pci_func_type(const struct doca_devinfo *devinfo, enum doca_pci_func_type *pci_func_type);

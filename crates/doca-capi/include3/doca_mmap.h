@@ -103,6 +103,19 @@ doca_error_t doca_mmap_get_num_bufs(const struct doca_mmap *mmap, uint32_t *num_
 DOCA_EXPERIMENTAL
 doca_error_t doca_mmap_enable_thread_safety(struct doca_mmap *mmap);
 
+struct doca_dpa;
+/** An mmap's handle on a DPA. */
+typedef uint64_t doca_dpa_dev_mmap_t;
+
+/** Makes the memory range DPA heap memory (DOCA_ERROR_NOT_SUPPORTED: no DPA here). */
+DOCA_EXPERIMENTAL
+doca_error_t doca_mmap_set_dpa_memrange(struct doca_mmap *mmap, struct doca_dpa *dpa, uint64_t dpa_addr, size_t len);
+
+/** The mmap's handle for a DPA (DOCA_ERROR_NOT_SUPPORTED: no DPA here). */
+DOCA_EXPERIMENTAL
+doca_error_t doca_mmap_dev_get_dpa_handle(struct doca_mmap *mmap, const struct doca_dev *dev,
+					  doca_dpa_dev_mmap_t *dpa_mmap_handle);
+
 /** Whether the map was exported. */
 DOCA_STABLE
 doca_error_t doca_mmap_get_exported(const struct doca_mmap *mmap, uint8_t *exported);

@@ -491,3 +491,79 @@ pub unsafe extern "C" fn doca_devinfo_rep_get_vhca_id(
     // SAFETY: the C contract.
     unsafe { rep_value(devinfo_rep, vhca_id, |r| r.vhca_id()) }
 }
+
+/// `doca_devinfo_cap_is_accelerate_resource_reclaim_supported`: 0, a software device
+/// keeps no hardware resources to reclaim faster.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_devinfo_cap_is_accelerate_resource_reclaim_supported(
+    devinfo: *const doca_devinfo,
+    is_accelerate_resource_reclaim: *mut u8,
+) -> doca_error_t {
+    devinfo_value(devinfo, is_accelerate_resource_reclaim, |_| Ok(0))
+}
+
+/// `doca_dev_accelerate_resource_reclaim`: `NOT_SUPPORTED`, as its capability says.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_dev_accelerate_resource_reclaim(dev: *mut doca_dev) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle.
+        unsafe { handle(dev, "dev") }?;
+        Err(crate::err(
+            ErrorCode::NotSupported,
+            "the device keeps no hardware resources to reclaim (doca_devinfo_cap_is_accelerate_resource_reclaim_supported answers 0)",
+        ))
+    })
+}
+
+/// `doca_devinfo_cap_is_notification_moderation_supported`: 0, completions are
+/// notified one by one.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_devinfo_cap_is_notification_moderation_supported(
+    devinfo: *const doca_devinfo,
+    is_notification_moderation_supported: *mut u8,
+) -> doca_error_t {
+    devinfo_value(devinfo, is_notification_moderation_supported, |_| Ok(0))
+}
+
+/// `doca_mmap_set_dpa_memrange`: `NOT_SUPPORTED`, there is no DPA here.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_mmap_set_dpa_memrange(
+    mmap: *mut doca_mmap,
+    dpa: *mut crate::mem::doca_dpa,
+    dpa_addr: u64,
+    len: usize,
+) -> doca_error_t {
+    let _ = (dpa, dpa_addr, len);
+    ffi(|| {
+        // SAFETY: NULL or a live handle.
+        unsafe { handle(mmap, "mmap") }?;
+        Err(crate::err(
+            ErrorCode::NotSupported,
+            "there is no DPA here: an mmap's memory is this process's (doca_mmap_set_memrange)",
+        ))
+    })
+}
+
+/// `doca_dpa_dev_mmap_t`: an mmap's handle on a DPA.
+pub type doca_dpa_dev_mmap_t = u64;
+
+/// `doca_mmap_dev_get_dpa_handle`: `NOT_SUPPORTED`, there is no DPA here.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_mmap_dev_get_dpa_handle(
+    mmap: *mut doca_mmap,
+    dev: *const doca_dev,
+    dpa_mmap_handle: *mut doca_dpa_dev_mmap_t,
+) -> doca_error_t {
+    let _ = dpa_mmap_handle;
+    ffi(|| {
+        // SAFETY: NULL or live handles.
+        unsafe {
+            handle(mmap, "mmap")?;
+            handle(dev, "dev")?;
+        }
+        Err(crate::err(
+            ErrorCode::NotSupported,
+            "there is no DPA here to hand an mmap to",
+        ))
+    })
+}

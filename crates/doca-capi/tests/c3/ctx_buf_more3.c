@@ -224,6 +224,17 @@ int main(void)
 		ASSERT(rate >= 1000000);
 		CHECK(doca_devinfo_get_vhca_id(doca_dev_as_devinfo(dev), &vhca));
 		EXPECT_ERR(doca_devinfo_get_vhca_id(doca_dev_as_devinfo(dev), NULL), DOCA_ERROR_INVALID_VALUE);
+		{
+			uint8_t reclaim = 1, moderation = 1;
+			doca_dpa_dev_mmap_t dpa_handle = 0;
+
+			CHECK(doca_devinfo_cap_is_accelerate_resource_reclaim_supported(doca_dev_as_devinfo(dev), &reclaim));
+			ASSERT(reclaim == 0);
+			EXPECT_ERR(doca_dev_accelerate_resource_reclaim(dev), DOCA_ERROR_NOT_SUPPORTED);
+			CHECK(doca_devinfo_cap_is_notification_moderation_supported(doca_dev_as_devinfo(dev), &moderation));
+			ASSERT(moderation == 0);
+			EXPECT_ERR(doca_mmap_dev_get_dpa_handle(m.mmap, dev, &dpa_handle), DOCA_ERROR_NOT_SUPPORTED);
+		}
 	}
 
 	CHECK(doca_ctx_stop(ctx));

@@ -637,6 +637,7 @@ pub fn c_type(t: &str) -> String {
         "doca_graph_completion_cb_t",
         "doca_mmap_advise_task_invalidate_cache_completion_cb_t",
         "doca_dpa_dev_sync_event_t",
+        "doca_dpa_dev_mmap_t",
         "doca_gpu_dev_sync_event_t",
         "doca_sync_event_remote_t",
         "FILE",
