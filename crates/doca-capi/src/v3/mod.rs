@@ -10,6 +10,7 @@
 
 mod advise;
 mod argp;
+mod buf_array;
 mod buf_pool;
 mod cc26;
 mod clock;

@@ -4,6 +4,7 @@
  * doca_buf_chain_list_tail. */
 #include <doca_log.h>
 
+#include <doca_buf_array.h>
 #include <doca_buf_pool.h>
 
 #include "common3.h"
@@ -213,6 +214,28 @@ int main(void)
 		CHECK(doca_buf_pool_destroy(pool));
 		CHECK(doca_mmap_stop(pm));
 		CHECK(doca_mmap_destroy(pm));
+	}
+
+	/* doca_buf_arr: parameters, start within the mmap; no GPU or DPA to target. */
+	{
+		struct doca_buf_arr *arr;
+		struct doca_gpu_buf_arr *garr = NULL;
+		doca_dpa_dev_buf_arr_t darr = 0;
+
+		EXPECT_ERR(doca_buf_arr_create(0, &arr), DOCA_ERROR_INVALID_VALUE);
+		CHECK(doca_buf_arr_create(8, &arr));
+		EXPECT_ERR(doca_buf_arr_start(arr), DOCA_ERROR_BAD_STATE);
+		CHECK(doca_buf_arr_set_params(arr, m.mmap, 1 << 20, 0));
+		EXPECT_ERR(doca_buf_arr_start(arr), DOCA_ERROR_INVALID_VALUE);
+		CHECK(doca_buf_arr_set_params(arr, m.mmap, 64, 128));
+		EXPECT_ERR(doca_buf_arr_set_target_gpu(arr, (struct doca_gpu *)&m), DOCA_ERROR_NOT_SUPPORTED);
+		EXPECT_ERR(doca_buf_arr_set_target_dpa(arr, (struct doca_dpa *)&m), DOCA_ERROR_NOT_SUPPORTED);
+		CHECK(doca_buf_arr_start(arr));
+		EXPECT_ERR(doca_buf_arr_set_params(arr, m.mmap, 64, 0), DOCA_ERROR_BAD_STATE);
+		EXPECT_ERR(doca_buf_arr_get_gpu_handle(arr, &garr), DOCA_ERROR_NOT_SUPPORTED);
+		EXPECT_ERR(doca_buf_arr_get_dpa_handle(arr, &darr), DOCA_ERROR_NOT_SUPPORTED);
+		CHECK(doca_buf_arr_stop(arr));
+		CHECK(doca_buf_arr_destroy(arr));
 	}
 
 	/* Device queries of newer programs. */

@@ -638,6 +638,7 @@ pub fn c_type(t: &str) -> String {
         "doca_mmap_advise_task_invalidate_cache_completion_cb_t",
         "doca_dpa_dev_sync_event_t",
         "doca_dpa_dev_mmap_t",
+        "doca_dpa_dev_buf_arr_t",
         "doca_gpu_dev_sync_event_t",
         "doca_sync_event_remote_t",
         "FILE",
@@ -700,6 +701,7 @@ pub fn c_type(t: &str) -> String {
         "doca_graph_node3" => "doca_graph_node",
         "doca_graph_instance3" => "doca_graph_instance",
         "doca_rdma3" => "doca_rdma",
+        "doca_buf_arr3" => "doca_buf_arr",
         t => t,
     };
     match t {

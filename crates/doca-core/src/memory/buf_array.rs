@@ -33,6 +33,11 @@ impl BufArray {
         })
     }
 
+    /// Whether started.
+    pub fn is_started(&self) -> bool {
+        self.started
+    }
+
     /// `doca_buf_arr_set_target_gpu`: no GPU exists in the software device.
     pub fn set_target_gpu(&mut self) -> Result<()> {
         Err(Error::with_context(
