@@ -12,7 +12,9 @@
 # sha_partial_create, erasure_coding_recover; pairs, where the tree has them:
 # comm_channel_server/client (2.5-2.6: the 2.x comm channel beside the progress engine),
 # cc_ctrl_path and cc_data_path_high_speed server/client (2.6: doca_cc, comch's name then),
-# sync_event_dpu/host (2.5-2.6; sync, async and atomic modes), dma_copy_dpu/host. The
+# sync_event_dpu/host (2.5-2.6; sync, async and atomic modes), dma_copy_dpu/host, and
+# the applications that use the 2.x comm channel (2.5-2.6: dma_copy both ways,
+# file_integrity, secure_channel). The
 # 2.7-2.10 pairs (comch, sync_event_local_pci/remote_pci) are those of
 # scripts/doca-samples3-pairs.sh. Prints one line per run and fails on the first
 # failure.
@@ -116,6 +118,17 @@ fi
 D="$S/doca_dma"
 build dpu dma_copy_dpu "$D"/dma_copy_dpu/*.c "$D/dma_common.c" "$S/common.c"
 build host dma_copy_host "$D"/dma_copy_host/*.c "$D/dma_common.c" "$S/common.c"
+# The applications that use the 2.x comm channel (DOCA 2.5-2.6 trees keep their sources
+# in applications/NAME/src).
+apps=()
+for app in dma_copy file_integrity secure_channel; do
+    src="$samples/applications/$app/src"
+    [ -d "$src" ] || continue
+    for side in dpu host; do
+        build "$side" "${app}_app_$side" "$src"/*.c "$U/utils.c" "$U/pack.c" "$S/common.c"
+    done
+    apps+=("$app")
+done
 echo "built every sample with ${strict[*]}"
 
 for r in $(seq 1 "$rounds"); do
@@ -145,5 +158,43 @@ for r in $(seq 1 "$rounds"); do
     wait
     grep -q "Remote DMA copy was done Successfully" "$out/d.log" || { echo "FAIL dma_copy pair"; tail -n 5 "$out/d.log" "$out/h.log"; exit 1; }
     echo "ok   dma_copy_dpu/host ($r)"
+    if [ ${#apps[@]} -gt 0 ]; then
+        head -c 300000 /dev/urandom >"$out/src.bin"
+        rm -f "$out/dst.bin" "$out/dst2.bin" "$out/fi.bin"
+        pair "dma_copy app host to DPU ($r)" "$out/dma_copy_app_dpu" -p 03:00.0 -r 3b:00.0 -f "$out/dst.bin" \
+            -- "$out/dma_copy_app_host" -p 3b:00.0 -f "$out/src.bin"
+        cmp -s "$out/src.bin" "$out/dst.bin" || { echo "FAIL dma_copy app: the copy differs"; exit 1; }
+        pair "dma_copy app DPU to host ($r)" "$out/dma_copy_app_dpu" -p 03:00.0 -r 3b:00.0 -f "$out/src.bin" \
+            -- "$out/dma_copy_app_host" -p 3b:00.0 -f "$out/dst2.bin"
+        cmp -s "$out/src.bin" "$out/dst2.bin" || { echo "FAIL dma_copy app: the copy differs"; exit 1; }
+        pair "file_integrity ($r)" "$out/file_integrity_app_dpu" -p 03:00.0 -r 3b:00.0 -f "$out/fi.bin" \
+            -- "$out/file_integrity_app_host" -p 3b:00.0 -f "$out/src.bin"
+        cmp -s "$out/src.bin" "$out/fi.bin" || { echo "FAIL file_integrity: the file differs"; exit 1; }
+        # DOCA 2.6's secure_channel runs until it is interrupted (SIGINT): once both
+        # sides sent their messages, both are interrupted and must have received all.
+        export DOCA_SW_RUNTIME_DIR="$out/rt"
+        (cd "$out" && exec "$out/secure_channel_app_dpu" -s 4000 -n 2000 -p 03:00.0 -r 3b:00.0 >"$out/scd.log" 2>&1) &
+        scd=$!
+        sleep 0.3
+        (cd "$out" && exec "$out/secure_channel_app_host" -s 4000 -n 2000 -p 3b:00.0 >"$out/sch.log" 2>&1) &
+        sch=$!
+        for _ in $(seq 1 600); do
+            if grep -q "messages sent successfully: 2000" "$out/scd.log" &&
+                grep -q "messages sent successfully: 2000" "$out/sch.log"; then
+                break
+            fi
+            sleep 0.1
+        done
+        sleep 0.5
+        kill -INT "$sch" "$scd" 2>/dev/null || true
+        wait "$sch" "$scd" || true
+        if ! grep -q "messages received successfully: 2000" "$out/scd.log" ||
+            ! grep -q "messages received successfully: 2000" "$out/sch.log"; then
+            echo "FAIL secure_channel"
+            tail -n 5 "$out/sch.log" "$out/scd.log"
+            exit 1
+        fi
+        echo "ok   secure_channel 4000 B x 2000, both ways ($r)"
+    fi
 done
 echo "every sample ran $rounds time(s)"
