@@ -63,6 +63,17 @@ fn clock_and_cache_invalidation() {
 #[test]
 fn ctx_and_buf_functions_of_newer_programs() {
     run_both3("ctx_buf_more3");
+    // The same program as C++20.
+    let bin = compile_cpp_in(
+        &prefix().join("lib/pkgconfig"),
+        &crate_dir().join("tests/c3/ctx_buf_more3.c"),
+        "ctx_buf_more3-cpp",
+        MODULES,
+    );
+    for engine in [false, true] {
+        let out = run(&bin, &[], engine);
+        assert!(out.contains("ctx_buf_more3: ok"), "{out}");
+    }
 }
 
 /// Buffers as programs in the wild use them (tasks sharing a destination, results at
