@@ -119,6 +119,69 @@ union doca_data doca_task_get_user_data(const struct doca_task *task);
 DOCA_STABLE
 struct doca_ctx *doca_task_get_ctx(const struct doca_task *task);
 
+/*
+ * Task batches. In DOCA a task batch is allocated by a context whose library batches its
+ * tasks (the Ethernet send queue); no library here does, so none exists: these answer
+ * DOCA_ERROR_INVALID_VALUE (the getters a neutral value) for any pointer.
+ */
+struct doca_task_batch;
+
+/** Batch sizes of a task batch. */
+enum doca_task_batch_max_tasks_number {
+	DOCA_TASK_BATCH_MAX_TASKS_NUMBER_16,
+	DOCA_TASK_BATCH_MAX_TASKS_NUMBER_32,
+	DOCA_TASK_BATCH_MAX_TASKS_NUMBER_64,
+	DOCA_TASK_BATCH_MAX_TASKS_NUMBER_128,
+};
+
+/** Batch sizes of an event batch. */
+enum doca_event_batch_events_number {
+	DOCA_EVENT_BATCH_EVENTS_NUMBER_1,
+	DOCA_EVENT_BATCH_EVENTS_NUMBER_2,
+	DOCA_EVENT_BATCH_EVENTS_NUMBER_4,
+	DOCA_EVENT_BATCH_EVENTS_NUMBER_8,
+	DOCA_EVENT_BATCH_EVENTS_NUMBER_16,
+	DOCA_EVENT_BATCH_EVENTS_NUMBER_32,
+	DOCA_EVENT_BATCH_EVENTS_NUMBER_64,
+	DOCA_EVENT_BATCH_EVENTS_NUMBER_128,
+};
+
+/** Submits a task batch. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_task_batch_submit(struct doca_task_batch *task_batch);
+
+/** Submits a task batch after validating it. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_task_batch_try_submit(struct doca_task_batch *task_batch);
+
+/** Frees a task batch back to its context. */
+DOCA_EXPERIMENTAL
+void doca_task_batch_free(struct doca_task_batch *task_batch);
+
+/** A completed task batch's status. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_task_batch_get_status(const struct doca_task_batch *task_batch);
+
+/** Sets a task batch's user data. */
+DOCA_EXPERIMENTAL
+void doca_task_batch_set_user_data(struct doca_task_batch *task_batch, union doca_data user_data);
+
+/** A task batch's user data. */
+DOCA_EXPERIMENTAL
+union doca_data doca_task_batch_get_user_data(const struct doca_task_batch *task_batch);
+
+/** The context that allocated a task batch. */
+DOCA_EXPERIMENTAL
+struct doca_ctx *doca_task_batch_get_ctx(const struct doca_task_batch *task_batch);
+
+/** The user data of the context that allocated a task batch. */
+DOCA_EXPERIMENTAL
+union doca_data doca_task_batch_get_ctx_user_data(const struct doca_task_batch *task_batch);
+
+/** The number of tasks in a task batch. */
+DOCA_EXPERIMENTAL
+uint16_t doca_task_batch_get_tasks_num(struct doca_task_batch *task_batch);
+
 #ifdef __cplusplus
 }
 #endif

@@ -27,6 +27,7 @@ mod pe;
 pub(crate) mod rdma;
 mod sha;
 mod sync_event;
+mod task_batch;
 
 pub use self::core::*;
 pub use advise::*;

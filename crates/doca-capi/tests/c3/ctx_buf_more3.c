@@ -238,6 +238,18 @@ int main(void)
 		CHECK(doca_buf_arr_destroy(arr));
 	}
 
+	/* Task batches: no context here allocates one (in DOCA, Ethernet send queues do). */
+	{
+		union doca_data bud = doca_task_batch_get_user_data(NULL);
+
+		EXPECT_ERR(doca_task_batch_submit(NULL), DOCA_ERROR_INVALID_VALUE);
+		EXPECT_ERR(doca_task_batch_try_submit(NULL), DOCA_ERROR_INVALID_VALUE);
+		EXPECT_ERR(doca_task_batch_get_status(NULL), DOCA_ERROR_INVALID_VALUE);
+		ASSERT(doca_task_batch_get_tasks_num(NULL) == 0 && doca_task_batch_get_ctx(NULL) == NULL &&
+		       bud.u64 == 0);
+		ASSERT(DOCA_TASK_BATCH_MAX_TASKS_NUMBER_128 == 3 && DOCA_EVENT_BATCH_EVENTS_NUMBER_128 == 7);
+	}
+
 	/* Device queries of newer programs. */
 	{
 		uint64_t rate = 0;

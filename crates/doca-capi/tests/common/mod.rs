@@ -626,6 +626,8 @@ pub fn c_type(t: &str) -> String {
         "doca_rdma_addr_type",
         "doca_rdma_job_types",
         "doca_rdma_state",
+        "doca_task_batch_max_tasks_number",
+        "doca_event_batch_events_number",
     ];
     const TYPEDEFS: &[&str] = &[
         "doca_error_t",
