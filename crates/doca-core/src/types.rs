@@ -127,6 +127,8 @@ pub mod action {
     pub const DMA_FIRST: u32 = 1 << ACTION_SDK_RANGE;
     /// SHA.
     pub const SHA_FIRST: u32 = 9 << ACTION_SDK_RANGE;
+    /// Compress.
+    pub const COMPRESS_FIRST: u32 = 10 << ACTION_SDK_RANGE;
     /// RDMA.
     pub const RDMA_FIRST: u32 = 13 << ACTION_SDK_RANGE;
     /// Graph.

@@ -48,6 +48,9 @@ capabilities! {
     /// RDMA contexts (`doca_rdma`): connections, sends, receives, reads, writes and
     /// atomics to other processes and machines.
     Rdma => "rdma",
+    /// Compress contexts (`doca_compress`): deflate compress and decompress, LZ4
+    /// decompress.
+    Compress => "compress",
     /// Hot-plug manager.
     HotplugManager => "hotplug_manager",
     /// Representor listing with `DOCA_DEV_REP_FILTER_ALL`.
@@ -96,6 +99,26 @@ pub const JOB_TYPES: &[(&str, u32, Capability)] = &[
         "sync_event.wait_neq",
         action::SYNC_EVENT_FIRST + 6,
         Capability::SyncEvent,
+    ),
+    (
+        "compress.compress_deflate",
+        action::COMPRESS_FIRST + 1,
+        Capability::Compress,
+    ),
+    (
+        "compress.decompress_deflate",
+        action::COMPRESS_FIRST + 2,
+        Capability::Compress,
+    ),
+    (
+        "compress.decompress_lz4_stream",
+        action::COMPRESS_FIRST + 3,
+        Capability::Compress,
+    ),
+    (
+        "compress.decompress_lz4_block",
+        action::COMPRESS_FIRST + 4,
+        Capability::Compress,
     ),
     ("ec.galois_mul", action::EC_FIRST + 1, Capability::Ec),
     ("ec.create", action::EC_FIRST + 2, Capability::Ec),
