@@ -5,7 +5,7 @@
 #   scripts/install-capi.sh --prefix DIR [--profile release|dev]
 #
 # Installs DIR/include/doca_*.h, DIR/lib/libdoca_common.so.2 (the library) with
-# libdoca_{dma,sha,erasure_coding,argp} as links to it (linker scripts for -l, soname
+# libdoca_{dma,sha,erasure_coding,compress,argp,comm_channel,rdma} as links to it (linker scripts for -l, soname
 # links for programs linked elsewhere), the static libdoca_*.a, and
 # DIR/lib/pkgconfig/doca.pc and doca-libs.pc. Then, for a program of the host side:
 #
@@ -20,9 +20,9 @@
 #   PKG_CONFIG_PATH=DIR/lib/pkgconfig/dpu meson setup build
 #
 # The 3.x generation: DIR/include/doca-3/, DIR/lib/doca-3/libdoca_common.so.3 (with
-# libdoca_{dma,sha,erasure_coding,argp,comch,rdma,comm_channel} linking to it), and the
-# pkg-config modules DOCA 3.x ships: doca-common, doca-argp, doca-dma,
-# doca-erasure-coding, doca-sha, doca-comch and doca-rdma, with doca-comm-channel (the
+# libdoca_{dma,sha,erasure_coding,compress,aes_gcm,argp,comch,rdma,comm_channel} linking
+# to it), and the pkg-config modules DOCA 3.x ships: doca-common, doca-argp, doca-dma,
+# doca-erasure-coding, doca-sha, doca-compress, doca-aes-gcm, doca-comch and doca-rdma, with doca-comm-channel (the
 # 2.x comm channel, as DOCA 2.5 and 2.6 shipped it beside the progress engine) and
 # doca-cc (DOCA 2.6's names of comch, doca_cc*.h); their
 # DPU flavour is in DIR/lib/pkgconfig/dpu/:
@@ -74,7 +74,7 @@ rm "$stage/exports.map"
 ln -s "$real" "$stage/libdoca_common.so.2"
 ln -s libdoca_common.so.2 "$stage/libdoca_common.so"
 cp "$archive" "$stage/libdoca_common.a"
-for l in dma sha erasure_coding argp comm_channel rdma; do
+for l in dma sha erasure_coding compress argp comm_channel rdma; do
     # -ldoca_<lib> finds a linker script naming the one real library.
     echo "INPUT(libdoca_common.so.2)" >"$stage/libdoca_$l.so"
     echo "INPUT(libdoca_common.a)" >"$stage/libdoca_$l.a"
@@ -142,7 +142,7 @@ generation_libs() {
 version3=3.3.0
 stage3="$stage/doca-3"
 mkdir -p "$stage3/lib/dpu" "$stage3/include/dpu" "$stage3/pc/dpu"
-generation_libs 3 "$version3" "$stage3/lib" dma sha erasure_coding argp comch rdma comm_channel cc
+generation_libs 3 "$version3" "$stage3/lib" dma sha erasure_coding compress aes_gcm argp comch rdma comm_channel cc
 cp "$root"/crates/doca-capi/include3/doca_*.h "$stage3/include/"
 cp "$root/crates/doca-capi/include3/dpu/doca_build_config.h" "$stage3/include/dpu/"
 cc -c -fPIC -O2 -Wall -Wextra -Werror -I"$stage3/include/dpu" \
@@ -150,7 +150,7 @@ cc -c -fPIC -O2 -Wall -Wextra -Werror -I"$stage3/include/dpu" \
 pc3="$root/crates/doca-capi/pkgconfig3"
 sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version3|" "$pc3/doca-common.pc.in" >"$stage3/pc/doca-common.pc"
 sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version3|" "$pc3/doca-common-dpu.pc.in" >"$stage3/pc/dpu/doca-common.pc"
-for spec in argp:argp:Argp dma:dma:DMA erasure-coding:erasure_coding:Erasure\ Coding sha:sha:SHA comch:comch:Comch rdma:rdma:RDMA comm-channel:comm_channel:Comm\ Channel cc:cc:Comm\ Channel\ \(2.6\ names\ of\ comch\); do
+for spec in argp:argp:Argp dma:dma:DMA erasure-coding:erasure_coding:Erasure\ Coding sha:sha:SHA compress:compress:Compress aes-gcm:aes_gcm:AES-GCM comch:comch:Comch rdma:rdma:RDMA comm-channel:comm_channel:Comm\ Channel cc:cc:Comm\ Channel\ \(2.6\ names\ of\ comch\); do
     IFS=: read -r name soname title <<<"$spec"
     sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version3|" -e "s|@LIB@|$name|" \
         -e "s|@SONAME@|$soname|" -e "s|@TITLE@|$title|" "$pc3/doca-lib.pc.in" >"$stage3/pc/doca-$name.pc"

@@ -8,8 +8,10 @@
 #     $LIBCLANG_PATH or under /usr/lib* and /usr/local/lib*; libclang-cpp is a different
 #     library and does not count);
 #   - the C interface's tests: cc, c++, pkg-config, valgrind, meson and ninja,
-#     rdma-core's <infiniband/verbs.h> (doca_rdma_bridge.h includes it), and json-c's
-#     headers (argp's JSON files are compared with what json-c takes);
+#     rdma-core's <infiniband/verbs.h> (doca_rdma_bridge.h includes it), json-c's
+#     headers (argp's JSON files are compared with what json-c takes), and zlib's,
+#     liblz4's and OpenSSL's headers (compress and AES-GCM results are read back with
+#     them, and they read what those libraries write);
 #   - doca-rdma: UCX (libucx-dev), and iproute2's ip for the tests that put the two
 #     sides in two network namespaces;
 #   - libisal.so.2's engine tests: Debian's liberasurecode with its headers (pyeclib is
@@ -43,6 +45,9 @@ test_packages_missing() {
     have_libclang || echo libclang-dev
     [ -f /usr/include/infiniband/verbs.h ] || echo libibverbs-dev
     [ -f /usr/include/json-c/json.h ] || echo libjson-c-dev
+    [ -f /usr/include/zlib.h ] || echo zlib1g-dev
+    [ -f /usr/include/lz4.h ] || echo liblz4-dev
+    [ -f /usr/include/openssl/evp.h ] || echo libssl-dev
     [ -f /usr/include/liberasurecode/erasurecode.h ] || echo liberasurecode-dev
     [ -f /usr/include/ucp/api/ucp.h ] || echo libucx-dev
     command -v ip >/dev/null 2>&1 || echo iproute2

@@ -71,6 +71,21 @@ pub struct doca_dma_job_memcpy {
     pub src_buff: *const doca_buf,
 }
 
+/// `struct doca_compress_deflate_job`: DOCA 2.2's compress and decompress deflate job.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct doca_compress_deflate_job {
+    /// Base.
+    pub base: doca_job,
+    /// Destination.
+    pub dst_buff: *mut doca_buf,
+    /// Source.
+    pub src_buff: *const doca_buf,
+    /// Where the checksums go once the job succeeded (NULL for nowhere): the CRC-32 of
+    /// the uncompressed data in the low 32 bits, its Adler-32 in the high 32 bits.
+    pub output_chksum: *mut u64,
+}
+
 /// `struct doca_sha_job`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -347,6 +362,11 @@ pub(crate) mod jobs {
         use crate::exec::*;
         doca_core::sync_event_task_table!(crate::tasks::c22_jobs);
     }
+    /// Compress's (deflate both ways; the LZ4 tasks have no 2.2 job).
+    pub(crate) mod compress {
+        use crate::exec::*;
+        doca_compress::compress_task_table!(crate::tasks::c22_jobs);
+    }
     /// RDMA's (its task table also declares the 3.x tasks, which have no job struct).
     pub(crate) mod rdma {
         use crate::exec::*;
@@ -399,6 +419,7 @@ unsafe fn write_back_slow(rec: &JobRecord, failed: bool) {
         doca_sha::tasks::ALL,
         doca_ec::tasks::ALL,
         doca_core::sync_event::tasks::ALL,
+        doca_compress::tasks::ALL,
     ];
     if let Some(spec) = tables
         .iter()

@@ -9,6 +9,7 @@ use crate::{
     doca_sha_job_type, ffi, ffi_value, free_handle, handle, handle_mut, invalid, new_handle,
     out_ptr, put,
 };
+use ::doca_compress::Compress;
 use ::doca_dma::Dma;
 use ::doca_ec::{Ec, Matrix, MatrixType};
 use ::doca_sha::{PartialSession, Sha};
@@ -27,6 +28,8 @@ pub type doca_dma = LibHandle<Dma>;
 pub type doca_sha = LibHandle<Sha>;
 /// `struct doca_ec`.
 pub type doca_ec = LibHandle<Ec>;
+/// `struct doca_compress`.
+pub type doca_compress = LibHandle<Compress>;
 /// `struct doca_matrix`.
 pub type doca_matrix = Matrix;
 
@@ -157,6 +160,80 @@ pub unsafe extern "C" fn doca_dma_get_max_buf_size(
     buf_size: *mut u64,
 ) -> doca_error_t {
     devinfo_value(devinfo, buf_size, Dma::max_buf_size)
+}
+
+// ---- Compress ----
+
+/// `enum doca_compress_job_types`.
+pub type doca_compress_job_types = std::ffi::c_int;
+
+/// `doca_compress_create`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_compress_create(ctx: *mut *mut doca_compress) -> doca_error_t {
+    let c = Compress::new();
+    let x = c.as_ctx().clone();
+    create(ctx, c, &x, crate::exec::jobs::compress::fill)
+}
+
+/// `doca_compress_destroy`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_compress_destroy(ctx: *mut doca_compress) -> doca_error_t {
+    destroy(ctx)
+}
+
+/// `doca_compress_as_ctx`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_compress_as_ctx(ctx: *mut doca_compress) -> *mut doca_ctx {
+    as_ctx(ctx)
+}
+
+/// `doca_compress_job_get_supported`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_compress_job_get_supported(
+    devinfo: *mut doca_devinfo,
+    job_type_v: doca_compress_job_types,
+) -> doca_error_t {
+    devinfo_query(devinfo, |d| {
+        Compress::job_get_supported(d, deflate_job(job_type_v)?)
+    })
+}
+
+/// A 2.2 compress job type: deflate one way or the other.
+fn deflate_job(t: doca_compress_job_types) -> Result<u32> {
+    let t = job_type(t)?;
+    if t == ::doca_compress::JOB_COMPRESS_DEFLATE || t == ::doca_compress::JOB_DECOMPRESS_DEFLATE {
+        Ok(t)
+    } else {
+        Err(doca_core::Error::with_context(
+            doca_core::ErrorCode::NotSupported,
+            format!(
+                "job type {t} is not a DOCA 2.2 compress job (DOCA_COMPRESS_DEFLATE_JOB or DOCA_DECOMPRESS_DEFLATE_JOB)"
+            ),
+        ))
+    }
+}
+
+/// `doca_compress_get_max_buf_size`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_compress_get_max_buf_size(
+    devinfo: *const doca_devinfo,
+    job_type_v: doca_compress_job_types,
+    max_buf_size: *mut u64,
+) -> doca_error_t {
+    devinfo_value(devinfo, max_buf_size, |d| {
+        Compress::max_buf_size(d, deflate_job(job_type_v)?)
+    })
+}
+
+/// `doca_compress_get_max_list_buf_num_elem`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_compress_get_max_list_buf_num_elem(
+    devinfo: *const doca_devinfo,
+    max_list_num_elem: *mut u32,
+) -> doca_error_t {
+    devinfo_value(devinfo, max_list_num_elem, |d| {
+        Compress::max_buf_list_len(d, ::doca_compress::JOB_COMPRESS_DEFLATE)
+    })
 }
 
 // ---- SHA ----

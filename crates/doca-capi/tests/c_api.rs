@@ -46,6 +46,20 @@ fn erasure_coding_guide_flow() {
     run_both("ec_flow");
 }
 
+/// DOCA 2.2's compress jobs with their output_chksum, against zlib (`tests/c/compress22.c`).
+#[test]
+fn compress_jobs_of_doca_2_2() {
+    let bin = compile(
+        &crate_dir().join("tests/c/compress22.c"),
+        "compress22",
+        "doca zlib",
+    );
+    for engine in [false, true] {
+        let out = run(&bin, &[], engine);
+        assert!(out.contains("compress22: ok"), "{out}");
+    }
+}
+
 #[test]
 fn dma_copy_and_sha_digests() {
     run_both("dma_sha");
@@ -867,6 +881,16 @@ const DOCA_INCLUDES: &[(&str, &[&str])] = &[
     (
         "doca_sha.h",
         &["doca_compat.h", "doca_buf.h", "doca_ctx.h", "doca_error.h"],
+    ),
+    (
+        "doca_compress.h",
+        &[
+            "inttypes.h",
+            "doca_buf.h",
+            "doca_compat.h",
+            "doca_ctx.h",
+            "doca_dev.h",
+        ],
     ),
     (
         "doca_erasure_coding.h",

@@ -45,6 +45,21 @@ fn sha_and_erasure_coding_tasks() {
     run_both3("sha_ec3");
 }
 
+/// Compress tasks checked against zlib and liblz4 both ways, their checksums, buffer
+/// lists and bad input (`tests/c3/compress3.c`), on both engines.
+#[test]
+fn compress_tasks_against_zlib_and_liblz4() {
+    let bin = compile(
+        &crate_dir().join("tests/c3/compress3.c"),
+        "compress3-3",
+        "doca-common doca-compress zlib liblz4",
+    );
+    for engine in [false, true] {
+        let out = run(&bin, &[], engine);
+        assert!(out.contains("compress3: ok (11 tasks)"), "{out}");
+    }
+}
+
 #[test]
 fn sync_event_tasks() {
     run_both3("sync_event3");

@@ -43,7 +43,7 @@
 //! ```
 
 use doca_core::device::Capability;
-use doca_core::exec::{Completion, CtxOps, ExecEnv, Job, JobOps, JobRecord};
+use doca_core::exec::{Completion, CtxOps, ExecEnv, Job, JobOps, JobRecord, TaskHooks, TaskInputs};
 use doca_core::memory::with_io_locked;
 use doca_core::types::action;
 use doca_core::{Buf, BufDesc, Ctx, Data, Dev, DevInfo, Error, ErrorCode, Result};
@@ -59,8 +59,10 @@ pub const JOB_DECOMPRESS_LZ4_STREAM: u32 = action::COMPRESS_FIRST + 3;
 pub const JOB_DECOMPRESS_LZ4_BLOCK: u32 = action::COMPRESS_FIRST + 4;
 /// Largest source or destination of one task (2 GiB).
 pub const MAX_BUF_SIZE: u64 = 1 << 31;
-/// Longest buffer list of a task's source or destination.
-pub const MAX_BUF_LIST_LEN: u32 = 1;
+/// Longest buffer list of a task's source or destination: a list source is read as
+/// its elements' data in order, a list destination is filled element by element, each
+/// up to its tailroom.
+pub const MAX_BUF_LIST_LEN: u32 = 16;
 /// The deflate level compress tasks use (libdeflate's default).
 pub const DEFLATE_LEVEL: i32 = 6;
 
@@ -102,7 +104,7 @@ macro_rules! compress_task_table {
                         flag output_chksum: 1 (*mut u64),
                     ],
                     write_back: [2 -> 1],
-                    hooks: doca_core::exec::TaskHooks::NONE,
+                    hooks: $crate::RESULT_HOOKS,
                     c3: {
                         task: doca_compress_task_compress_deflate,
                         cb: doca_compress_task_compress_deflate_completion_cb_t,
@@ -129,7 +131,7 @@ macro_rules! compress_task_table {
                         flag output_chksum: 1 (*mut u64),
                     ],
                     write_back: [2 -> 1],
-                    hooks: doca_core::exec::TaskHooks::NONE,
+                    hooks: $crate::RESULT_HOOKS,
                     c3: {
                         task: doca_compress_task_decompress_deflate,
                         cb: doca_compress_task_decompress_deflate_completion_cb_t,
@@ -161,7 +163,7 @@ macro_rules! compress_task_table {
                             set doca_compress_task_decompress_lz4_stream_set_dst,
                     ],
                     write_back: [],
-                    hooks: doca_core::exec::TaskHooks::NONE,
+                    hooks: $crate::RESULT_HOOKS,
                     c3: {
                         task: doca_compress_task_decompress_lz4_stream,
                         cb: doca_compress_task_decompress_lz4_stream_completion_cb_t,
@@ -187,7 +189,7 @@ macro_rules! compress_task_table {
                             set doca_compress_task_decompress_lz4_block_set_dst,
                     ],
                     write_back: [],
-                    hooks: doca_core::exec::TaskHooks::NONE,
+                    hooks: $crate::RESULT_HOOKS,
                     c3: {
                         task: doca_compress_task_decompress_lz4_block,
                         cb: doca_compress_task_decompress_lz4_block_completion_cb_t,
@@ -398,50 +400,83 @@ fn invalid(msg: impl Into<String>) -> Error {
     Error::with_context(ErrorCode::InvalidValue, msg.into())
 }
 
-/// The source and destination of a job, one buffer each, local, reachable by the
-/// device and writable.
+/// The source and destination of a job (each one buffer or a list of at most
+/// [`MAX_BUF_LIST_LEN`]), local, reachable by the device, the destination writable.
 fn buffers<'a>(job: &'a JobRecord, dev: &Dev) -> Result<(&'a BufDesc, &'a BufDesc)> {
     let (Some(src), Some(dst)) = (job.buf(JobRecord::SRC), job.buf(JobRecord::DST)) else {
         return Err(invalid(
             "a compress task needs a source and a destination buffer",
         ));
     };
-    if src.next().is_some() || dst.next().is_some() {
-        return Err(Error::with_context(
-            ErrorCode::NotSupported,
-            format!(
-                "a compress task takes one buffer as source and one as destination (max_buf_list_len {MAX_BUF_LIST_LEN})"
-            ),
-        ));
+    if src.next().is_none() && dst.next().is_none() {
+        check_element(src, dev, false)?;
+        return check_element(dst, dev, true).map(|()| (src, dst));
     }
-    if src.remote().is_some() || dst.remote().is_some() {
+    for (list, what, writes) in [(src, "source", false), (dst, "destination", true)] {
+        let mut n = 0u32;
+        for e in list.iter() {
+            n += 1;
+            if n > MAX_BUF_LIST_LEN {
+                return Err(invalid(format!(
+                    "the {what} is a list of more than {MAX_BUF_LIST_LEN} buffers (max_buf_list_len)"
+                )));
+            }
+            check_element(e, dev, writes)?;
+        }
+    }
+    Ok((src, dst))
+}
+
+fn check_element(b: &BufDesc, dev: &Dev, writes: bool) -> Result<()> {
+    if b.remote().is_some() {
         return Err(Error::with_context(
             ErrorCode::NotSupported,
             "compress tasks work on this process's memory: bring imported memory in with a DMA task first",
         ));
     }
-    if !src.mmap_has_device(dev) || !dst.mmap_has_device(dev) {
+    if !b.mmap_has_device(dev) {
         return Err(Error::with_context(
             ErrorCode::NotPermitted,
             "a buffer's mmap was not given access to the context's device (mmap dev_add)",
         ));
     }
-    if !dst.mmap_writable() {
+    if writes && !b.mmap_writable() {
         return Err(Error::with_context(
             ErrorCode::NotPermitted,
             "the destination's mmap does not grant write access (DOCA_ACCESS_LOCAL_READ_WRITE)",
         ));
     }
-    Ok((src, dst))
+    Ok(())
+}
+
+/// What a pooled task keeps of its record once completed: the checksums, for the
+/// task's checksum getters (`doca_compress_task_*_get_crc_cs` and the others).
+pub const RESULT_HOOKS: TaskHooks = TaskHooks {
+    finish: Some(keep_checksums),
+    ..TaskHooks::NONE
+};
+
+fn keep_checksums(inputs: &TaskInputs, rec: &JobRecord, failed: bool) {
+    inputs.state.set(if failed {
+        0
+    } else {
+        rec.params[PARAM_CHECKSUMS]
+    });
+}
+
+/// The checksums a completed pooled task keeps (see [`RESULT_HOOKS`]): its CRC-32 and
+/// its Adler-32 or xxHash-32; zeros before its first success.
+pub fn task_checksums(inputs: &TaskInputs) -> (u32, u32) {
+    split(inputs.state.get())
 }
 
 impl JobOps for CompressOps {
     fn validate(&self, job: &mut JobRecord, dev: &Dev) -> Result<()> {
         let (src, _) = buffers(job, dev)?;
-        if src.data_len() as u64 > MAX_BUF_SIZE {
+        if src.list_data_len() as u64 > MAX_BUF_SIZE {
             return Err(invalid(format!(
                 "the source holds {} bytes; a compress task takes at most {MAX_BUF_SIZE}",
-                src.data_len()
+                src.list_data_len()
             )));
         }
         if job.job_type == JOB_DECOMPRESS_LZ4_STREAM {
@@ -467,6 +502,11 @@ impl JobOps for CompressOps {
             job.params[PARAM_HAS_BLOCK_CHECKSUM] != 0,
             job.params[PARAM_BLOCKS_INDEPENDENT] != 0,
         );
+        if src.next().is_some() || dst.next().is_some() {
+            let sums = execute_lists(job, src, dst, flags)?;
+            job.params[PARAM_CHECKSUMS] = sums;
+            return Ok(());
+        }
         let (to, room) = job.dst_tail(dst);
         let r = with_io_locked(&[src], &[dst], || {
             let (from, n) = src.data_span();
@@ -489,6 +529,103 @@ impl JobOps for CompressOps {
         job.params[PARAM_CHECKSUMS] = sums;
         job.grow_dst_at_delivery(written)
     }
+}
+
+/// Scratch memory of a task whose source or destination is a list: the source's data
+/// gathered, and the output before it is spread over the destination's elements.
+/// Kept per thread (reused, so the data path allocates only when a task needs more than
+/// any before it); more than [`SCRATCH_KEEP`] is given back after the task.
+struct Scratch {
+    input: Vec<u8>,
+    output: Vec<u8>,
+}
+
+/// Scratch memory kept between tasks.
+const SCRATCH_KEEP: usize = 64 << 20;
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = const {
+        RefCell::new(Scratch { input: Vec::new(), output: Vec::new() })
+    };
+}
+
+/// A task on buffer lists: the source's elements read in order, the output spread
+/// over the destination's elements in order, each up to its tailroom (a single
+/// destination: its room as the task was submitted, grown at delivery).
+fn execute_lists(
+    job: &JobRecord,
+    src: &BufDesc,
+    dst: &BufDesc,
+    flags: (bool, bool),
+) -> Result<u64> {
+    let job_type = job.job_type;
+    let single = dst.next().is_none();
+    let base = if single { job.dst_base() } else { None };
+    let room: usize = if single {
+        job.dst_tail(dst).1
+    } else {
+        dst.iter().map(BufDesc::tailroom).sum()
+    };
+    let room = room.min(MAX_BUF_SIZE as usize);
+    let r = with_io_locked(&[src], &[dst], || {
+        SCRATCH.with_borrow_mut(|s| {
+            s.input.clear();
+            for e in src.iter() {
+                let (p, n) = e.data_span();
+                // SAFETY: the element's data lies inside its mmap, kept alive by the
+                // job's buffers, in this process (checked); the io locks give this job
+                // its bytes, and nothing writes them while this borrow lives.
+                s.input
+                    .extend_from_slice(unsafe { std::slice::from_raw_parts(p as *const u8, n) });
+            }
+            s.output.clear();
+            s.output.resize(room, 0);
+            let r = run(job_type, flags, &s.input, &mut s.output);
+            if let Ok((written, _)) = r {
+                let mut done = 0;
+                for d in dst.iter() {
+                    if done == written {
+                        break;
+                    }
+                    let (p, n) = match base {
+                        Some(b) => d.tail_span_after(b),
+                        None => d.tail_span(),
+                    };
+                    let n = n.min(written - done);
+                    // SAFETY: [p, p+n) is the element's tailroom inside its mmap, kept
+                    // alive by the job's buffers, in this process (checked), held by
+                    // this job through the io locks; the bytes come from the scratch
+                    // vector, which no buffer's memory overlaps.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(s.output[done..].as_ptr(), p as *mut u8, n)
+                    };
+                    done += n;
+                }
+            }
+            if s.input.capacity() > SCRATCH_KEEP {
+                s.input = Vec::new();
+            }
+            if s.output.capacity() > SCRATCH_KEEP {
+                s.output = Vec::new();
+            }
+            r
+        })
+    })
+    .ok_or_else(|| invalid("the task spans more than 16 mmaps"))?;
+    let (written, sums) = r?;
+    if single {
+        return job.grow_dst_at_delivery(written).map(|()| sums);
+    }
+    let mut left = written;
+    for d in dst.iter() {
+        if left == 0 {
+            break;
+        }
+        let n = left.min(d.tailroom());
+        d.grow_data_len(n)?;
+        left -= n;
+    }
+    Ok(sums)
 }
 
 fn ranges_overlap(a: (usize, usize), b: (usize, usize)) -> bool {

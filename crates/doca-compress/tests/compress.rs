@@ -312,10 +312,57 @@ fn capabilities_answer_for_every_task_type() {
             Compress::max_buf_size(&info, t).unwrap(),
             doca_compress::MAX_BUF_SIZE
         );
-        assert_eq!(Compress::max_buf_list_len(&info, t).unwrap(), 1);
+        assert_eq!(
+            Compress::max_buf_list_len(&info, t).unwrap(),
+            doca_compress::MAX_BUF_LIST_LEN
+        );
     }
     assert_eq!(
         Compress::job_get_supported(&info, 1).unwrap_err().code(),
         ErrorCode::NotSupported
     );
+}
+
+#[test]
+fn lists_as_source_and_destination() {
+    for dev in engines() {
+        let mut e = Env::new(&dev);
+        let data = &corpus()[0].1[..100_000];
+        // The source in three pieces, compressed into one buffer.
+        let mut src = e.data(0, &data[..30_000]);
+        src.chain(e.data(40_000, &data[30_000..31_000])).unwrap();
+        src.chain(e.data(50_000, &data[31_000..])).unwrap();
+        let mut c = e
+            .run(DeflateJob::compress(src, e.empty(1 << 20, 1 << 19), 1))
+            .unwrap();
+        assert_eq!(checksums(&c), crc_adler(data));
+        let packed = c.take_buf(DeflateJob::DST).unwrap().data_to_vec();
+        // Decompressed into a list of three destinations: each filled up to its room,
+        // in order; the last one holds the rest.
+        let one = e.data(2 << 20, &packed);
+        let mut dst = e.empty(3 << 20, 10_000);
+        dst.chain(e.empty(3 << 20 | 20_000, 50_000)).unwrap();
+        dst.chain(e.empty(3 << 20 | 80_000, 60_000)).unwrap();
+        let mut c = e.run(DeflateJob::decompress(one, dst, 2)).unwrap();
+        assert_eq!(checksums(&c), crc_adler(data));
+        let dst = c.take_buf(DeflateJob::DST).unwrap();
+        let lens: Vec<usize> = dst.iter().map(|d| d.data_len()).collect();
+        assert_eq!(lens, [10_000, 50_000, 40_000]);
+        assert_eq!(dst.list_data_to_vec(), data);
+        // Too little room over the whole list: the task fails and no element grows.
+        let one = e.data(2 << 20, &packed);
+        let mut dst = e.empty(5 << 20, 10_000);
+        dst.chain(e.empty(5 << 20 | 20_000, 10_000)).unwrap();
+        let msg = e.failed(DeflateJob::decompress(one, dst, 3));
+        assert!(msg.contains("too small"), "{msg}");
+        // More elements than max_buf_list_len: refused at submit.
+        let mut src = e.data(0, &data[..10]);
+        for i in 0..doca_compress::MAX_BUF_LIST_LEN as usize {
+            src.chain(e.data(6 << 20 | (i * 64), &data[..10])).unwrap();
+        }
+        let job = DeflateJob::compress(src, e.empty(1 << 20, 1 << 16), 4);
+        let (err, _) = e.wq.submit_job(e.ctx.as_ctx(), job).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidValue);
+        assert!(err.to_string().contains("max_buf_list_len"), "{err}");
+    }
 }

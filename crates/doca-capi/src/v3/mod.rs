@@ -17,6 +17,7 @@ mod clock;
 mod comch;
 mod comch_fast;
 mod compat26;
+mod compress;
 mod core;
 mod dma;
 mod ec;
@@ -34,6 +35,7 @@ pub use advise::*;
 pub use clock::*;
 pub use comch::*;
 pub use comch_fast::*;
+pub use compress::*;
 pub use dma::*;
 pub use ec::*;
 pub use graph::*;
@@ -58,6 +60,7 @@ pub fn generated_functions() -> impl Iterator<Item = crate::tasks::GenFn> {
         sync_event::C3_FUNCTIONS,
         advise::C3_FUNCTIONS,
         rdma::C3_FUNCTIONS,
+        compress::C3_FUNCTIONS,
     ]
     .into_iter()
     .flatten()

@@ -628,6 +628,7 @@ pub fn c_type(t: &str) -> String {
         "doca_rdma_state",
         "doca_task_batch_max_tasks_number",
         "doca_event_batch_events_number",
+        "doca_compress_job_types",
     ];
     const TYPEDEFS: &[&str] = &[
         "doca_error_t",
@@ -687,6 +688,10 @@ pub fn c_type(t: &str) -> String {
         "doca_rdma_task_remote_net_sync_event_get_completion_cb_t",
         "doca_rdma_task_remote_net_sync_event_notify_set_completion_cb_t",
         "doca_rdma_task_remote_net_sync_event_notify_add_completion_cb_t",
+        "doca_compress_task_compress_deflate_completion_cb_t",
+        "doca_compress_task_decompress_deflate_completion_cb_t",
+        "doca_compress_task_decompress_lz4_stream_completion_cb_t",
+        "doca_compress_task_decompress_lz4_block_completion_cb_t",
     ];
     // The task generation's Rust names of C structs that share a name with the job
     // generation's.
@@ -704,6 +709,7 @@ pub fn c_type(t: &str) -> String {
         "doca_graph_instance3" => "doca_graph_instance",
         "doca_rdma3" => "doca_rdma",
         "doca_buf_arr3" => "doca_buf_arr",
+        "doca_compress3" => "doca_compress",
         t => t,
     };
     match t {
