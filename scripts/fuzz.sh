@@ -21,7 +21,7 @@ while [ $# -gt 0 ]; do
     *) targets+=("$1"); shift ;;
     esac
 done
-[ ${#targets[@]} -gt 0 ] || targets=(mem_ops capi_ops pe_ops xproc_input comch_input rdma_input argp_json compress_input)
+[ ${#targets[@]} -gt 0 ] || targets=(mem_ops capi_ops pe_ops xproc_input comch_input rdma_input argp_json compress_input aes_gcm_input)
 target=x86_64-unknown-linux-gnu
 if ! rustup target list --installed 2>/dev/null | grep -qx "$target"; then
     rustup target add "$target"

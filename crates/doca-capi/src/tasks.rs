@@ -264,7 +264,7 @@ macro_rules! c3_tasks {
                 task: $task:ident,
                 cb: $cb:ident,
                 set_conf: $set_conf:ident ($style:ident),
-                alloc_init: $alloc:ident,
+                alloc_init: $alloc:ident $(($by_hand:ident))?,
                 as_task: $as_task:ident,
                 setters: $setters:ident $(,)?
             },
@@ -302,7 +302,7 @@ macro_rules! c3_tasks {
             pub type $cb = $crate::v3::TaskCb;
 
             $crate::tasks::c3_tasks!(@set_conf $style $set_conf $h, $cb, $specpath);
-            $crate::tasks::c3_tasks!(@alloc $alloc $h, $task, $specpath, [] [] $($kind $input $slot ($cty),)*);
+            $crate::tasks::c3_tasks!(@alloc_unless [$($by_hand)?] $alloc $h, $task, $specpath, [] [] $($kind $input $slot ($cty),)*);
 
             #[doc = concat!("`", stringify!($as_task), "`.")]
             #[unsafe(no_mangle)]
@@ -441,6 +441,12 @@ macro_rules! c3_tasks {
         }
     };
 
+    // alloc_init, unless the library's C face writes it by hand (`(by_hand)`: inputs
+    // that are one value in the record but two C arguments, as an IV and its length).
+    (@alloc_unless [by_hand] $($rest:tt)*) => {};
+    (@alloc_unless [] $($rest:tt)*) => {
+        $crate::tasks::c3_tasks!(@alloc $($rest)*);
+    };
     // alloc_init: the inputs a pooled task takes at allocation, in the table's order.
     (@alloc $alloc:ident $h:ty, $task:ident, $spec:path, [$($args:tt)*] [$($stores:tt)*]
         flag $input:ident $slot:literal ($cty:ty), $($rest:tt)*) => {

@@ -60,6 +60,21 @@ fn compress_tasks_against_zlib_and_liblz4() {
     }
 }
 
+/// AES-GCM tasks checked against OpenSSL's EVP both ways, tampering, keys, lists
+/// (`tests/c3/aes_gcm3.c`), on both engines.
+#[test]
+fn aes_gcm_tasks_against_openssl() {
+    let bin = compile(
+        &crate_dir().join("tests/c3/aes_gcm3.c"),
+        "aes_gcm3-3",
+        "doca-common doca-aes-gcm libcrypto",
+    );
+    for engine in [false, true] {
+        let out = run(&bin, &[], engine);
+        assert!(out.contains("aes_gcm3: ok (16 tasks)"), "{out}");
+    }
+}
+
 #[test]
 fn sync_event_tasks() {
     run_both3("sync_event3");

@@ -43,7 +43,9 @@
 //! ```
 
 use doca_core::device::Capability;
-use doca_core::exec::{Completion, CtxOps, ExecEnv, Job, JobOps, JobRecord, TaskHooks, TaskInputs};
+use doca_core::exec::{
+    Completion, CtxOps, ExecEnv, Job, JobOps, JobRecord, TaskHooks, TaskInputs, run_on_lists,
+};
 use doca_core::memory::with_io_locked;
 use doca_core::types::action;
 use doca_core::{Buf, BufDesc, Ctx, Data, Dev, DevInfo, Error, ErrorCode, Result};
@@ -531,27 +533,8 @@ impl JobOps for CompressOps {
     }
 }
 
-/// Scratch memory of a task whose source or destination is a list: the source's data
-/// gathered, and the output before it is spread over the destination's elements.
-/// Kept per thread (reused, so the data path allocates only when a task needs more than
-/// any before it); more than [`SCRATCH_KEEP`] is given back after the task.
-struct Scratch {
-    input: Vec<u8>,
-    output: Vec<u8>,
-}
-
-/// Scratch memory kept between tasks.
-const SCRATCH_KEEP: usize = 64 << 20;
-
-thread_local! {
-    static SCRATCH: RefCell<Scratch> = const {
-        RefCell::new(Scratch { input: Vec::new(), output: Vec::new() })
-    };
-}
-
 /// A task on buffer lists: the source's elements read in order, the output spread
-/// over the destination's elements in order, each up to its tailroom (a single
-/// destination: its room as the task was submitted, grown at delivery).
+/// over the destination's elements in order (see [`run_on_lists`]).
 fn execute_lists(
     job: &JobRecord,
     src: &BufDesc,
@@ -559,72 +542,12 @@ fn execute_lists(
     flags: (bool, bool),
 ) -> Result<u64> {
     let job_type = job.job_type;
-    let single = dst.next().is_none();
-    let base = if single { job.dst_base() } else { None };
-    let room: usize = if single {
-        job.dst_tail(dst).1
-    } else {
-        dst.iter().map(BufDesc::tailroom).sum()
-    };
-    let room = room.min(MAX_BUF_SIZE as usize);
-    let r = with_io_locked(&[src], &[dst], || {
-        SCRATCH.with_borrow_mut(|s| {
-            s.input.clear();
-            for e in src.iter() {
-                let (p, n) = e.data_span();
-                // SAFETY: the element's data lies inside its mmap, kept alive by the
-                // job's buffers, in this process (checked); the io locks give this job
-                // its bytes, and nothing writes them while this borrow lives.
-                s.input
-                    .extend_from_slice(unsafe { std::slice::from_raw_parts(p as *const u8, n) });
-            }
-            s.output.clear();
-            s.output.resize(room, 0);
-            let r = run(job_type, flags, &s.input, &mut s.output);
-            if let Ok((written, _)) = r {
-                let mut done = 0;
-                for d in dst.iter() {
-                    if done == written {
-                        break;
-                    }
-                    let (p, n) = match base {
-                        Some(b) => d.tail_span_after(b),
-                        None => d.tail_span(),
-                    };
-                    let n = n.min(written - done);
-                    // SAFETY: [p, p+n) is the element's tailroom inside its mmap, kept
-                    // alive by the job's buffers, in this process (checked), held by
-                    // this job through the io locks; the bytes come from the scratch
-                    // vector, which no buffer's memory overlaps.
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(s.output[done..].as_ptr(), p as *mut u8, n)
-                    };
-                    done += n;
-                }
-            }
-            if s.input.capacity() > SCRATCH_KEEP {
-                s.input = Vec::new();
-            }
-            if s.output.capacity() > SCRATCH_KEEP {
-                s.output = Vec::new();
-            }
-            r
-        })
-    })
-    .ok_or_else(|| invalid("the task spans more than 16 mmaps"))?;
-    let (written, sums) = r?;
-    if single {
-        return job.grow_dst_at_delivery(written).map(|()| sums);
-    }
-    let mut left = written;
-    for d in dst.iter() {
-        if left == 0 {
-            break;
-        }
-        let n = left.min(d.tailroom());
-        d.grow_data_len(n)?;
-        left -= n;
-    }
+    let mut sums = 0;
+    run_on_lists(job, src, dst, MAX_BUF_SIZE as usize, |input, output| {
+        let (written, s) = run(job_type, flags, input, output)?;
+        sums = s;
+        Ok(written)
+    })?;
     Ok(sums)
 }
 

@@ -141,6 +141,8 @@ pub mod action {
     pub const MMAP_ADVISE_FIRST: u32 = 20 << ACTION_SDK_RANGE;
     /// First comch task (3.x comm channel).
     pub const COMCH_FIRST: u32 = 21 << ACTION_SDK_RANGE;
+    /// AES-GCM (a library of the task generation only: DOCA 2.2 has no range for it).
+    pub const AES_GCM_FIRST: u32 = 22 << ACTION_SDK_RANGE;
 }
 
 #[cfg(test)]

@@ -58,63 +58,133 @@ pub unsafe extern "C" fn doca_compress_cap_get_max_num_tasks(
     })
 }
 
-/// The three capability queries of one task type.
-macro_rules! caps {
-    ($job:expr, $supported:ident, $max_size:ident, $max_list:ident) => {
-        #[doc = concat!("`", stringify!($supported), "`.")]
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $supported(devinfo: *const doca_devinfo) -> doca_error_t {
-            devinfo_query(devinfo, |d| Compress::job_get_supported(d, $job))
-        }
-
-        #[doc = concat!("`", stringify!($max_size), "`.")]
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $max_size(
-            devinfo: *const doca_devinfo,
-            max_buffer_size: *mut u64,
-        ) -> doca_error_t {
-            devinfo_value(devinfo, max_buffer_size, |d| {
-                Compress::max_buf_size(d, $job)
-            })
-        }
-
-        #[doc = concat!("`", stringify!($max_list), "`.")]
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $max_list(
-            devinfo: *const doca_devinfo,
-            max_buf_list_len: *mut u32,
-        ) -> doca_error_t {
-            devinfo_value(devinfo, max_buf_list_len, |d| {
-                Compress::max_buf_list_len(d, $job)
-            })
-        }
-    };
+/// `doca_compress_cap_task_compress_deflate_is_supported`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_compress_cap_task_compress_deflate_is_supported(
+    devinfo: *const doca_devinfo,
+) -> doca_error_t {
+    devinfo_query(devinfo, |d| {
+        Compress::job_get_supported(d, JOB_COMPRESS_DEFLATE)
+    })
 }
 
-caps!(
-    JOB_COMPRESS_DEFLATE,
-    doca_compress_cap_task_compress_deflate_is_supported,
-    doca_compress_cap_task_compress_deflate_get_max_buf_size,
-    doca_compress_cap_task_compress_deflate_get_max_buf_list_len
-);
-caps!(
-    JOB_DECOMPRESS_DEFLATE,
-    doca_compress_cap_task_decompress_deflate_is_supported,
-    doca_compress_cap_task_decompress_deflate_get_max_buf_size,
-    doca_compress_cap_task_decompress_deflate_get_max_buf_list_len
-);
-caps!(
-    JOB_DECOMPRESS_LZ4_STREAM,
-    doca_compress_cap_task_decompress_lz4_stream_is_supported,
-    doca_compress_cap_task_decompress_lz4_stream_get_max_buf_size,
-    doca_compress_cap_task_decompress_lz4_stream_get_max_buf_list_len
-);
-caps!(
-    JOB_DECOMPRESS_LZ4_BLOCK,
-    doca_compress_cap_task_decompress_lz4_block_is_supported,
-    doca_compress_cap_task_decompress_lz4_block_get_max_buf_size,
-    doca_compress_cap_task_decompress_lz4_block_get_max_buf_list_len
-);
+/// `doca_compress_cap_task_compress_deflate_get_max_buf_size`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_compress_cap_task_compress_deflate_get_max_buf_size(
+    devinfo: *const doca_devinfo,
+    max_buffer_size: *mut u64,
+) -> doca_error_t {
+    devinfo_value(devinfo, max_buffer_size, |d| {
+        Compress::max_buf_size(d, JOB_COMPRESS_DEFLATE)
+    })
+}
+
+/// `doca_compress_cap_task_compress_deflate_get_max_buf_list_len`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_compress_cap_task_compress_deflate_get_max_buf_list_len(
+    devinfo: *const doca_devinfo,
+    max_buf_list_len: *mut u32,
+) -> doca_error_t {
+    devinfo_value(devinfo, max_buf_list_len, |d| {
+        Compress::max_buf_list_len(d, JOB_COMPRESS_DEFLATE)
+    })
+}
+
+/// `doca_compress_cap_task_decompress_deflate_is_supported`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_compress_cap_task_decompress_deflate_is_supported(
+    devinfo: *const doca_devinfo,
+) -> doca_error_t {
+    devinfo_query(devinfo, |d| {
+        Compress::job_get_supported(d, JOB_DECOMPRESS_DEFLATE)
+    })
+}
+
+/// `doca_compress_cap_task_decompress_deflate_get_max_buf_size`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_compress_cap_task_decompress_deflate_get_max_buf_size(
+    devinfo: *const doca_devinfo,
+    max_buffer_size: *mut u64,
+) -> doca_error_t {
+    devinfo_value(devinfo, max_buffer_size, |d| {
+        Compress::max_buf_size(d, JOB_DECOMPRESS_DEFLATE)
+    })
+}
+
+/// `doca_compress_cap_task_decompress_deflate_get_max_buf_list_len`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_compress_cap_task_decompress_deflate_get_max_buf_list_len(
+    devinfo: *const doca_devinfo,
+    max_buf_list_len: *mut u32,
+) -> doca_error_t {
+    devinfo_value(devinfo, max_buf_list_len, |d| {
+        Compress::max_buf_list_len(d, JOB_DECOMPRESS_DEFLATE)
+    })
+}
+
+/// `doca_compress_cap_task_decompress_lz4_stream_is_supported`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_compress_cap_task_decompress_lz4_stream_is_supported(
+    devinfo: *const doca_devinfo,
+) -> doca_error_t {
+    devinfo_query(devinfo, |d| {
+        Compress::job_get_supported(d, JOB_DECOMPRESS_LZ4_STREAM)
+    })
+}
+
+/// `doca_compress_cap_task_decompress_lz4_stream_get_max_buf_size`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_compress_cap_task_decompress_lz4_stream_get_max_buf_size(
+    devinfo: *const doca_devinfo,
+    max_buffer_size: *mut u64,
+) -> doca_error_t {
+    devinfo_value(devinfo, max_buffer_size, |d| {
+        Compress::max_buf_size(d, JOB_DECOMPRESS_LZ4_STREAM)
+    })
+}
+
+/// `doca_compress_cap_task_decompress_lz4_stream_get_max_buf_list_len`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_compress_cap_task_decompress_lz4_stream_get_max_buf_list_len(
+    devinfo: *const doca_devinfo,
+    max_buf_list_len: *mut u32,
+) -> doca_error_t {
+    devinfo_value(devinfo, max_buf_list_len, |d| {
+        Compress::max_buf_list_len(d, JOB_DECOMPRESS_LZ4_STREAM)
+    })
+}
+
+/// `doca_compress_cap_task_decompress_lz4_block_is_supported`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_compress_cap_task_decompress_lz4_block_is_supported(
+    devinfo: *const doca_devinfo,
+) -> doca_error_t {
+    devinfo_query(devinfo, |d| {
+        Compress::job_get_supported(d, JOB_DECOMPRESS_LZ4_BLOCK)
+    })
+}
+
+/// `doca_compress_cap_task_decompress_lz4_block_get_max_buf_size`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_compress_cap_task_decompress_lz4_block_get_max_buf_size(
+    devinfo: *const doca_devinfo,
+    max_buffer_size: *mut u64,
+) -> doca_error_t {
+    devinfo_value(devinfo, max_buffer_size, |d| {
+        Compress::max_buf_size(d, JOB_DECOMPRESS_LZ4_BLOCK)
+    })
+}
+
+/// `doca_compress_cap_task_decompress_lz4_block_get_max_buf_list_len`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_compress_cap_task_decompress_lz4_block_get_max_buf_list_len(
+    devinfo: *const doca_devinfo,
+    max_buf_list_len: *mut u32,
+) -> doca_error_t {
+    devinfo_value(devinfo, max_buf_list_len, |d| {
+        Compress::max_buf_list_len(d, JOB_DECOMPRESS_LZ4_BLOCK)
+    })
+}
 
 // ---- tasks: from Compress's task table ----
 
@@ -146,45 +216,66 @@ fn checksum(task: *const doca_task, which: Sum) -> u32 {
     })
 }
 
-/// A task type's two checksum getters: the CRC-32, and `$other` (Adler-32 or
-/// xxHash-32).
-macro_rules! checksum_getters {
-    ($task:ty, $crc:ident, $other:ident, $which:ident) => {
-        #[doc = concat!("`", stringify!($crc), "`: the CRC-32 of the uncompressed data.")]
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $crc(task: *const $task) -> u32 {
-            checksum(task, Sum::Crc)
-        }
-
-        #[doc = concat!("`", stringify!($other), "`: the uncompressed data's second checksum.")]
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $other(task: *const $task) -> u32 {
-            checksum(task, Sum::$which)
-        }
-    };
+/// `doca_compress_task_compress_deflate_get_crc_cs`: the CRC-32 of the uncompressed data.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_compress_task_compress_deflate_get_crc_cs(
+    task: *const doca_compress_task_compress_deflate,
+) -> u32 {
+    checksum(task, Sum::Crc)
 }
 
-checksum_getters!(
-    doca_compress_task_compress_deflate,
-    doca_compress_task_compress_deflate_get_crc_cs,
-    doca_compress_task_compress_deflate_get_adler_cs,
-    Adler
-);
-checksum_getters!(
-    doca_compress_task_decompress_deflate,
-    doca_compress_task_decompress_deflate_get_crc_cs,
-    doca_compress_task_decompress_deflate_get_adler_cs,
-    Adler
-);
-checksum_getters!(
-    doca_compress_task_decompress_lz4_stream,
-    doca_compress_task_decompress_lz4_stream_get_crc_cs,
-    doca_compress_task_decompress_lz4_stream_get_xxh_cs,
-    Xxh
-);
-checksum_getters!(
-    doca_compress_task_decompress_lz4_block,
-    doca_compress_task_decompress_lz4_block_get_crc_cs,
-    doca_compress_task_decompress_lz4_block_get_xxh_cs,
-    Xxh
-);
+/// `doca_compress_task_compress_deflate_get_adler_cs`: the Adler-32 of the uncompressed data.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_compress_task_compress_deflate_get_adler_cs(
+    task: *const doca_compress_task_compress_deflate,
+) -> u32 {
+    checksum(task, Sum::Adler)
+}
+
+/// `doca_compress_task_decompress_deflate_get_crc_cs`: the CRC-32 of the uncompressed data.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_compress_task_decompress_deflate_get_crc_cs(
+    task: *const doca_compress_task_decompress_deflate,
+) -> u32 {
+    checksum(task, Sum::Crc)
+}
+
+/// `doca_compress_task_decompress_deflate_get_adler_cs`: the Adler-32 of the uncompressed data.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_compress_task_decompress_deflate_get_adler_cs(
+    task: *const doca_compress_task_decompress_deflate,
+) -> u32 {
+    checksum(task, Sum::Adler)
+}
+
+/// `doca_compress_task_decompress_lz4_stream_get_crc_cs`: the CRC-32 of the uncompressed data.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_compress_task_decompress_lz4_stream_get_crc_cs(
+    task: *const doca_compress_task_decompress_lz4_stream,
+) -> u32 {
+    checksum(task, Sum::Crc)
+}
+
+/// `doca_compress_task_decompress_lz4_stream_get_xxh_cs`: the xxHash-32 of the uncompressed data, in the hardware's byte order.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_compress_task_decompress_lz4_stream_get_xxh_cs(
+    task: *const doca_compress_task_decompress_lz4_stream,
+) -> u32 {
+    checksum(task, Sum::Xxh)
+}
+
+/// `doca_compress_task_decompress_lz4_block_get_crc_cs`: the CRC-32 of the uncompressed data.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_compress_task_decompress_lz4_block_get_crc_cs(
+    task: *const doca_compress_task_decompress_lz4_block,
+) -> u32 {
+    checksum(task, Sum::Crc)
+}
+
+/// `doca_compress_task_decompress_lz4_block_get_xxh_cs`: the xxHash-32 of the uncompressed data, in the hardware's byte order.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_compress_task_decompress_lz4_block_get_xxh_cs(
+    task: *const doca_compress_task_decompress_lz4_block,
+) -> u32 {
+    checksum(task, Sum::Xxh)
+}

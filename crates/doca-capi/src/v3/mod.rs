@@ -9,6 +9,7 @@
 //! exported as they are.
 
 mod advise;
+mod aes_gcm;
 mod argp;
 mod buf_array;
 mod buf_pool;
@@ -32,6 +33,7 @@ mod task_batch;
 
 pub use self::core::*;
 pub use advise::*;
+pub use aes_gcm::*;
 pub use clock::*;
 pub use comch::*;
 pub use comch_fast::*;
@@ -61,6 +63,7 @@ pub fn generated_functions() -> impl Iterator<Item = crate::tasks::GenFn> {
         advise::C3_FUNCTIONS,
         rdma::C3_FUNCTIONS,
         compress::C3_FUNCTIONS,
+        aes_gcm::C3_FUNCTIONS,
     ]
     .into_iter()
     .flatten()

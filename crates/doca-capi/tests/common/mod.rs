@@ -629,6 +629,7 @@ pub fn c_type(t: &str) -> String {
         "doca_task_batch_max_tasks_number",
         "doca_event_batch_events_number",
         "doca_compress_job_types",
+        "doca_aes_gcm_key_type",
     ];
     const TYPEDEFS: &[&str] = &[
         "doca_error_t",
@@ -692,6 +693,8 @@ pub fn c_type(t: &str) -> String {
         "doca_compress_task_decompress_deflate_completion_cb_t",
         "doca_compress_task_decompress_lz4_stream_completion_cb_t",
         "doca_compress_task_decompress_lz4_block_completion_cb_t",
+        "doca_aes_gcm_task_encrypt_completion_cb_t",
+        "doca_aes_gcm_task_decrypt_completion_cb_t",
     ];
     // The task generation's Rust names of C structs that share a name with the job
     // generation's.

@@ -51,6 +51,8 @@ capabilities! {
     /// Compress contexts (`doca_compress`): deflate compress and decompress, LZ4
     /// decompress.
     Compress => "compress",
+    /// AES-GCM contexts (`doca_aes_gcm`): encrypt and decrypt with 128- and 256-bit keys.
+    AesGcm => "aes_gcm",
     /// Hot-plug manager.
     HotplugManager => "hotplug_manager",
     /// Representor listing with `DOCA_DEV_REP_FILTER_ALL`.
@@ -119,6 +121,16 @@ pub const JOB_TYPES: &[(&str, u32, Capability)] = &[
         "compress.decompress_lz4_block",
         action::COMPRESS_FIRST + 4,
         Capability::Compress,
+    ),
+    (
+        "aes_gcm.encrypt",
+        action::AES_GCM_FIRST + 1,
+        Capability::AesGcm,
+    ),
+    (
+        "aes_gcm.decrypt",
+        action::AES_GCM_FIRST + 2,
+        Capability::AesGcm,
     ),
     ("ec.galois_mul", action::EC_FIRST + 1, Capability::Ec),
     ("ec.create", action::EC_FIRST + 2, Capability::Ec),

@@ -30,7 +30,7 @@ pub struct JobRecord {
     /// record holds one reference (also in `owned`) until [`unpin`](JobRecord::unpin).
     pinned: u8,
     /// Library parameters.
-    pub params: [u64; 3],
+    pub params: [u64; crate::exec::MAX_JOB_PARAMS],
     /// Library object kept alive while in flight.
     pub aux: Option<Arc<dyn Any + Send + Sync>>,
     /// The submitting context's identity (set by the work queue).
@@ -86,7 +86,7 @@ impl JobRecord {
             owned: 0,
             borrowed: 0,
             pinned: 0,
-            params: [0; 3],
+            params: [0; crate::exec::MAX_JOB_PARAMS],
             aux: None,
             ctx_id: 0,
             graph_tag: 0,
@@ -111,7 +111,7 @@ impl JobRecord {
             (&raw mut (*p).owned).write(0);
             (&raw mut (*p).borrowed).write(0);
             (&raw mut (*p).pinned).write(0);
-            (&raw mut (*p).params).write([0; 3]);
+            (&raw mut (*p).params).write([0; crate::exec::MAX_JOB_PARAMS]);
             (&raw mut (*p).aux).write(None);
             (&raw mut (*p).ctx_id).write(0);
             (&raw mut (*p).graph_tag).write(0);

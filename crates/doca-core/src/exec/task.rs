@@ -73,7 +73,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Parameters a record carries.
-pub const MAX_JOB_PARAMS: usize = 3;
+pub const MAX_JOB_PARAMS: usize = 5;
 
 /// What an input of a task type is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
