@@ -5,8 +5,10 @@
 //! (built from source), reed-solomon-simd and reed-solomon-erasure (simd-accel), on one
 //! and two threads, and prints a markdown table.
 
+mod aesbench;
 mod asyncbench;
 mod comchbench;
+mod compressbench;
 mod ec;
 mod ecctx;
 mod exec;
@@ -48,6 +50,10 @@ enum Cmd {
     Async(asyncbench::AsyncArgs),
     /// RDMA write/read throughput and the 64 B send/receive round trip through DOCA RDMA contexts, against raw UCX (put/get, active messages).
     Rdma(rdmabench::RdmaArgs),
+    /// Compress tasks (deflate both ways, LZ4 block and stream decompress) against libdeflate, zlib and liblz4 on 64 KiB and 1 MiB of real text and binary data.
+    Compress(compressbench::CompressArgs),
+    /// AES-256-GCM encrypt and decrypt tasks against OpenSSL's EVP on 4 KiB and 64 KiB.
+    AesGcm(aesbench::AesGcmArgs),
     /// The DPU side of `xproc` (started by it).
     #[command(hide = true)]
     XprocPeer(xproc::PeerArgs),
@@ -76,5 +82,7 @@ fn main() {
         Cmd::XprocPeer(a) => xproc::peer(&a),
         Cmd::Async(a) => asyncbench::run(&a),
         Cmd::Rdma(a) => rdmabench::run(&a),
+        Cmd::Compress(a) => compressbench::run(&a),
+        Cmd::AesGcm(a) => aesbench::run(&a),
     }
 }
