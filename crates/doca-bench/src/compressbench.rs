@@ -230,7 +230,7 @@ pub fn run(a: &CompressArgs) {
     ] {
         for &size in sizes {
             let data = &corpus[..size];
-            let name = format!("{cname}");
+            let name = cname.to_string();
             // ---- deflate compress ----
             x.mmap.write_at(AT_SRC, data).expect("write");
             let mut bufs = Some((
