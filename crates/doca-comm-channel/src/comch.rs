@@ -249,25 +249,13 @@ struct Callbacks {
     consumer_gone: Option<ConsumerFn>,
 }
 
-/// A message waiting for room toward its peer.
-enum Payload {
-    /// The program's bytes, valid until the task completes (the C contract).
-    Raw(*const u8, usize),
-    /// A copy.
-    Owned(Box<[u8]>),
-}
-
-// SAFETY: a raw payload is bytes the submitter promised to leave alone until the task
-// completes; the context that holds it is used by one thread at a time.
-unsafe impl Send for Payload {}
+/// A message waiting for room toward its peer: a copy, as DOCA's send queue takes the
+/// message at submit (programs reuse their buffer as soon as the submit returns).
+struct Payload(Box<[u8]>);
 
 impl Payload {
     fn bytes(&self) -> &[u8] {
-        match self {
-            // SAFETY: the submitter's promise (see `send_raw`).
-            Payload::Raw(p, n) => unsafe { std::slice::from_raw_parts(*p, *n) },
-            Payload::Owned(b) => b,
-        }
+        &self.0
     }
 }
 
@@ -941,7 +929,7 @@ impl Comch {
     /// `user_data`) comes through the engine's progress.
     pub fn send(&self, conn: &Connection, msg: &[u8], user_data: Data) -> Result<()> {
         self.send_with(self.check_conn(conn), msg, user_data, || {
-            Payload::Owned(msg.into())
+            Payload(msg.into())
         })
     }
 
@@ -953,13 +941,15 @@ impl Comch {
                 "the peer is not connected to this context",
             )
         });
-        self.send_with(p, msg, user_data, || Payload::Owned(msg.into()))
+        self.send_with(p, msg, user_data, || Payload(msg.into()))
     }
 
-    /// [`send`](Comch::send) without a copy when the message must wait.
+    /// [`send`](Comch::send) of a message the program gives as a pointer: its bytes are
+    /// sent, or copied to wait for room, before this returns, so the program may reuse
+    /// its buffer at once (as with DOCA, whose send queue takes the message at submit).
     ///
     /// # Safety
-    /// `msg` must stay valid and unchanged until the send's completion is delivered.
+    /// `msg` points to `len` readable bytes for the call.
     pub unsafe fn send_raw(
         &self,
         conn: *const Connection,
@@ -973,7 +963,7 @@ impl Comch {
         // SAFETY: the caller's contract.
         let bytes = unsafe { std::slice::from_raw_parts(msg, len) };
         self.send_with(self.check_conn(conn), bytes, user_data, || {
-            Payload::Raw(msg, len)
+            Payload(bytes.into())
         })
     }
 

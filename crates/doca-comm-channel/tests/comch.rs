@@ -124,13 +124,32 @@ fn a_client_may_start_first_and_messages_go_both_ways_in_order() {
     let conn = client.connection().unwrap();
     conn.set_user_data(Data(5));
     // More messages than the server's receive queue and the client's send tasks: the
-    // sends wait for room, in order.
+    // sends wait for room, in order. Half are given as pointers into one buffer that is
+    // overwritten as soon as the send returns, as C programs do with DOCA (whose send
+    // queue takes the message at submit).
     let mut sent = 0u64;
     let mut want = Vec::new();
+    let mut reused = [0u8; 32];
     ev.clear();
     while sent < 100 {
         let msg = format!("msg {sent}");
-        match client.send(&conn, msg.as_bytes(), Data(sent)) {
+        let r = if sent % 2 == 0 {
+            client.send(&conn, msg.as_bytes(), Data(sent))
+        } else {
+            reused[..msg.len()].copy_from_slice(msg.as_bytes());
+            // SAFETY: the buffer holds msg.len() bytes for the call.
+            let r = unsafe {
+                client.send_raw(
+                    &*conn as *const Connection,
+                    reused.as_ptr(),
+                    msg.len(),
+                    Data(sent),
+                )
+            };
+            reused.fill(0xff);
+            r
+        };
+        match r {
             Ok(()) => {
                 want.push((77, msg.into_bytes()));
                 sent += 1;

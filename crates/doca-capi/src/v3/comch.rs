@@ -411,7 +411,8 @@ unsafe fn send_direct(t: &doca_task, task: *mut doca_task) -> Result<()> {
     let conn = t.params[0].get() as *const Connection;
     let msg = t.params[1].get() as *const u8;
     let len = t.params[2].get() as usize;
-    // SAFETY: the message stays valid until the task completes (the C contract).
+    // SAFETY: the message is readable during the submit (the C contract); it is sent or
+    // copied before this returns.
     unsafe { h.lib.send_raw(conn, msg, len, Data::from_ptr(task)) }
 }
 
