@@ -133,7 +133,7 @@ fn a_client_may_start_first_and_messages_go_both_ways_in_order() {
     ev.clear();
     while sent < 100 {
         let msg = format!("msg {sent}");
-        let r = if sent % 2 == 0 {
+        let r = if sent.is_multiple_of(2) {
             client.send(&conn, msg.as_bytes(), Data(sent))
         } else {
             reused[..msg.len()].copy_from_slice(msg.as_bytes());
