@@ -366,3 +366,46 @@ fn lists_as_source_and_destination() {
         assert!(err.to_string().contains("max_buf_list_len"), "{err}");
     }
 }
+
+#[test]
+fn tasks_as_futures_on_tokio() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        for dev in engines() {
+            let e = Env::new(&dev);
+            let Env {
+                mmap,
+                inv,
+                mut wq,
+                ctx,
+            } = e;
+            ctx.as_ctx().workq_rm(&mut wq).unwrap();
+            let wq = doca_core::aio::AsyncWorkQ::new(WorkQ::new(8).unwrap()).unwrap();
+            wq.attach(ctx.as_ctx()).unwrap();
+            let data = corpus()[0].1[..50_000].to_vec();
+            let mut src = inv.buf_at(&mmap, 0, 65536).unwrap();
+            src.append(&data).unwrap();
+            let dst = inv.buf_at(&mmap, 1 << 20, 65536).unwrap();
+            let mut done = wq
+                .submit_job(ctx.as_ctx(), DeflateJob::compress(src, dst, 1))
+                .map_err(|(e, _)| e)
+                .unwrap()
+                .await;
+            done.status().unwrap();
+            assert_eq!(checksums(&done), crc_adler(&data));
+            let packed = done.take_buf(DeflateJob::DST).unwrap();
+            let back = inv.buf_at(&mmap, 2 << 20, 65536).unwrap();
+            let mut done = wq
+                .submit_job(ctx.as_ctx(), DeflateJob::decompress(packed, back, 2))
+                .map_err(|(e, _)| e)
+                .unwrap()
+                .await;
+            done.status().unwrap();
+            assert_eq!(done.take_buf(DeflateJob::DST).unwrap().data_to_vec(), data);
+            wq.detach(ctx.as_ctx()).unwrap();
+        }
+    });
+}
