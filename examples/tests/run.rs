@@ -58,6 +58,18 @@ fn every_example_runs_on_both_engines() {
             "256 jobs, 16777216 bytes copied and checked",
         );
         run(
+            env!("CARGO_BIN_EXE_compress"),
+            &[],
+            topo,
+            "compress: 8 blocks of 16384 bytes deflated",
+        );
+        run(
+            env!("CARGO_BIN_EXE_aes_gcm"),
+            &[],
+            topo,
+            "aes_gcm: 4 blocks of 4096 bytes sealed and opened back",
+        );
+        run(
             env!("CARGO_BIN_EXE_sha"),
             &[],
             topo,
