@@ -51,7 +51,9 @@
 
 use aws_lc_sys as lc;
 use doca_core::device::Capability;
-use doca_core::exec::{CtxOps, ExecEnv, Job, JobOps, JobRecord, TaskHooks, run_on_lists};
+use doca_core::exec::{
+    CtxOps, ExecEnv, Job, JobOps, JobRecord, TaskHooks, local_src_dst, run_on_lists,
+};
 use doca_core::memory::with_io_locked;
 use doca_core::types::action;
 use doca_core::{Buf, BufDesc, Ctx, Data, Dev, DevInfo, Error, ErrorCode, Result};
@@ -579,48 +581,10 @@ fn parts<'a>(job: &'a JobRecord, dev: &Dev) -> Result<(&'a Key, &'a BufDesc, &'a
         .as_deref()
         .and_then(|a| a.downcast_ref::<Key>())
         .ok_or_else(|| invalid("an AES-GCM task needs a key (doca_aes_gcm_key_create)"))?;
-    let (Some(src), Some(dst)) = (job.buf(JobRecord::SRC), job.buf(JobRecord::DST)) else {
-        return Err(invalid(
-            "an AES-GCM task needs a source and a destination buffer",
-        ));
-    };
-    for (list, what, writes) in [(src, "source", false), (dst, "destination", true)] {
-        let mut n = 0u32;
-        for e in list.iter() {
-            n += 1;
-            if n > MAX_LIST_BUF_NUM_ELEM {
-                return Err(invalid(format!(
-                    "the {what} is a list of more than {MAX_LIST_BUF_NUM_ELEM} buffers (max_list_buf_num_elem)"
-                )));
-            }
-            check_element(e, dev, writes)?;
-        }
-    }
+    let (src, dst) = local_src_dst(job, dev, "AES-GCM", MAX_LIST_BUF_NUM_ELEM)?;
     check_tag_size(job.params[PARAM_TAG_SIZE])?;
     check_iv_len(iv_from_params(job.params[PARAM_IV_LO], job.params[PARAM_IV_HI]).1)?;
     Ok((key, src, dst))
-}
-
-fn check_element(b: &BufDesc, dev: &Dev, writes: bool) -> Result<()> {
-    if b.remote().is_some() {
-        return Err(Error::with_context(
-            ErrorCode::NotSupported,
-            "AES-GCM tasks work on this process's memory: bring imported memory in with a DMA task first",
-        ));
-    }
-    if !b.mmap_has_device(dev) {
-        return Err(Error::with_context(
-            ErrorCode::NotPermitted,
-            "a buffer's mmap was not given access to the context's device (mmap dev_add)",
-        ));
-    }
-    if writes && !b.mmap_writable() {
-        return Err(Error::with_context(
-            ErrorCode::NotPermitted,
-            "the destination's mmap does not grant write access (DOCA_ACCESS_LOCAL_READ_WRITE)",
-        ));
-    }
-    Ok(())
 }
 
 /// The output length of a task on `n` source bytes, checked against its sizes.

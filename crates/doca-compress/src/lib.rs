@@ -44,7 +44,8 @@
 
 use doca_core::device::Capability;
 use doca_core::exec::{
-    Completion, CtxOps, ExecEnv, Job, JobOps, JobRecord, TaskHooks, TaskInputs, run_on_lists,
+    Completion, CtxOps, ExecEnv, Job, JobOps, JobRecord, TaskHooks, TaskInputs, local_src_dst,
+    run_on_lists,
 };
 use doca_core::memory::with_io_locked;
 use doca_core::types::action;
@@ -405,50 +406,7 @@ fn invalid(msg: impl Into<String>) -> Error {
 /// The source and destination of a job (each one buffer or a list of at most
 /// [`MAX_BUF_LIST_LEN`]), local, reachable by the device, the destination writable.
 fn buffers<'a>(job: &'a JobRecord, dev: &Dev) -> Result<(&'a BufDesc, &'a BufDesc)> {
-    let (Some(src), Some(dst)) = (job.buf(JobRecord::SRC), job.buf(JobRecord::DST)) else {
-        return Err(invalid(
-            "a compress task needs a source and a destination buffer",
-        ));
-    };
-    if src.next().is_none() && dst.next().is_none() {
-        check_element(src, dev, false)?;
-        return check_element(dst, dev, true).map(|()| (src, dst));
-    }
-    for (list, what, writes) in [(src, "source", false), (dst, "destination", true)] {
-        let mut n = 0u32;
-        for e in list.iter() {
-            n += 1;
-            if n > MAX_BUF_LIST_LEN {
-                return Err(invalid(format!(
-                    "the {what} is a list of more than {MAX_BUF_LIST_LEN} buffers (max_buf_list_len)"
-                )));
-            }
-            check_element(e, dev, writes)?;
-        }
-    }
-    Ok((src, dst))
-}
-
-fn check_element(b: &BufDesc, dev: &Dev, writes: bool) -> Result<()> {
-    if b.remote().is_some() {
-        return Err(Error::with_context(
-            ErrorCode::NotSupported,
-            "compress tasks work on this process's memory: bring imported memory in with a DMA task first",
-        ));
-    }
-    if !b.mmap_has_device(dev) {
-        return Err(Error::with_context(
-            ErrorCode::NotPermitted,
-            "a buffer's mmap was not given access to the context's device (mmap dev_add)",
-        ));
-    }
-    if writes && !b.mmap_writable() {
-        return Err(Error::with_context(
-            ErrorCode::NotPermitted,
-            "the destination's mmap does not grant write access (DOCA_ACCESS_LOCAL_READ_WRITE)",
-        ));
-    }
-    Ok(())
+    local_src_dst(job, dev, "compress", MAX_BUF_LIST_LEN)
 }
 
 /// What a pooled task keeps of its record once completed: the checksums, for the

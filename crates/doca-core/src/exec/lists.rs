@@ -4,6 +4,7 @@
 //! the destination's elements in order, each up to its tailroom.
 
 use super::job::JobRecord;
+use crate::device::Dev;
 use crate::error::{Error, ErrorCode, Result};
 use crate::memory::{BufDesc, with_io_locked};
 use std::cell::RefCell;
@@ -108,4 +109,66 @@ pub fn run_on_lists(
         left -= n;
     }
     Ok(written)
+}
+
+/// The source and destination of a task that works on this process's memory (a
+/// compressor, a cipher): each one buffer or a list of at most `max_list` elements,
+/// every element local and reachable by the device, the destination's writable. `lib`
+/// names the library in the messages ("compress", "AES-GCM").
+pub fn local_src_dst<'a>(
+    job: &'a JobRecord,
+    dev: &Dev,
+    lib: &str,
+    max_list: u32,
+) -> Result<(&'a BufDesc, &'a BufDesc)> {
+    let (Some(src), Some(dst)) = (job.buf(JobRecord::SRC), job.buf(JobRecord::DST)) else {
+        return Err(Error::with_context(
+            ErrorCode::InvalidValue,
+            format!("a {lib} task needs a source and a destination buffer"),
+        ));
+    };
+    if src.next().is_none() && dst.next().is_none() {
+        check_local(src, dev, lib, false)?;
+        return check_local(dst, dev, lib, true).map(|()| (src, dst));
+    }
+    for (list, what, writes) in [(src, "source", false), (dst, "destination", true)] {
+        let mut n = 0u32;
+        for e in list.iter() {
+            n += 1;
+            if n > max_list {
+                return Err(Error::with_context(
+                    ErrorCode::InvalidValue,
+                    format!(
+                        "the {what} is a list of more than {max_list} buffers (the {lib} task's max list length)"
+                    ),
+                ));
+            }
+            check_local(e, dev, lib, writes)?;
+        }
+    }
+    Ok((src, dst))
+}
+
+fn check_local(b: &BufDesc, dev: &Dev, lib: &str, writes: bool) -> Result<()> {
+    if b.remote().is_some() {
+        return Err(Error::with_context(
+            ErrorCode::NotSupported,
+            format!(
+                "{lib} tasks work on this process's memory: bring imported memory in with a DMA task first"
+            ),
+        ));
+    }
+    if !b.mmap_has_device(dev) {
+        return Err(Error::with_context(
+            ErrorCode::NotPermitted,
+            "a buffer's mmap was not given access to the context's device (mmap dev_add)",
+        ));
+    }
+    if writes && !b.mmap_writable() {
+        return Err(Error::with_context(
+            ErrorCode::NotPermitted,
+            "the destination's mmap does not grant write access (DOCA_ACCESS_LOCAL_READ_WRITE)",
+        ));
+    }
+    Ok(())
 }
