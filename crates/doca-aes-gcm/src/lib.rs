@@ -629,35 +629,24 @@ impl JobOps for AesGcmOps {
         let (iv, _) = iv_from_params(job.params[PARAM_IV_LO], job.params[PARAM_IV_HI]);
         let aad = job.params[PARAM_AAD_SIZE] as usize;
         let tag = job.params[PARAM_TAG_SIZE] as usize;
-        let encrypt = job.job_type == JOB_ENCRYPT;
-        let job_type = job.job_type;
+        let c = Crypt {
+            encrypt: job.job_type == JOB_ENCRYPT,
+            key,
+            iv,
+            tag,
+            aad,
+        };
         if src.next().is_some() || dst.next().is_some() {
             run_on_lists(job, src, dst, MAX_BUF_SIZE as usize, |input, output| {
-                let need = out_len(job_type, input.len(), aad, tag)?;
-                let room = output.len();
-                let Some(output) = output.get_mut(..need) else {
-                    return Err(invalid(format!(
-                        "the destination's tailroom ({room} bytes) is too small for the {need} bytes of the result"
-                    )));
-                };
-                if encrypt {
-                    seal(key, &iv, tag, aad, input, output)?;
-                } else {
-                    open(key, &iv, tag, aad, input, output)?;
-                }
-                Ok(need)
+                let need = c.fits(input.len(), output.len())?;
+                c.run(input, &mut output[..need])
             })?;
             return Ok(());
         }
         let (to, room) = job.dst_tail(dst);
         let r = with_io_locked(&[src], &[dst], || {
             let (from, n) = src.data_span();
-            let need = out_len(job.job_type, n, aad, tag)?;
-            if room < need {
-                return Err(invalid(format!(
-                    "the destination's tailroom ({room} bytes) is too small for the {need} bytes of the result"
-                )));
-            }
+            let need = c.fits(n, room)?;
             if from < to + need && to < from + n && n > 0 && need > 0 {
                 return Err(invalid("the source and the destination overlap"));
             }
@@ -670,14 +659,48 @@ impl JobOps for AesGcmOps {
                     std::slice::from_raw_parts_mut(to as *mut u8, need),
                 )
             };
-            if encrypt {
-                seal(key, &iv, tag, aad, input, output).map(|()| need)
-            } else {
-                open(key, &iv, tag, aad, input, output).map(|()| need)
-            }
+            c.run(input, output)
         })
         .ok_or_else(|| invalid("the task spans more than 16 mmaps"))?;
         job.grow_dst_at_delivery(r?)
+    }
+}
+
+/// One task's operation: its direction, key, IV and sizes.
+struct Crypt<'a> {
+    encrypt: bool,
+    key: &'a Key,
+    iv: [u8; 12],
+    tag: usize,
+    aad: usize,
+}
+
+impl Crypt<'_> {
+    /// The output length for `n` source bytes, checked against `room`.
+    fn fits(&self, n: usize, room: usize) -> Result<usize> {
+        let job_type = if self.encrypt {
+            JOB_ENCRYPT
+        } else {
+            JOB_DECRYPT
+        };
+        let need = out_len(job_type, n, self.aad, self.tag)?;
+        if room < need {
+            return Err(invalid(format!(
+                "the destination's tailroom ({room} bytes) is too small for the {need} bytes of the result"
+            )));
+        }
+        Ok(need)
+    }
+
+    /// Encrypts or decrypts `input` into `output` (exactly [`fits`](Crypt::fits)'s
+    /// length); the output's length.
+    fn run(&self, input: &[u8], output: &mut [u8]) -> Result<usize> {
+        if self.encrypt {
+            seal(self.key, &self.iv, self.tag, self.aad, input, output)?;
+        } else {
+            open(self.key, &self.iv, self.tag, self.aad, input, output)?;
+        }
+        Ok(output.len())
     }
 }
 
