@@ -24,6 +24,7 @@ use doca_core::{AccessFlags, Error, ErrorCode, Result};
 use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
 use std::ffi::c_void;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::ptr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -318,6 +319,31 @@ impl Driver {
             // progress, which is not called here, while no other reference to it is live.
             unsafe { (*sp).drain() };
         })
+    }
+
+    /// Carries out `cmd` on the calling thread, after the commands handed over before
+    /// it, without progressing the transport; the command back when another thread
+    /// holds the worker (or the NIC stopped): then hand it over ([`Nic::post`]).
+    ///
+    /// # Safety
+    ///
+    /// As [`Nic::submit`].
+    pub unsafe fn issue_now(&self, cmd: Cmd) -> std::result::Result<(), Cmd> {
+        let mut cmd = Some(cmd);
+        let ran = self.holding(|sp| {
+            // SAFETY: the state is this lock holder's; UCX calls back into it only from
+            // progress, which is not called here, while no other reference to it is live.
+            unsafe {
+                (*sp).drain();
+                if let Some(c) = cmd.take() {
+                    (*sp).command(c);
+                }
+            }
+        });
+        match cmd {
+            Some(c) if !ran => Err(c),
+            _ => Ok(()),
+        }
     }
 
     /// Runs `f` on the state while this thread holds the worker (its callbacks reach
@@ -685,12 +711,38 @@ struct PostedRecv {
     cap: usize,
 }
 
+/// The hasher of the NIC's tables, keyed by numbers this side hands out itself
+/// (connection numbers, request numbers): one multiplication instead of SipHash on
+/// every message. A peer only looks keys up; it never chooses what is inserted, so it
+/// cannot crowd a bucket.
+#[derive(Default)]
+struct SmallKey(u64);
+
+impl Hasher for SmallKey {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(u64::from(v));
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0 ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+type SmallKeys = BuildHasherDefault<SmallKey>;
+
 struct State {
     w: u::ucp_worker_h,
     shared: Arc<Shared>,
     sink: Arc<dyn Sink>,
     dev: u32,
-    conns: HashMap<u32, Conn>,
+    conns: HashMap<u32, Conn, SmallKeys>,
     /// Boxed: UCX reads a record's header bytes while the vector may grow.
     #[allow(clippy::vec_box)]
     pend: Vec<Box<Pending>>,
@@ -713,7 +765,7 @@ struct State {
     /// Endpoints whose peer ended the connection, closed at stop.
     lingering: Vec<u::ucp_ep_h>,
     /// Connection requests not answered yet, by number.
-    requests: HashMap<u64, u::ucp_conn_request_h>,
+    requests: HashMap<u64, u::ucp_conn_request_h, SmallKeys>,
     next_req: u64,
     /// Inside UCX's message callback: data kept from UCX is released after it returns.
     in_am: bool,
@@ -799,7 +851,7 @@ fn run(
         shared: Arc::clone(&shared),
         sink,
         dev,
-        conns: HashMap::new(),
+        conns: HashMap::default(),
         pend: Vec::new(),
         pend_free: Vec::new(),
         tops: Vec::new(),
@@ -813,7 +865,7 @@ fn run(
         listeners: Vec::new(),
         listen_addr,
         lingering: Vec::new(),
-        requests: HashMap::new(),
+        requests: HashMap::default(),
         next_req: 1,
         in_am: false,
         late_release: Vec::with_capacity(64),

@@ -9,7 +9,7 @@
 //! destination (which grows by what arrived); a remote buffer comes from an mmap made
 //! with `doca_mmap_create_from_export` of an RDMA export.
 
-use crate::nic::{Cmd, ConnEvent, Done, Nic, RecvOpcode, Sink, random_u64};
+use crate::nic::{Cmd, ConnEvent, Done, Driver, Nic, RecvOpcode, Sink, random_u64};
 use crate::wire::ConnDesc;
 use doca_core::device::Capability;
 use doca_core::exec::{ChannelOps, CtxOps, CtxPhase, PollOut};
@@ -377,6 +377,9 @@ pub(crate) struct Shared {
     dev_code: AtomicU32,
     conf: Mutex<Conf>,
     nic: Mutex<Option<Nic>>,
+    /// Which NIC `nic` holds (unique in the process; 0: none), for the polling and
+    /// submitting threads' cache of its driver ([`Shared::with_driver`]).
+    nic_gen: AtomicU64,
     conns: Mutex<Vec<Arc<Connection>>>,
     ops: Mutex<Ops>,
     done: Mutex<VecDeque<(u32, Result<Done>)>>,
@@ -425,6 +428,17 @@ fn bad_state(msg: impl Into<std::borrow::Cow<'static, str>>) -> Error {
 
 struct SinkOf(Weak<Shared>);
 
+/// Numbers the NICs started in this process (see `Shared::nic_gen`).
+static NIC_GEN: AtomicU64 = AtomicU64::new(0);
+
+/// Drivers cached per thread: the latest NICs this thread polled or submitted to.
+const DRIVER_CACHE: usize = 8;
+
+thread_local! {
+    static DRIVERS: std::cell::RefCell<Vec<(u64, Driver)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// The bit of a NIC operation's user value that marks an outgoing operation (not a
 /// receive): direct copies wait until none is with the NIC.
 const OUTGOING: u64 = 1 << 32;
@@ -440,9 +454,68 @@ impl Shared {
         }
     }
 
+    /// Runs `f` with the driver of the running NIC (`None`: none runs). The driver
+    /// comes from a small per-thread cache checked against `nic_gen`, so that the
+    /// threads that poll and submit take no lock and touch no shared count for it.
+    fn with_driver<R>(&self, f: impl FnOnce(Option<&Driver>) -> R) -> R {
+        let g = self.nic_gen.load(Ordering::Acquire);
+        if g == 0 {
+            return f(None);
+        }
+        let mut f = Some(f);
+        let cached = DRIVERS.with(|c| {
+            let Ok(mut c) = c.try_borrow_mut() else {
+                return None;
+            };
+            let at = match c.iter().position(|(x, _)| *x == g) {
+                Some(at) => at,
+                None => {
+                    let d = lock(&self.nic).as_ref().map(Nic::driver);
+                    // Checked again under the lock: the NIC `g` names is the one held.
+                    let d = d.filter(|_| self.nic_gen.load(Ordering::Acquire) == g)?;
+                    if c.len() == DRIVER_CACHE {
+                        c.remove(0);
+                    }
+                    c.push((g, d));
+                    c.len() - 1
+                }
+            };
+            let f = f.take()?;
+            Some(f(Some(&c[at].1)))
+        });
+        match (cached, f) {
+            (Some(r), _) => r,
+            // Reentered, or the NIC went meanwhile: the slow way.
+            (None, Some(f)) => {
+                let d = lock(&self.nic).as_ref().map(Nic::driver);
+                f(d.as_ref())
+            }
+            (None, None) => unreachable!("the closure runs at most once"),
+        }
+    }
+
+    /// Ends operation `user` that never reached the NIC because it stopped meanwhile,
+    /// as the stop ends those in flight.
+    fn fail_unposted(&self, user: u64) {
+        if user & OUTGOING != 0 {
+            self.nic_ops.fetch_sub(1, Ordering::AcqRel);
+        }
+        let e = Error::with_context(
+            ErrorCode::ConnectionAborted,
+            "the RDMA context stopped before the operation ended",
+        );
+        lock(&self.done).push_back((user as u32, Err(e)));
+        self.queued.store(true, Ordering::Release);
+        self.ring();
+    }
+
     /// Stops the NIC (what is in flight ends with an error, queued for the next poll).
     fn stop_nic(&self) {
-        let nic = lock(&self.nic).take();
+        let nic = {
+            let mut slot = lock(&self.nic);
+            self.nic_gen.store(0, Ordering::Release);
+            slot.take()
+        };
         if nic.is_some() {
             self.stopping.store(true, Ordering::Release);
             drop(nic);
@@ -525,7 +598,13 @@ impl CtxOps for RdmaOps {
         }
         let sink: Arc<dyn Sink> = Arc::new(SinkOf(Arc::downgrade(s)));
         let nic = Nic::start(dev, sink)?;
-        *lock(&s.nic) = Some(nic);
+        let mut slot = lock(&s.nic);
+        *slot = Some(nic);
+        s.nic_gen.store(
+            NIC_GEN.fetch_add(1, Ordering::Relaxed) + 1,
+            Ordering::Release,
+        );
+        drop(slot);
         Ok(())
     }
     fn on_stop(&self) {
@@ -551,11 +630,12 @@ impl ChannelOps for RdmaOps {
         } else {
             // The polling thread progresses the transport itself when the NIC thread
             // is not at work: completions come with no hand-over between threads.
-            let driver = lock(&s.nic).as_ref().map(Nic::driver);
-            if let Some(d) = driver {
-                // Only this thread runs the sink while it holds the worker.
-                d.drive_marked(Some(&s.quiet));
-            }
+            s.with_driver(|d| {
+                if let Some(d) = d {
+                    // Only this thread runs the sink while it holds the worker.
+                    d.drive_marked(Some(&s.quiet));
+                }
+            });
         }
         if !s.queued.load(Ordering::Acquire) || !s.queued.swap(false, Ordering::AcqRel) {
             return false;
@@ -828,6 +908,7 @@ impl Rdma {
             dev_code: AtomicU32::new(0),
             conf: Mutex::new(Conf::default()),
             nic: Mutex::new(None),
+            nic_gen: AtomicU64::new(0),
             conns: Mutex::new(Vec::new()),
             ops: Mutex::new(Ops {
                 recs: Vec::new(),
@@ -1210,26 +1291,42 @@ impl Shared {
                     self.ring();
                     return Ok(());
                 }
-                let nic = lock(&self.nic);
-                let Some(nic_ref) = nic.as_ref() else {
+                if self.nic_gen.load(Ordering::Acquire) == 0 {
                     return Err((bad_state("the RDMA context is stopping"), rec));
-                };
+                }
                 let mut user = u64::from(self.keep(rec));
                 self.inflight.fetch_add(1, Ordering::AcqRel);
                 if !matches!(cmd, Cmd::Recv { .. }) {
                     self.nic_ops.fetch_add(1, Ordering::AcqRel);
                     user |= OUTGOING;
                 }
-                // SAFETY: the command's memory is the record's buffers, which the
-                // caller keeps live and untouched until completion (contract).
-                unsafe { nic_ref.post(with_user(cmd, user)) };
-                let driver = nic_ref.driver();
-                drop(nic);
+                let cmd = with_user(cmd, user);
                 // The submitting thread starts the operation itself when the NIC
-                // thread is not at work (no hand-over); else the NIC thread is woken.
-                // The transport progresses where the program polls.
-                if !driver.issue() {
-                    driver.wake();
+                // thread is not at work (no hand-over); else it is handed over and the
+                // NIC thread woken. The transport progresses where the program polls.
+                let first = self.with_driver(|d| match d {
+                    // SAFETY: the command's memory is the record's buffers, which the
+                    // caller keeps live and untouched until completion (contract).
+                    Some(d) => unsafe { d.issue_now(cmd) },
+                    None => Err(cmd),
+                });
+                if let Err(cmd) = first {
+                    let nic = lock(&self.nic);
+                    let Some(n) = nic.as_ref() else {
+                        // Stopped meanwhile: the stop ended what was in flight; this
+                        // one ends the same way.
+                        drop(nic);
+                        self.fail_unposted(user);
+                        return Ok(());
+                    };
+                    // SAFETY: as for `issue_now` above.
+                    unsafe { n.post(cmd) };
+                    let driver = n.driver();
+                    drop(nic);
+                    // The holder may have finished before the command was queued.
+                    if !driver.issue() {
+                        driver.wake();
+                    }
                 }
                 Ok(())
             }
