@@ -52,7 +52,7 @@
 use aws_lc_sys as lc;
 use doca_core::device::Capability;
 use doca_core::exec::{
-    CtxOps, ExecEnv, Job, JobOps, JobRecord, TaskHooks, local_src_dst, run_on_lists,
+    CtxOps, ExecEnv, Job, JobOps, JobRecord, TaskHooks, local_src_dst, run_on_lists, staged,
 };
 use doca_core::memory::with_io_locked;
 use doca_core::types::action;
@@ -636,7 +636,7 @@ impl JobOps for AesGcmOps {
             tag,
             aad,
         };
-        if src.next().is_some() || dst.next().is_some() {
+        if staged(src, dst) {
             run_on_lists(job, src, dst, MAX_BUF_SIZE as usize, |input, output| {
                 let need = c.fits(input.len(), output.len())?;
                 c.run(input, &mut output[..need])

@@ -68,6 +68,25 @@ static inline doca_error_t doca_buf_inventory_buf_get_by_data(struct doca_buf_in
 #pragma GCC diagnostic pop
 #endif
 
+/**
+ * Points buf (taken from an inventory; the caller holds it) at [addr, addr + len) of the
+ * same mmap, with data [data, data + data_len) inside it, as taking a new buffer would.
+ * Its references and its place in a list stay. DOCA_ERROR_INVALID_VALUE when the range
+ * leaves the mmap's memory or the data leaves the range, DOCA_ERROR_IN_USE while a task
+ * in flight holds it; buf is unchanged then.
+ */
+DOCA_EXPERIMENTAL
+doca_error_t doca_buf_inventory_buf_reuse_by_args(struct doca_buf *buf, void *addr, size_t len, void *data,
+						  size_t data_len);
+
+/** doca_buf_inventory_buf_reuse_by_args with an empty data section at addr. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_buf_inventory_buf_reuse_by_addr(struct doca_buf *buf, void *addr, size_t len);
+
+/** doca_buf_inventory_buf_reuse_by_args with the whole range as data. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_buf_inventory_buf_reuse_by_data(struct doca_buf *buf, void *data, size_t data_len);
+
 /** Takes a new buffer describing the same memory and data as src_buf (a list is duplicated whole). */
 DOCA_STABLE
 doca_error_t doca_buf_inventory_buf_dup(struct doca_buf_inventory *inventory, const struct doca_buf *src_buf,

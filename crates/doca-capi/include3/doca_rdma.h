@@ -16,6 +16,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+/* As DOCA's header: rdma-core's connection manager header, and through it ibverbs'
+ * (Debian: librdmacm-dev). Programs use its names, e.g. IB_DEVICE_NAME_MAX. */
+#include <rdma/rdma_cma.h>
 
 #include <doca_compat.h>
 #include <doca_error.h>

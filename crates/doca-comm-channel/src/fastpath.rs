@@ -226,9 +226,22 @@ impl CtxOps for ConsumerOps {
             4 * (MAX_BUF_SIZE as usize + 512),
         );
         *lock(&s.sock) = Some(mine);
-        *lock(&s.far_end) = Some(far);
         s.announced.store(false, Ordering::Release);
         lock(&s.posted).reserve(s.tasks.limit.load(Ordering::Relaxed) as usize);
+        // The far side hears of the consumer now, as DOCA's does at start: programs
+        // wait for that event before they progress this side's engine again. When
+        // the connection cannot take it now, the first poll sends it.
+        match s
+            .conn
+            .send_ctl(TAG_CONSUMER_NEW, &s.id.to_le_bytes(), Some(far.as_raw_fd()))
+        {
+            Ok(()) => s.announced.store(true, Ordering::Release),
+            Err(e) if e.code() == ErrorCode::Again => *lock(&s.far_end) = Some(far),
+            Err(e) => {
+                *lock(&s.sock) = None;
+                return Err(e);
+            }
+        }
         Ok(())
     }
     fn on_stop(&self) {
@@ -255,6 +268,10 @@ impl ChannelOps for ConsumerOps {
         let s = &*self.0;
         let mut any = false;
         if ctx.phase() == CtxPhase::Starting {
+            if s.announced.load(Ordering::Acquire) {
+                out.started();
+                return true;
+            }
             let far = lock(&s.far_end).as_ref().map(|f| f.as_raw_fd());
             let Some(far) = far else { return false };
             match s

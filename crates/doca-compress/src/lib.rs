@@ -45,7 +45,7 @@
 use doca_core::device::Capability;
 use doca_core::exec::{
     Completion, CtxOps, ExecEnv, Job, JobOps, JobRecord, TaskHooks, TaskInputs, local_src_dst,
-    run_on_lists,
+    run_on_lists, staged,
 };
 use doca_core::memory::with_io_locked;
 use doca_core::types::action;
@@ -462,7 +462,7 @@ impl JobOps for CompressOps {
             job.params[PARAM_HAS_BLOCK_CHECKSUM] != 0,
             job.params[PARAM_BLOCKS_INDEPENDENT] != 0,
         );
-        if src.next().is_some() || dst.next().is_some() {
+        if staged(src, dst) {
             let sums = execute_lists(job, src, dst, flags)?;
             job.params[PARAM_CHECKSUMS] = sums;
             return Ok(());

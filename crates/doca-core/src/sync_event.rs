@@ -1058,6 +1058,7 @@ impl SyncEvent {
                 perms: 0,
                 dev: crate::memory::pci_code(&info.pci_addr()),
                 shm: None,
+                via: None,
             },
         )?;
         let blob: Arc<[u8]> = Arc::from(export.blob());

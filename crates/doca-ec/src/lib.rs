@@ -721,8 +721,15 @@ impl EcOps {
             JOB_RECOVER => Some(MatrixRole::Recover),
             _ => None,
         };
+        // A recover job multiplies whatever matrix it is given with the blocks it is
+        // given, as DOCA's engine does: with a coding matrix, the blocks it combines are
+        // the product. NVIDIA's storage service rebuilds a lost half of a 2+1 stripe so
+        // (coding matrix, the other half and the parity); with the all-ones parity row
+        // of a Vandermonde code that product is the lost half.
+        let recover_by_coding = job.job_type == JOB_RECOVER && matrix.role() == MatrixRole::Coding;
         if let Some(w) = want
             && matrix.role() != w
+            && !recover_by_coding
         {
             return Err(invalid(format!(
                 "a {} job needs a {w:?} matrix, got a {:?} matrix",

@@ -683,6 +683,11 @@ struct TargetOp {
     guard: Option<NetAccess>,
     /// For a landing write or receive: what to do once the bytes are in.
     after: After,
+    /// Bytes of relayed memory (imported from another process, see
+    /// [`NetAccess::local_ptr`]) on their way: read out before a read's answer is
+    /// sent, or received before they are copied in (`land`).
+    bounce: Option<Vec<u8>>,
+    land: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -751,6 +756,8 @@ struct State {
     #[allow(clippy::vec_box)]
     tops: Vec<Box<TargetOp>>,
     tops_free: Vec<u32>,
+    /// Bounce buffers of relayed memory, kept for reuse.
+    bounces: Vec<Vec<u8>>,
     recvs: VecDeque<PostedRecv>,
     /// Sends and write-immediates waiting for a receive.
     unmatched: VecDeque<Incoming>,
@@ -856,6 +863,7 @@ fn run(
         pend_free: Vec::new(),
         tops: Vec::new(),
         tops_free: Vec::new(),
+        bounces: Vec::new(),
         recvs: VecDeque::new(),
         unmatched: VecDeque::new(),
         spare: Vec::with_capacity(256),
@@ -1280,6 +1288,39 @@ fn checked_access(
     net::access(token, addr, len, need, dev)
         .map(Some)
         .map_err(|e| e.code())
+}
+
+/// Bounce buffers kept for reuse at most.
+const MAX_BOUNCES: usize = 64;
+
+/// The code a remote side gets for a failed copy of relayed memory: the original
+/// exporter revoked it (`NotFound`, as for any revoked export), or the copy failed.
+fn relay_error(e: &Error) -> ErrorCode {
+    match e.code() {
+        ErrorCode::ConnectionAborted => ErrorCode::NotFound,
+        ErrorCode::InvalidValue | ErrorCode::NotPermitted => e.code(),
+        _ => ErrorCode::IoFailed,
+    }
+}
+
+/// A compare-and-swap (`cas`: compare `b`, swap in `c`) or fetch-and-add (`b`) on 8
+/// bytes of relayed memory; the old value.
+fn relayed_atomic(g: &NetAccess, cas: bool, b: u64, c: u64) -> doca_core::Result<u64> {
+    let mut v = [0u8; 8];
+    // SAFETY: `v` holds 8 bytes.
+    unsafe { g.copy_out(0, v.as_mut_ptr(), 8) }?;
+    let old = u64::from_ne_bytes(v);
+    let new = match (cas, old == b) {
+        (true, true) => Some(c),
+        (true, false) => None,
+        (false, _) => Some(old.wrapping_add(b)),
+    };
+    if let Some(n) = new {
+        let w = n.to_ne_bytes();
+        // SAFETY: `w` holds 8 bytes.
+        unsafe { g.copy_in(0, w.as_ptr(), 8) }?;
+    }
+    Ok(old)
 }
 
 /// The peer address of a connection request, as text ("" when UCX does not say).
@@ -2136,6 +2177,8 @@ impl State {
                     hdr: [0; HDR_LEN],
                     guard: None,
                     after: After::Nothing,
+                    bounce: None,
+                    land: false,
                 }));
                 (self.tops.len() - 1) as u32
             }
@@ -2145,7 +2188,23 @@ impl State {
         t.hdr = hdr;
         t.guard = guard;
         t.after = after;
+        t.bounce = None;
+        t.land = false;
         i
+    }
+
+    /// A bounce buffer of `n` bytes.
+    fn take_bounce(&mut self, n: usize) -> Vec<u8> {
+        let mut b = self.bounces.pop().unwrap_or_default();
+        b.clear();
+        b.resize(n, 0);
+        b
+    }
+
+    fn give_bounce(&mut self, b: Vec<u8>) {
+        if self.bounces.len() < MAX_BOUNCES {
+            self.bounces.push(b);
+        }
     }
 
     fn top_send(&mut self, ep: u::ucp_ep_h, am: u16, i: u32, data: *const u8, len: usize) {
@@ -2183,8 +2242,19 @@ impl State {
         t.live = false;
         let guard = t.guard.take();
         let after = std::mem::replace(&mut t.after, After::Nothing);
+        let (bounce, land) = (t.bounce.take(), t.land);
         self.tops_free.push(i);
+        let mut status = status;
+        if let (true, Some(b), Some(g)) = (land && status == u::UCS_OK, &bounce, &guard) {
+            // SAFETY: the bounce buffer holds its length in bytes.
+            if unsafe { g.copy_in(0, b.as_ptr(), b.len()) }.is_err() {
+                status = u::UCS_ERR_IO_ERROR;
+            }
+        }
         drop(guard);
+        if let Some(b) = bounce {
+            self.give_bounce(b);
+        }
         let ok = status == u::UCS_OK;
         match after {
             After::Nothing => {}
@@ -2520,22 +2590,36 @@ impl State {
             len: h.b,
         };
         match m.data {
-            Kept::Rndv(d, _) => {
-                let dst = g.ptr();
-                let i = self.top_new([0; HDR_LEN], Some(g), after);
-                self.recv_into(d, dst, n, i);
-                u::UCS_INPROGRESS
-            }
+            Kept::Rndv(d, _) => match g.local_ptr() {
+                Some(dst) => {
+                    let i = self.top_new([0; HDR_LEN], Some(g), after);
+                    self.recv_into(d, dst, n, i);
+                    u::UCS_INPROGRESS
+                }
+                None => {
+                    // Relayed memory: the bytes land in a bounce buffer first.
+                    let mut b = self.take_bounce(n);
+                    let dst = b.as_mut_ptr();
+                    let i = self.top_new([0; HDR_LEN], Some(g), after);
+                    let t = &mut self.tops[i as usize];
+                    t.bounce = Some(b);
+                    t.land = true;
+                    self.recv_into(d, dst, n, i);
+                    u::UCS_INPROGRESS
+                }
+            },
             Kept::Eager(..) | Kept::Owned(_) => {
+                let mut status = u::UCS_OK;
                 if let Some(d) = m.data.here() {
-                    // SAFETY: the guard checked that [ptr, ptr + n) is exported
-                    // writable memory, live until the guard drops; the data holds n
-                    // bytes.
-                    unsafe { ptr::copy(d, g.ptr(), n) };
+                    // SAFETY: the data holds n bytes; the guard checked that the n
+                    // bytes it covers are exported writable memory.
+                    if unsafe { g.copy_in(0, d, n) }.is_err() {
+                        status = u::UCS_ERR_IO_ERROR;
+                    }
                 }
                 self.release(m.data);
                 let i = self.top_new([0; HDR_LEN], Some(g), after);
-                self.top_finished(i, u::UCS_OK);
+                self.top_finished(i, status);
                 u::UCS_OK
             }
             Kept::None => {
@@ -2564,11 +2648,34 @@ impl State {
             .encode()
         };
         match checked_access([h.t0, h.t1], h.a, h.b, AccessFlags::RDMA_READ, self.dev) {
-            Ok(Some(g)) => {
-                let (p, n) = (g.ptr() as *const u8, g.len());
-                let i = self.top_new(answer(0), Some(g), After::Nothing);
-                self.top_send(ep, op::READ_RESP, i, p, n);
-            }
+            Ok(Some(g)) => match g.local_ptr() {
+                Some(p) => {
+                    let n = g.len();
+                    let i = self.top_new(answer(0), Some(g), After::Nothing);
+                    self.top_send(ep, op::READ_RESP, i, p, n);
+                }
+                None => {
+                    // Relayed memory: read out into a bounce buffer, sent from there.
+                    let n = g.len();
+                    let mut b = self.take_bounce(n);
+                    // SAFETY: the bounce buffer holds n bytes.
+                    match unsafe { g.copy_out(0, b.as_mut_ptr(), n) } {
+                        Ok(()) => {
+                            let p = b.as_ptr();
+                            let i = self.top_new(answer(0), Some(g), After::Nothing);
+                            self.tops[i as usize].bounce = Some(b);
+                            self.top_send(ep, op::READ_RESP, i, p, n);
+                        }
+                        Err(e) => {
+                            self.give_bounce(b);
+                            drop(g);
+                            let code = relay_error(&e);
+                            let i = self.top_new(answer(code as i32 as u64), None, After::Nothing);
+                            self.top_send(ep, op::READ_RESP, i, ptr::null(), 0);
+                        }
+                    }
+                }
+            },
             Ok(None) => {
                 let i = self.top_new(answer(0), None, After::Nothing);
                 self.top_send(ep, op::READ_RESP, i, ptr::null(), 0);
@@ -2608,19 +2715,31 @@ impl State {
         };
         match r {
             Ok(g) => {
-                // SAFETY: 8 aligned bytes of exported memory (checked), live while the
-                // guard is; other atomics of this NIC run on this thread, and local
-                // users of the memory agree to atomics by granting RDMA_ATOMIC.
-                let a = unsafe { &*(g.ptr() as *const std::sync::atomic::AtomicU64) };
-                let old = if h.flags & F_CAS != 0 {
-                    match a.compare_exchange(h.b, h.c, Ordering::SeqCst, Ordering::SeqCst) {
-                        Ok(v) | Err(v) => v,
+                let cas = h.flags & F_CAS != 0;
+                let r = match g.local_ptr() {
+                    Some(p) => {
+                        // SAFETY: 8 aligned bytes of exported memory (checked), live
+                        // while the guard is; other atomics of this NIC run on this
+                        // thread, and local users of the memory agree to atomics by
+                        // granting RDMA_ATOMIC.
+                        let a = unsafe { &*(p as *const std::sync::atomic::AtomicU64) };
+                        Ok(if cas {
+                            match a.compare_exchange(h.b, h.c, Ordering::SeqCst, Ordering::SeqCst) {
+                                Ok(v) | Err(v) => v,
+                            }
+                        } else {
+                            a.fetch_add(h.b, Ordering::SeqCst)
+                        })
                     }
-                } else {
-                    a.fetch_add(h.b, Ordering::SeqCst)
+                    // Relayed memory: read, update, write back, as one operation of
+                    // this NIC (its atomics run on one thread).
+                    None => relayed_atomic(&g, cas, h.b, h.c),
                 };
                 drop(g);
-                self.ack(h.conn, h.req, 0, old);
+                match r {
+                    Ok(old) => self.ack(h.conn, h.req, 0, old),
+                    Err(e) => self.ack(h.conn, h.req, relay_error(&e) as i32 as u64, 0),
+                }
             }
             Err(code) => self.ack(h.conn, h.req, code as i32 as u64, 0),
         }

@@ -7,6 +7,7 @@ use doca_rdma::{
     JOB_ATOMIC_CMP_SWP, JOB_ATOMIC_FETCH_ADD, JOB_READ, JOB_RECV, JOB_SEND, JOB_SEND_IMM,
     JOB_WRITE, JOB_WRITE_IMM, Rdma, slot,
 };
+use doca_testkit::peer::{self, Peer, hex, unhex};
 use std::time::{Duration, Instant};
 
 struct Side {
@@ -504,4 +505,214 @@ fn a_topology_naming_a_missing_network_is_refused_with_the_reason() {
     pe.connect(rdma.ctx()).unwrap();
     pe.start_ctx(rdma.ctx()).unwrap();
     pe.stop_ctx(rdma.ctx()).unwrap();
+}
+
+/// The host side of [`host_memory_exported_again_by_the_dpu_is_reached_through_it`],
+/// run as a child process: exports 256 KiB to the DPU, then answers `peek OFF N` (the
+/// bytes, in hex), `fill OFF N BYTE`, `put64 OFF V`, `get64 OFF` and `stop` (stops the
+/// mmap, revoking the export).
+#[test]
+fn child_process() {
+    use doca_core::device::{DEFAULT_MACHINE, Topology};
+    let Some(role) = peer::role() else {
+        return;
+    };
+    assert_eq!(role, "host");
+    let host = Topology::from_toml(DEFAULT_MACHINE, Some("host"))
+        .unwrap()
+        .open_device("0000:b1:00.0")
+        .unwrap();
+    let mut hm = Mmap::new();
+    hm.set_memory(vec![0u8; RELAY_LEN]).unwrap();
+    hm.set_permissions(
+        AccessFlags::LOCAL_READ_WRITE
+            | AccessFlags::DPU_READ_WRITE
+            | AccessFlags::RDMA_READ
+            | AccessFlags::RDMA_WRITE
+            | AccessFlags::RDMA_ATOMIC,
+    )
+    .unwrap();
+    hm.dev_add(&host).unwrap();
+    hm.start().unwrap();
+    peer::say(&hex(&hm.export_dpu(&host).unwrap()));
+    let (ph, _) = hm.memrange().unwrap();
+    for line in peer::commands() {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        let num = |i: usize| w[i].parse::<usize>().unwrap();
+        match w[0] {
+            "peek" => {
+                // SAFETY: inside the host's memory; remote writes to it completed.
+                let b = unsafe { std::slice::from_raw_parts(ph.add(num(1)), num(2)) };
+                peer::say(&hex(b));
+            }
+            "fill" => {
+                // SAFETY: inside the host's memory, nothing else writes it now.
+                unsafe { std::ptr::write_bytes(ph.add(num(1)), num(3) as u8, num(2)) };
+                peer::say("ok");
+            }
+            "put64" => {
+                // SAFETY: 8 bytes inside the host's memory.
+                unsafe { (ph.add(num(1)) as *mut u64).write_unaligned(num(2) as u64) };
+                peer::say("ok");
+            }
+            "get64" => {
+                // SAFETY: 8 bytes inside the host's memory.
+                let v = unsafe { (ph.add(num(1)) as *const u64).read_unaligned() };
+                peer::say(&v.to_string());
+            }
+            "stop" => {
+                hm.stop().unwrap();
+                peer::say("stopped");
+            }
+            _ => break,
+        }
+    }
+}
+
+const RELAY_LEN: usize = 256 << 10;
+
+/// Host memory a DPU process imported and exported again for RDMA (as NVIDIA's storage
+/// service does, so that storage targets write reads straight into the host): a remote
+/// side's writes, reads and atomics reach the host's bytes through the DPU's device,
+/// and fail once the host stops its mmap.
+#[test]
+fn host_memory_exported_again_by_the_dpu_is_reached_through_it() {
+    use doca_core::device::{DEFAULT_MACHINE, Topology};
+    let dpu = Topology::from_toml(DEFAULT_MACHINE, Some("dpu"))
+        .unwrap()
+        .open_device("0000:03:00.0")
+        .unwrap();
+    let mut host = Peer::spawn("child_process", "host");
+    let blob = unhex(&host.recv());
+    let imported = Mmap::create_from_export(Data(0), &blob, &dpu).unwrap();
+    // Exported again for RDMA only, on the device it was imported with.
+    assert_eq!(
+        imported.export_dpu(&dpu).unwrap_err().code(),
+        ErrorCode::NotPermitted
+    );
+    let again = imported.export_rdma(&dpu).unwrap().to_vec();
+
+    // The DPU's RDMA context serves it; a context of "another machine" reaches it.
+    let d = {
+        let rdma = Rdma::new(&dpu).unwrap();
+        rdma.set_permissions(
+            (AccessFlags::LOCAL_READ_WRITE | AccessFlags::RDMA_READ | AccessFlags::RDMA_WRITE)
+                .bits(),
+        )
+        .unwrap();
+        let pe = Pe::new().unwrap();
+        pe.connect(rdma.ctx()).unwrap();
+        pe.start_ctx(rdma.ctx()).unwrap();
+        Side { rdma, pe }
+    };
+    let t = side();
+    let (dd, cd) = d.rdma.export().unwrap();
+    let (dt, ct) = t.rdma.export().unwrap();
+    d.rdma.connect(&dt, &cd).unwrap();
+    t.rdma.connect(&dd, &ct).unwrap();
+    let conn = std::sync::Arc::as_ptr(&ct) as u64;
+    let tdev = device::devinfo_list().unwrap()[0].open().unwrap();
+    let remote = Mmap::create_from_export(Data(0), &again, &tdev).unwrap();
+    assert!(
+        remote.remote().is_some_and(|r| !r.is_local()),
+        "only RDMA tasks reach relayed memory"
+    );
+    let (pr, rlen) = remote.memrange().unwrap();
+    assert_eq!(rlen, RELAY_LEN);
+    let local = mmap(RELAY_LEN, AccessFlags::empty());
+    let (pl, _) = local.memrange().unwrap();
+    let mut inv = BufInventory::new(16).unwrap();
+    inv.start().unwrap();
+    let n = 100_000usize;
+    let pattern: Vec<u8> = (0..n).map(|i| (i % 241) as u8).collect();
+    // SAFETY: the target side's own memory, untouched by anything else.
+    unsafe { std::ptr::copy_nonoverlapping(pattern.as_ptr(), pl, n) };
+
+    // Write: lands in the host's memory.
+    let src = inv.buf_by_data(&local, pl, n).unwrap();
+    // SAFETY: inside the remote range.
+    let dst = inv
+        .buf_by_addr(&remote, unsafe { pr.add(4096) }, n)
+        .unwrap();
+    // SAFETY: the record owns its buffers; nothing else touches their bytes.
+    unsafe { t.rdma.submit(job(JOB_WRITE, 1, conn, Some(src), Some(dst))) }.unwrap();
+    wait_with(&t, &d, 1).1.unwrap();
+    host.send(&format!("peek 4096 {n}"));
+    assert_eq!(host.recv(), hex(&pattern));
+
+    // Read: the host's bytes come back.
+    host.send(&format!("fill {} 1000 90", 200 << 10));
+    assert_eq!(host.recv(), "ok");
+    // SAFETY: inside the remote range.
+    let src = inv
+        .buf_by_data(&remote, unsafe { pr.add(200 << 10) }, 1000)
+        .unwrap();
+    // SAFETY: inside the local range.
+    let dst = inv
+        .buf_by_addr(&local, unsafe { pl.add(150 << 10) }, 1000)
+        .unwrap();
+    // SAFETY: as above.
+    unsafe { t.rdma.submit(job(JOB_READ, 2, conn, Some(src), Some(dst))) }.unwrap();
+    wait_with(&t, &d, 2).1.unwrap();
+    // SAFETY: the local memory the read filled.
+    let back = unsafe { std::slice::from_raw_parts(pl.add(150 << 10), 1000) };
+    assert!(back.iter().all(|&x| x == 90));
+
+    // The host granted DOCA_ACCESS_RDMA_ATOMIC: a fetch-and-add on its 8 bytes.
+    host.send("put64 8192 41");
+    assert_eq!(host.recv(), "ok");
+    // SAFETY: inside the remote range.
+    let target = inv
+        .buf_by_data(&remote, unsafe { pr.add(8192) }, 8)
+        .unwrap();
+    // SAFETY: inside the local range.
+    let res = inv
+        .buf_by_addr(&local, unsafe { pl.add(240 << 10) }, 8)
+        .unwrap();
+    let mut r = job(JOB_ATOMIC_FETCH_ADD, 3, conn, Some(target), Some(res));
+    r.params[slot::ARG] = 1;
+    // SAFETY: as above.
+    unsafe { t.rdma.submit(r) }.unwrap();
+    wait_with(&t, &d, 3).1.unwrap();
+    host.send("get64 8192");
+    assert_eq!(host.recv(), "42");
+
+    // The host stops its mmap: the DPU cannot relay any more, the read fails.
+    host.send("stop");
+    assert_eq!(host.recv(), "stopped");
+    // SAFETY: inside the remote range.
+    let src = inv.buf_by_data(&remote, pr, 64).unwrap();
+    let dst = inv.buf_by_addr(&local, pl, 64).unwrap();
+    // SAFETY: as above.
+    unsafe { t.rdma.submit(job(JOB_READ, 5, conn, Some(src), Some(dst))) }.unwrap();
+    assert_eq!(wait_with(&t, &d, 5).1.unwrap_err(), ErrorCode::NotFound);
+    host.finish();
+}
+
+/// [`wait`] on `a` while `b` (the serving side) progresses too.
+fn wait_with(a: &Side, b: &Side, ud: u64) -> (JobRecord, Result<(), ErrorCode>) {
+    let t = Instant::now();
+    loop {
+        b.pe.progress(|_| {});
+        let mut got = None;
+        a.pe.progress(|ev| {
+            if let PeEvent::Task(mut c) = ev
+                && c.record.user_data.0 == ud
+            {
+                let st = c.status().map_err(|e| e.code());
+                got = Some((
+                    std::mem::replace(&mut c.record, JobRecord::new(0, Data(0))),
+                    st,
+                ));
+            }
+        });
+        if let Some(g) = got {
+            return g;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "job {ud} never completed"
+        );
+        std::thread::sleep(Duration::from_micros(100));
+    }
 }

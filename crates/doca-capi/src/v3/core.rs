@@ -125,6 +125,46 @@ pub unsafe extern "C" fn doca_buf_inventory_buf_get_by_args(
     }
 }
 
+/// `doca_buf_inventory_buf_reuse_by_args`: points a buffer the caller holds at another
+/// range of its mmap, with the given data section.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_inventory_buf_reuse_by_args(
+    buf: *mut doca_buf,
+    addr: *mut c_void,
+    len: usize,
+    data: *mut c_void,
+    data_len: usize,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: a live buffer the caller holds.
+        let mut b = unsafe { crate::mem::buf_view(buf) }?;
+        b.reuse(addr as usize, len, data as usize, data_len)
+    })
+}
+
+/// `doca_buf_inventory_buf_reuse_by_addr`: an empty buffer `[addr, addr + len)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_inventory_buf_reuse_by_addr(
+    buf: *mut doca_buf,
+    addr: *mut c_void,
+    len: usize,
+) -> doca_error_t {
+    // SAFETY: the same contract.
+    unsafe { doca_buf_inventory_buf_reuse_by_args(buf, addr, len, addr, 0) }
+}
+
+/// `doca_buf_inventory_buf_reuse_by_data`: a buffer `[data, data + data_len)` that is
+/// all data.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn doca_buf_inventory_buf_reuse_by_data(
+    buf: *mut doca_buf,
+    data: *mut c_void,
+    data_len: usize,
+) -> doca_error_t {
+    // SAFETY: the same contract.
+    unsafe { doca_buf_inventory_buf_reuse_by_args(buf, data, data_len, data, data_len) }
+}
+
 // ---- buffers ----
 
 /// `doca_buf_inc_refcount`: `*refcount` gets the count before.

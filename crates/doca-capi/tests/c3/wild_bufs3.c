@@ -5,7 +5,9 @@
  * room); SHA and DMA tasks sharing a destination likewise; an empty buffer taken with
  * doca_buf_inventory_buf_get_by_data(..., 0) and pointed elsewhere in the mmap with
  * doca_buf_set_data, as a source and as a destination; and a data section outside the
- * mmap, refused at submit.
+ * mmap, refused at submit; one DMA task allocated once and resubmitted from its
+ * completion with its buffers moved by doca_buf_inventory_buf_reuse_by_data/_by_addr,
+ * as NVIDIA's storage application does.
  */
 #include <doca_erasure_coding.h>
 #include <doca_sha.h>
@@ -267,6 +269,75 @@ static void empty_buffers_dma(struct doca_dev *dev, struct doca_pe *pe, struct m
 	printf("wild_bufs3: empty buffers and data sections outside the buffer\n");
 }
 
+/* One task, its two buffers moved between submissions (as the storage service does). */
+static void reused_buffers_dma(struct doca_dev *dev, struct doca_pe *pe, struct mem *m)
+{
+	struct doca_dma *dma;
+	struct doca_buf *src, *dst, *other;
+	struct doca_dma_task_memcpy *t;
+	struct seen s;
+	union doca_data ud, tud;
+	uint8_t *base = m->bytes + 256 * 1024;
+	void *p;
+	size_t len;
+	uint32_t nel;
+	int i, round;
+
+	memset(&s, 0, sizeof(s));
+	ud.ptr = &s;
+	tud.u64 = 0;
+	CHECK(doca_dma_create(dev, &dma));
+	CHECK(doca_pe_connect_ctx(pe, doca_dma_as_ctx(dma)));
+	CHECK(doca_ctx_set_user_data(doca_dma_as_ctx(dma), ud));
+	CHECK(doca_dma_task_memcpy_set_conf(dma, dma_ok, dma_err, 4));
+	CHECK(doca_ctx_start(doca_dma_as_ctx(dma)));
+	for (i = 0; i < 65536; i++)
+		base[i] = (uint8_t)(i * 7 + 3);
+	CHECK(doca_buf_inventory_buf_get_by_data(m->inv, m->mmap, base, 64, &src));
+	CHECK(doca_buf_inventory_buf_get_by_addr(m->inv, m->mmap, base + 65536, 64, &dst));
+	CHECK(doca_dma_task_memcpy_alloc_init(dma, src, dst, tud, &t));
+	for (round = 0; round < 8; round++) {
+		uint8_t *from = base + round * 4096, *to = base + 65536 + 16384 + round * 2048;
+
+		CHECK(doca_buf_inventory_buf_reuse_by_data(src, from, 1000 + round));
+		CHECK(doca_buf_inventory_buf_reuse_by_addr(dst, to, 2048));
+		CHECK(doca_buf_get_data(src, &p));
+		ASSERT(p == from);
+		CHECK(doca_buf_get_len(src, &len));
+		ASSERT(len == (size_t)(1000 + round));
+		CHECK(doca_buf_get_data_len(dst, &len));
+		ASSERT(len == 0);
+		CHECK(doca_task_submit(doca_dma_task_memcpy_as_task(t)));
+		/* Held by a task in flight: not moved. */
+		EXPECT_ERR(doca_buf_inventory_buf_reuse_by_addr(dst, base, 64), DOCA_ERROR_IN_USE);
+		drain(pe, &s, round + 1);
+		ASSERT(s.failed == 0);
+		CHECK(doca_buf_get_data_len(dst, &len));
+		ASSERT(len == (size_t)(1000 + round));
+		ASSERT(memcmp(to, from, 1000 + round) == 0);
+	}
+	/* Outside the mmap, or data outside the range: refused, the buffer unchanged. */
+	EXPECT_ERR(doca_buf_inventory_buf_reuse_by_data(src, m->bytes + m->len - 10, 20), DOCA_ERROR_INVALID_VALUE);
+	EXPECT_ERR(doca_buf_inventory_buf_reuse_by_args(src, base, 100, base + 90, 20), DOCA_ERROR_INVALID_VALUE);
+	EXPECT_ERR(doca_buf_inventory_buf_reuse_by_addr(NULL, base, 100), DOCA_ERROR_INVALID_VALUE);
+	CHECK(doca_buf_get_data(src, &p));
+	ASSERT(p == base + 7 * 4096);
+	/* A list element keeps its place in the list when moved. */
+	CHECK(doca_buf_inventory_buf_get_by_data(m->inv, m->mmap, base + 30000, 64, &other));
+	CHECK(doca_buf_chain_list(src, other));
+	CHECK(doca_buf_inventory_buf_reuse_by_data(other, base + 40000, 128));
+	CHECK(doca_buf_get_list_len(src, &nel));
+	ASSERT(nel == 2);
+	CHECK(doca_buf_get_data_len(other, &len));
+	ASSERT(len == 128);
+	doca_task_free(doca_dma_task_memcpy_as_task(t));
+	CHECK(doca_buf_dec_refcount(src, NULL));
+	CHECK(doca_buf_dec_refcount(dst, NULL));
+	CHECK(doca_ctx_stop(doca_dma_as_ctx(dma)));
+	CHECK(doca_dma_destroy(dma));
+	printf("wild_bufs3: buffers moved with doca_buf_inventory_buf_reuse_by_*\n");
+}
+
 int main(void)
 {
 	struct doca_dev *dev = open_dma_device();
@@ -278,6 +349,7 @@ int main(void)
 	shared_destination_ec(dev, pe, &m);
 	shared_destination_sha(dev, pe, &m);
 	empty_buffers_dma(dev, pe, &m);
+	reused_buffers_dma(dev, pe, &m);
 	mem_close(&m);
 	CHECK(doca_pe_destroy(pe));
 	CHECK(doca_dev_close(dev));

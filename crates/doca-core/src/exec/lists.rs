@@ -1,7 +1,9 @@
 //! Libraries whose work needs its input and output contiguous (a compressor, a cipher)
 //! run a task on buffer lists through [`run_on_lists`]: the source's elements gathered
 //! in order into scratch memory, the output made in scratch memory, then spread over
-//! the destination's elements in order, each up to its tailroom.
+//! the destination's elements in order, each up to its tailroom. Memory imported from
+//! another process of this machine (host memory a DPU process created an mmap from)
+//! goes the same way ([`staged`]): its bytes are read and written through the import.
 
 use super::job::JobRecord;
 use crate::device::Dev;
@@ -52,6 +54,13 @@ pub fn run_on_lists(
             s.input.clear();
             for e in src.iter() {
                 let (p, n) = e.data_span();
+                if let Some(r) = e.remote() {
+                    let at = s.input.len();
+                    s.input.resize(at + n, 0);
+                    // SAFETY: the scratch vector has room for the n bytes at `at`.
+                    unsafe { r.read_raw(p, s.input[at..].as_mut_ptr(), n) }?;
+                    continue;
+                }
                 // SAFETY: the element's data lies inside its mmap, kept alive by the
                 // job's buffers, in this process (the library checked); the io locks
                 // give this job its bytes, and nothing writes them during this copy.
@@ -73,6 +82,12 @@ pub fn run_on_lists(
                         None => d.tail_span(),
                     };
                     let n = n.min(written - done);
+                    if let Some(r) = d.remote() {
+                        // SAFETY: the scratch vector holds the n bytes at `done`.
+                        unsafe { r.write_raw(p, s.output[done..].as_ptr(), n) }?;
+                        done += n;
+                        continue;
+                    }
                     // SAFETY: [p, p+n) is the element's tailroom inside its mmap, kept
                     // alive by the job's buffers, in this process (the library
                     // checked), held by this job through the io locks; the bytes come
@@ -111,10 +126,17 @@ pub fn run_on_lists(
     Ok(written)
 }
 
-/// The source and destination of a task that works on this process's memory (a
+/// Whether a task on `src` and `dst` must run through [`run_on_lists`]: one of them is
+/// a list, or an element is memory imported from another process.
+pub fn staged(src: &BufDesc, dst: &BufDesc) -> bool {
+    src.next().is_some() || dst.next().is_some() || src.remote().is_some() || dst.remote().is_some()
+}
+
+/// The source and destination of a task that works on this machine's memory (a
 /// compressor, a cipher): each one buffer or a list of at most `max_list` elements,
-/// every element local and reachable by the device, the destination's writable. `lib`
-/// names the library in the messages ("compress", "AES-GCM").
+/// every element this process's memory or memory it imported from another process of
+/// this machine, reachable by the device, the destination's writable. `lib` names the
+/// library in the messages ("compress", "AES-GCM").
 pub fn local_src_dst<'a>(
     job: &'a JobRecord,
     dev: &Dev,
@@ -150,13 +172,18 @@ pub fn local_src_dst<'a>(
 }
 
 fn check_local(b: &BufDesc, dev: &Dev, lib: &str, writes: bool) -> Result<()> {
-    if b.remote().is_some() {
-        return Err(Error::with_context(
-            ErrorCode::NotSupported,
-            format!(
-                "{lib} tasks work on this process's memory: bring imported memory in with a DMA task first"
-            ),
-        ));
+    if let Some(r) = b.remote() {
+        if !r.is_local() {
+            return Err(Error::with_context(
+                ErrorCode::NotSupported,
+                format!(
+                    "{lib} tasks work on this machine's memory: memory of another machine is reached with RDMA tasks"
+                ),
+            ));
+        }
+        if writes && !r.writable() {
+            return Err(r.read_only());
+        }
     }
     if !b.mmap_has_device(dev) {
         return Err(Error::with_context(

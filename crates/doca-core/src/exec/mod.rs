@@ -26,7 +26,7 @@ pub(crate) use ctx::CtxShared;
 pub use ctx::{ChannelOps, Ctx, CtxOps, CtxPhase, JobOps, PeEvent, PollOut, WeakCtx};
 pub use engine::ExecEnv;
 pub use job::{Completion, Event, Job, JobRecord, MAX_JOB_BUFS, RetrieveError};
-pub use lists::{local_src_dst, run_on_lists};
+pub use lists::{local_src_dst, run_on_lists, staged};
 pub use pe::Pe;
 pub use task::{
     Delivered, InputKind, MAX_JOB_PARAMS, SlotSpec, Task, TaskHooks, TaskInputs, TaskPool,

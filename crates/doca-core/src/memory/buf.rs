@@ -389,7 +389,7 @@ impl BufDesc {
     /// The exporter's memory, when the buffer's mmap was created from an export: the
     /// buffer's addresses are then the exporter's, reached through it, never directly.
     pub fn remote(&self) -> Option<&super::RemoteMemory> {
-        self.mmap_shared().remote.as_ref()
+        self.mmap_shared().remote.as_deref()
     }
 
     #[inline]
@@ -731,6 +731,45 @@ impl Buf {
     pub fn set_data_as_given(&mut self, data: *mut u8, data_len: usize) {
         self.data.store(data as usize, Relaxed);
         self.data_len.store(data_len, Relaxed);
+    }
+
+    /// `doca_buf_inventory_buf_reuse_by_args` (3.x): points this buffer at another range
+    /// `[addr, addr + len)` of its mmap with the data section `[data, data + data_len)`
+    /// inside it, as taking a new buffer from the inventory would, without giving this
+    /// one back. Its references and its place in a list stay. `InvalidValue` when the
+    /// range leaves the mmap's memory or the data leaves the range, `InUse` while a task
+    /// in flight holds the buffer; the buffer is unchanged then.
+    pub fn reuse(&mut self, addr: usize, len: usize, data: usize, data_len: usize) -> Result<()> {
+        if pins_of(self.counts.load(Ordering::Acquire)) != 0 {
+            return Err(Error::with_context(
+                ErrorCode::InUse,
+                "a task in flight holds this buffer: reuse it after the task completes",
+            ));
+        }
+        let end = addr.checked_add(len).ok_or_else(|| {
+            Error::with_context(ErrorCode::InvalidValue, "buffer range overflows")
+        })?;
+        let Some((lo, hi)) = self.mmap_shared().state().range_holding(addr, end) else {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                format!(
+                    "buffer range [{addr:#x}, {end:#x}) lies outside the memory range of the buffer's mmap"
+                ),
+            ));
+        };
+        if data < addr || data > end || data_len > end - data {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "data section lies outside the buffer range",
+            ));
+        }
+        self.head.store(addr, Relaxed);
+        self.len.store(len, Relaxed);
+        self.data.store(data, Relaxed);
+        self.data_len.store(data_len, Relaxed);
+        self.lo.store(lo, Relaxed);
+        self.hi.store(hi, Relaxed);
+        Ok(())
     }
 
     /// Sets the data section by offset from the head.

@@ -38,6 +38,9 @@ pub(crate) struct ExportSpec {
     pub(crate) dev: u32,
     /// A sealed memfd holding the range, and the range's offset in it.
     pub(crate) shm: Option<(i32, u64)>,
+    /// For an RDMA re-export of memory this process imported: the import (its bytes
+    /// move through it, and the descriptor says that only RDMA reaches them).
+    pub(crate) via: Option<Arc<RemoteMemory>>,
 }
 
 impl Export {
@@ -70,15 +73,19 @@ impl Export {
             dev: spec.dev,
             shm_fd: spec.shm.map_or(-1, |s| s.0),
             shm_off: spec.shm.map_or(0, |s| s.1),
+            relay: spec.via.is_some(),
         };
         let net = (spec.kind == Kind::MmapRdma).then(|| {
-            super::net::NetExport::publish(super::net::NetKey {
-                token,
-                base: spec.base,
-                len: spec.len,
-                perms: crate::types::AccessFlags::from_bits_truncate(spec.perms),
-                dev: spec.dev,
-            })
+            super::net::NetExport::publish(
+                super::net::NetKey {
+                    token,
+                    base: spec.base,
+                    len: spec.len,
+                    perms: crate::types::AccessFlags::from_bits_truncate(spec.perms),
+                    dev: spec.dev,
+                },
+                spec.via.clone(),
+            )
         });
         Ok(Export {
             page,
@@ -597,6 +604,7 @@ mod tests {
             perms: crate::types::AccessFlags::RDMA_READ.bits(),
             dev: 0,
             shm: None,
+            via: None,
         })
         .unwrap()
     }

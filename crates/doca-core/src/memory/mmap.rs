@@ -222,7 +222,7 @@ pub(crate) struct MmapShared {
     /// cannot change while started, and buffers exist only while started.
     pub(crate) frozen: Frozen,
     /// The exporter's memory, for an mmap created from an export.
-    pub(crate) remote: Option<RemoteMemory>,
+    pub(crate) remote: Option<Arc<RemoteMemory>>,
 }
 
 /// Most devices whose identities the start snapshot holds; mmaps with more devices are
@@ -796,7 +796,9 @@ impl Mmap {
     /// its memory (and its free callback waits) until the last of them is released.
     pub fn enable_thread_safety(&self) -> Result<()> {
         let mut st = self.shared.state();
-        if st.started {
+        // An mmap created from an export starts out started; DOCA lets its creator
+        // enable thread safety on it before using it.
+        if st.started && !st.from_export {
             return Err(Error::with_context(
                 ErrorCode::BadState,
                 "mmap is started; enable thread safety before start",
@@ -844,10 +846,7 @@ impl Mmap {
             return Ok(Arc::clone(blob));
         }
         if st.from_export {
-            return Err(Error::with_context(
-                ErrorCode::NotPermitted,
-                "an mmap created from an export cannot be exported again",
-            ));
+            return self.reexport(&mut st, dev, kind);
         }
         if !st.started {
             return Err(bad_state("mmap is not started; start it before exporting"));
@@ -912,9 +911,57 @@ impl Mmap {
             perms: st.permissions.bits(),
             dev: pci_code(&pci),
             shm,
+            via: None,
         })?;
         let blob: Arc<[u8]> = Arc::from(export.blob());
         st.exports[i] = Some((export, Arc::clone(&blob)));
+        Ok(blob)
+    }
+
+    /// An RDMA export of an mmap created from a DPU export (host memory this DPU process
+    /// imported), as a BlueField lets its NIC serve host memory to remote peers: the
+    /// descriptor names this process and `dev`, and this process's RDMA engine moves
+    /// the bytes through the import. The importer's checks apply (range, the
+    /// `DOCA_ACCESS_RDMA_*` flags the host granted, `dev`), and the host's stop or
+    /// destroy revokes the memory underneath: accesses then fail.
+    fn reexport(&self, st: &mut MmapState, dev: &Dev, kind: Kind) -> Result<Arc<[u8]>> {
+        let remote = self.shared.remote.as_ref().filter(|r| r.is_local());
+        let Some(remote) = remote.filter(|r| r.net_key().is_none()) else {
+            return Err(Error::with_context(
+                ErrorCode::NotPermitted,
+                "only an mmap created from memory a host exported to the DPU can be exported again (for RDMA)",
+            ));
+        };
+        if kind != Kind::MmapRdma {
+            return Err(Error::with_context(
+                ErrorCode::NotPermitted,
+                "an mmap created from an export can be exported again for RDMA only",
+            ));
+        }
+        if !st.devices.contains(dev) {
+            return Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "the device is not the one this mmap was created from the export with",
+            ));
+        }
+        let rdma = AccessFlags::RDMA_READ | AccessFlags::RDMA_WRITE | AccessFlags::RDMA_ATOMIC;
+        if !st.permissions.intersects(rdma) {
+            return Err(Error::with_context(
+                ErrorCode::NotPermitted,
+                "the host exported this memory without DOCA_ACCESS_FLAG_RDMA_READ, _WRITE or _ATOMIC: it cannot be exported for RDMA",
+            ));
+        }
+        let export = Export::new(ExportSpec {
+            kind,
+            base: st.base as u64,
+            len: st.len as u64,
+            perms: st.permissions.bits(),
+            dev: pci_code(&dev.as_devinfo().pci_addr()),
+            shm: None,
+            via: Some(Arc::clone(remote)),
+        })?;
+        let blob: Arc<[u8]> = Arc::from(export.blob());
+        st.exports[1] = Some((export, Arc::clone(&blob)));
         Ok(blob)
     }
 
@@ -927,7 +974,7 @@ impl Mmap {
         let blob = crate::xproc::blob::Blob::decode(desc)?;
         let own = blob.pid == crate::xproc::me().0;
         if blob.kind == Kind::MmapRdma
-            && (own || !crate::xproc::reachable(blob.pid, blob.start, blob.uid))
+            && (own || blob.relay || !crate::xproc::reachable(blob.pid, blob.start, blob.uid))
         {
             // The exporter runs elsewhere (or is this process, over the loopback): RDMA
             // tasks reach its memory, and its side checks every access against the
@@ -989,7 +1036,7 @@ impl Mmap {
                 num_bufs: AtomicU32::new(0),
                 user_data: std::sync::atomic::AtomicU64::new(user_data.0),
                 frozen,
-                remote: Some(remote),
+                remote: Some(Arc::new(remote)),
             }),
             _not_sync: PhantomData,
         }
@@ -997,7 +1044,7 @@ impl Mmap {
 
     /// The exporter's memory, for an mmap created from an export.
     pub fn remote(&self) -> Option<&RemoteMemory> {
-        self.shared.remote.as_ref()
+        self.shared.remote.as_deref()
     }
 
     fn range_check(&self, offset: usize, n: usize) -> Result<usize> {

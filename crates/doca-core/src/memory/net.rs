@@ -49,6 +49,9 @@ struct Entry {
     key: NetKey,
     live: AtomicBool,
     inflight: AtomicU32,
+    /// For a range this process imported and re-exports (host memory a DPU process
+    /// serves): the import its bytes move through.
+    via: Option<Arc<super::export::RemoteMemory>>,
 }
 
 fn table() -> &'static Mutex<HashMap<[u64; 2], Arc<Entry>>> {
@@ -75,12 +78,14 @@ impl std::fmt::Debug for NetExport {
 }
 
 impl NetExport {
-    /// Lists `key` for remote access.
-    pub(crate) fn publish(key: NetKey) -> NetExport {
+    /// Lists `key` for remote access; `via`: the import its bytes move through, for a
+    /// re-export of imported memory (its addresses are the original exporter's).
+    pub(crate) fn publish(key: NetKey, via: Option<Arc<super::export::RemoteMemory>>) -> NetExport {
         let entry = Arc::new(Entry {
             key,
             live: AtomicBool::new(true),
             inflight: AtomicU32::new(0),
+            via,
         });
         lock().insert(key.token, Arc::clone(&entry));
         NetExport { entry }
@@ -136,9 +141,62 @@ impl std::fmt::Debug for NetAccess {
 impl NetAccess {
     /// The first byte of the access, an address of this process, valid for the
     /// access's length (reads, and writes when the access asked for them) while `self`
-    /// lives.
-    pub fn ptr(&self) -> *mut u8 {
-        self.addr as usize as *mut u8
+    /// lives; `None` for relayed memory (another process's, imported here), whose bytes
+    /// move only with [`copy_out`](NetAccess::copy_out) and
+    /// [`copy_in`](NetAccess::copy_in).
+    pub fn local_ptr(&self) -> Option<*mut u8> {
+        self.entry
+            .via
+            .is_none()
+            .then_some(self.addr as usize as *mut u8)
+    }
+
+    /// Copies `n` bytes at `off` of the access into `dst`.
+    ///
+    /// # Safety
+    /// `dst` is valid for writes of `n` bytes and nothing else touches them meanwhile.
+    pub unsafe fn copy_out(&self, off: usize, dst: *mut u8, n: usize) -> Result<()> {
+        self.check_span(off, n)?;
+        let at = self.addr as usize + off;
+        match &self.entry.via {
+            // SAFETY: the caller's contract for `dst`.
+            Some(r) => unsafe { r.read_raw(at, dst, n) },
+            None => {
+                // SAFETY: [at, at + n) lies in the access (checked), live exported
+                // memory while the access is counted; `dst` as the caller promised.
+                unsafe { std::ptr::copy(at as *const u8, dst, n) };
+                Ok(())
+            }
+        }
+    }
+
+    /// Copies `n` bytes from `src` to `off` of the access (which asked for writes).
+    ///
+    /// # Safety
+    /// `src` is valid for reads of `n` bytes.
+    pub unsafe fn copy_in(&self, off: usize, src: *const u8, n: usize) -> Result<()> {
+        self.check_span(off, n)?;
+        let at = self.addr as usize + off;
+        match &self.entry.via {
+            // SAFETY: the caller's contract for `src`.
+            Some(r) => unsafe { r.write_raw(at, src, n) },
+            None => {
+                // SAFETY: as in `copy_out`, the access asked for writes.
+                unsafe { std::ptr::copy(src, at as *mut u8, n) };
+                Ok(())
+            }
+        }
+    }
+
+    fn check_span(&self, off: usize, n: usize) -> Result<()> {
+        if off.checked_add(n).is_some_and(|e| e as u64 <= self.len) {
+            Ok(())
+        } else {
+            Err(Error::with_context(
+                ErrorCode::InvalidValue,
+                "the copy runs past the checked access",
+            ))
+        }
     }
 
     /// Length of the access in bytes.
@@ -243,7 +301,7 @@ mod tests {
             &buf,
             AccessFlags::RDMA_READ | AccessFlags::RDMA_WRITE,
         );
-        let x = NetExport::publish(k);
+        let x = NetExport::publish(k, None);
         let a = access(k.token, k.base + 100, 10, AccessFlags::RDMA_WRITE, 7).unwrap();
         assert_eq!(a.len(), 10);
         let code = |t, at, n, need, dev| access(t, at, n, need, dev).unwrap_err().code();

@@ -59,7 +59,14 @@ pub(crate) struct Blob {
     /// range is then reached with process_vm_readv/writev), and the range's offset in it.
     pub(crate) shm_fd: i32,
     pub(crate) shm_off: u64,
+    /// An RDMA export of memory the exporter itself imported (host memory a DPU
+    /// process re-exports): only the exporter's RDMA engine reaches it, never a direct
+    /// copy, whatever machine the importer is on.
+    pub(crate) relay: bool,
 }
+
+/// Flag bits of a descriptor (byte 11).
+const FLAG_RELAY: u8 = 1;
 
 fn fnv1a(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -81,6 +88,7 @@ impl Blob {
         b[0..8].copy_from_slice(&MAGIC);
         b[8..10].copy_from_slice(&VERSION.to_le_bytes());
         b[10] = self.kind as u8;
+        b[11] = if self.relay { FLAG_RELAY } else { 0 };
         b[12..16].copy_from_slice(&(BLOB_LEN as u32).to_le_bytes());
         b[16..20].copy_from_slice(&self.pid.to_le_bytes());
         b[20..24].copy_from_slice(&self.uid.to_le_bytes());
@@ -125,7 +133,7 @@ impl Blob {
         }
         let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap_or([0; 4]));
         let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap_or([0; 8]));
-        if u32_at(12) as usize != BLOB_LEN || bytes[11] != 0 {
+        if u32_at(12) as usize != BLOB_LEN || bytes[11] & !FLAG_RELAY != 0 {
             return Err(invalid("the export descriptor's header is damaged"));
         }
         if u64_at(88) != fnv1a(&bytes[..88]) {
@@ -148,7 +156,13 @@ impl Blob {
             dev: u32_at(72),
             shm_fd: u32_at(76) as i32,
             shm_off: u64_at(80),
+            relay: bytes[11] & FLAG_RELAY != 0,
         };
+        if b.relay && kind != Kind::MmapRdma {
+            return Err(invalid(
+                "the export descriptor relays something that is not RDMA memory",
+            ));
+        }
         if b.shm_fd < -1 || (b.shm_fd >= 0 && b.shm_off.checked_add(b.len).is_none()) {
             return Err(invalid("the export descriptor's shared memory is damaged"));
         }
@@ -183,6 +197,7 @@ mod tests {
             dev: 0x3b00,
             shm_fd: -1,
             shm_off: 0,
+            relay: false,
         }
     }
 
