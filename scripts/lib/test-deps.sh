@@ -8,7 +8,8 @@
 #     $LIBCLANG_PATH or under /usr/lib* and /usr/local/lib*; libclang-cpp is a different
 #     library and does not count);
 #   - the C interface's tests: cc, c++, pkg-config, valgrind, meson and ninja,
-#     rdma-core's <infiniband/verbs.h> (doca_rdma_bridge.h includes it), json-c's
+#     rdma-core's <infiniband/verbs.h> (doca_rdma_bridge.h includes it) and
+#     <rdma/rdma_cma.h> (doca_rdma.h includes it, as DOCA's does), json-c's
 #     headers (argp's JSON files are compared with what json-c takes), and zlib's,
 #     liblz4's and OpenSSL's headers (compress and AES-GCM results are read back with
 #     them, and they read what those libraries write);
@@ -44,6 +45,7 @@ test_packages_missing() {
     done
     have_libclang || echo libclang-dev
     [ -f /usr/include/infiniband/verbs.h ] || echo libibverbs-dev
+    [ -f /usr/include/rdma/rdma_cma.h ] || echo librdmacm-dev
     [ -f /usr/include/json-c/json.h ] || echo libjson-c-dev
     [ -f /usr/include/zlib.h ] || echo zlib1g-dev
     [ -f /usr/include/lz4.h ] || echo liblz4-dev
