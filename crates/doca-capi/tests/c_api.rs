@@ -1038,3 +1038,68 @@ fn rdma_pair_22() {
     let bin = compile(&src, "rdma_pair22", "doca");
     run_rdma_pair(&bin, "rdma22");
 }
+
+/// Every installed header of every generation (1.x, 2.2, 3.x), host and DPU flavours,
+/// included together in one C++17 program built with `g++ -Wall -Wextra -Werror` and
+/// linked through the generation's pkg-config modules: DOCA programs written in C++
+/// (NVIDIA's storage application among them) build against each face.
+#[test]
+fn every_header_builds_as_cpp17() {
+    let p = prefix();
+    let three = "doca-common doca-argp doca-dma doca-erasure-coding doca-comch doca-comm-channel doca-sha doca-compress doca-rdma doca-aes-gcm";
+    let faces: [(&str, &str, &str, &str); 6] = [
+        ("1.x host", "include/doca-1", "lib/pkgconfig", "doca-1"),
+        ("1.x dpu", "include/doca-1", "lib/pkgconfig", "doca-1-dpu"),
+        ("2.2 host", "include", "lib/pkgconfig", "doca"),
+        ("2.2 dpu", "include", "lib/pkgconfig/dpu", "doca"),
+        ("3.x host", "include/doca-3", "lib/pkgconfig", three),
+        ("3.x dpu", "include/doca-3", "lib/pkgconfig/dpu", three),
+    ];
+    for (face, inc, pc, modules) in faces {
+        let mut names: Vec<String> = std::fs::read_dir(p.join(inc))
+            .unwrap()
+            .filter_map(|e| {
+                let n = e.unwrap().file_name().into_string().unwrap();
+                n.ends_with(".h").then_some(n)
+            })
+            .collect();
+        names.sort();
+        assert!(names.len() > 10, "{face}: only {names:?} installed");
+        let mut src = String::new();
+        for n in &names {
+            src.push_str(&format!("#include <{n}>\n"));
+        }
+        // One call into the library, so that the program links against it (1.x and 2.2
+        // name it doca_get_error_name).
+        let name_fn = if !face.starts_with("3.x") {
+            "doca_get_error_name"
+        } else {
+            "doca_error_get_name"
+        };
+        src.push_str(&format!(
+            "#include <cstdio>\nint main() {{ std::printf(\"%s\\n\", {name_fn}(DOCA_SUCCESS)); return 0; }}\n"
+        ));
+        let tag = face.replace(['.', ' '], "_");
+        let file = scratch().join(format!("all_headers_{tag}.cpp"));
+        let bin = scratch().join("bin").join(format!("all_headers_{tag}"));
+        std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+        std::fs::write(&file, src).unwrap();
+        let out = std::process::Command::new("g++")
+            .args(["-std=c++17", "-Wall", "-Wextra", "-Werror"])
+            .arg(&file)
+            .arg("-o")
+            .arg(&bin)
+            .args(pkg_config_in(
+                &p.join(pc),
+                &["--cflags", "--libs"]
+                    .into_iter()
+                    .chain(modules.split_whitespace())
+                    .collect::<Vec<_>>(),
+            ))
+            .output()
+            .unwrap();
+        check(&out, &format!("building every {face} header as C++17"));
+        let ran = std::process::Command::new(&bin).output().unwrap();
+        assert_eq!(check(&ran, face).trim(), "DOCA_SUCCESS", "{face}");
+    }
+}
