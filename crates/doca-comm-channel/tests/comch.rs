@@ -233,6 +233,10 @@ fn a_producer_fills_the_buffers_a_consumer_posted_on_the_other_side() {
         kpe.start_ctx(consumer.ctx()).unwrap_err().code(),
         ErrorCode::InProgress
     );
+    // The far side hears of the consumer at its start, before the consumer's engine is
+    // progressed (NVIDIA's storage application waits for that event first).
+    run(&[&cpe, &spe], &mut ev, |_| !news.lock().unwrap().is_empty());
+    assert_eq!(consumer.ctx().phase(), CtxPhase::Starting);
     run(&[&kpe, &cpe, &spe], &mut ev, |_| {
         consumer.ctx().phase() == CtxPhase::Running && !news.lock().unwrap().is_empty()
     });

@@ -409,3 +409,86 @@ fn tasks_as_futures_on_tokio() {
         }
     });
 }
+
+/// The host side of [`tasks_on_host_memory_the_dpu_imported`], a child process: 1 MiB
+/// exported to the DPU, its first half holding text; answers `peek OFF N` (the bytes,
+/// in hex).
+#[test]
+fn child_process() {
+    let Some(role) = doca_testkit::peer::role() else {
+        return;
+    };
+    assert_eq!(role, "host");
+    let host = Topology::from_toml(device::DEFAULT_MACHINE, Some("host"))
+        .unwrap()
+        .open_device("0000:b1:00.0")
+        .unwrap();
+    let mut mem = vec![0u8; 1 << 20];
+    let text = host_text();
+    mem[..text.len()].copy_from_slice(&text);
+    let mut hm = Mmap::new();
+    hm.set_memory(mem).unwrap();
+    hm.set_permissions(AccessFlags::LOCAL_READ_WRITE | AccessFlags::DPU_READ_WRITE)
+        .unwrap();
+    hm.dev_add(&host).unwrap();
+    hm.start().unwrap();
+    let base = hm.memrange().unwrap().0;
+    doca_testkit::peer::say(&doca_testkit::peer::hex(&hm.export_dpu(&host).unwrap()));
+    for line in doca_testkit::peer::commands() {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        if w[0] != "peek" {
+            break;
+        }
+        let (off, n): (usize, usize) = (w[1].parse().unwrap(), w[2].parse().unwrap());
+        // SAFETY: inside the host's memory; the DPU's writes to it completed.
+        let b = unsafe { std::slice::from_raw_parts(base.add(off), n) };
+        doca_testkit::peer::say(&doca_testkit::peer::hex(b));
+    }
+}
+
+fn host_text() -> Vec<u8> {
+    corpus().into_iter().find(|(n, _)| *n == "text").unwrap().1[..200_000].to_vec()
+}
+
+/// Compress tasks of a DPU process on host memory it imported (as NVIDIA's storage
+/// service decompresses straight into the host's buffers): deflate from the host's
+/// bytes, and decompress into them, on both engines.
+#[test]
+fn tasks_on_host_memory_the_dpu_imported() {
+    let mut host = doca_testkit::peer::Peer::spawn("child_process", "host");
+    let blob = doca_testkit::peer::unhex(&host.recv());
+    for threads in [0, 2] {
+        let text = device::DEFAULT_MACHINE.replace(
+            "\npci_addr = \"0000:03:00.0\"\n",
+            &format!("\npci_addr = \"0000:03:00.0\"\nengine_threads = {threads}\n"),
+        );
+        let dpu = Topology::from_toml(&text, Some("dpu"))
+            .unwrap()
+            .open_device("0000:03:00.0")
+            .unwrap();
+        let imported = Mmap::create_from_export(doca_core::Data(0), &blob, &dpu).unwrap();
+        let (hp, _) = imported.memrange().unwrap();
+        let mut e = Env::new(&dpu);
+        let data = host_text();
+        // From the host's bytes.
+        let src = e.inv.buf_by_data(&imported, hp, data.len()).unwrap();
+        let dst = e.empty(0, 1 << 20);
+        let mut c = e.run(DeflateJob::compress(src, dst, 1)).unwrap();
+        assert_eq!(checksums(&c), crc_adler(&data));
+        let packed = c.take_buf(DeflateJob::DST).unwrap().data_to_vec();
+        drop(c);
+        // Into the host's bytes, at 512 KiB.
+        let src = e.data(2 << 20, &packed);
+        // SAFETY: inside the imported range (exporter addresses, never dereferenced).
+        let dst = e
+            .inv
+            .buf_by_addr(&imported, unsafe { hp.add(512 << 10) }, 512 << 10)
+            .unwrap();
+        let mut c = e.run(DeflateJob::decompress(src, dst, 2)).unwrap();
+        assert_eq!(c.take_buf(DeflateJob::DST).unwrap().data_len(), data.len());
+        drop(c);
+        host.send(&format!("peek {} {}", 512 << 10, data.len()));
+        assert_eq!(host.recv(), doca_testkit::peer::hex(&data));
+    }
+    host.finish();
+}

@@ -409,12 +409,6 @@ fn misuse_is_refused_with_a_reason() {
     let (s, t) = (e.buf(4 * block, &d), e.buf(2 * block, &[]));
     refused(
         &mut e,
-        EcRecoverJob::new(&coding, s, t, 0),
-        "needs a Recover matrix",
-    );
-    let (s, t) = (e.buf(4 * block, &d), e.buf(2 * block, &[]));
-    refused(
-        &mut e,
         EcCreateJob::new(&rec, s, t, 0),
         "needs a Coding matrix",
     );
@@ -561,6 +555,45 @@ fn jobs_in_flight_share_a_destination_room() {
                 out == pa || out == pb,
                 "round {round}: a mix of two results"
             );
+        }
+    }
+}
+
+/// A recover job given the coding matrix multiplies it with the blocks it is given, as
+/// DOCA's engine does. NVIDIA's storage service rebuilds a lost half of a 2+1 stripe
+/// this way (the other half and the parity, the coding matrix): with Vandermonde's
+/// all-ones parity row the product is the lost half; with Cauchy it is not (it is the
+/// coding row times the blocks, as for a create job).
+#[test]
+fn a_recover_job_with_the_coding_matrix_multiplies_it() {
+    for dev in engines() {
+        let block = 2048;
+        let mut e = Env::new(&dev, 1 << 20, AccessFlags::LOCAL_READ_WRITE);
+        for kind in [MatrixType::Vandermonde, MatrixType::Cauchy] {
+            let coding = e.ec.matrix_create(kind, 2, 1).unwrap();
+            let data = bytes(2 * block, 21);
+            let src = e.buf(data.len(), &data);
+            let dst = e.buf(block, &[]);
+            let parity = e.run(EcCreateJob::new(&coding, src, dst, 0));
+            // Lost: data block 1. Given: parity and data block 2.
+            let mut given = parity.clone();
+            given.extend_from_slice(&data[block..]);
+            let src = e.buf(given.len(), &given);
+            let dst = e.buf(block, &[]);
+            let got = e.run(EcRecoverJob::new(&coding, src, dst, 0));
+            // What a create job makes of the same blocks.
+            let src = e.buf(given.len(), &given);
+            let dst = e.buf(block, &[]);
+            assert_eq!(
+                got,
+                e.run(EcCreateJob::new(&coding, src, dst, 0)),
+                "{kind:?}"
+            );
+            if kind == MatrixType::Vandermonde {
+                assert_eq!(got, data[..block], "the lost half, rebuilt");
+            } else {
+                assert_ne!(got, data[..block]);
+            }
         }
     }
 }

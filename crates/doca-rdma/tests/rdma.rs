@@ -585,6 +585,8 @@ fn host_memory_exported_again_by_the_dpu_is_reached_through_it() {
     let mut host = Peer::spawn("child_process", "host");
     let blob = unhex(&host.recv());
     let imported = Mmap::create_from_export(Data(0), &blob, &dpu).unwrap();
+    // Made thread safe by its creator, as NVIDIA's storage service does.
+    imported.enable_thread_safety().unwrap();
     // Exported again for RDMA only, on the device it was imported with.
     assert_eq!(
         imported.export_dpu(&dpu).unwrap_err().code(),
