@@ -344,17 +344,27 @@ impl ConsumerShared {
                     err = Some(errno());
                 }
             });
-            if got < 0 {
-                match err {
-                    Some(libc::EAGAIN) | Some(libc::EINTR) => break,
-                    _ => {
-                        // The far side is gone: nothing more comes.
-                        break;
-                    }
+            let gone = match (got, err) {
+                (n, Some(libc::EAGAIN) | Some(libc::EINTR)) if n < 0 => break,
+                (n, _) if n < 0 => true,
+                // End of file: every process that could send here closed its end (the
+                // far side's process ended, or it let go of this consumer).
+                (0, _) => true,
+                _ => false,
+            };
+            if gone {
+                // Nothing can arrive any more: the posted receives end with an error
+                // instead of waiting forever, as a lost connection ends them on DOCA.
+                while let Some(r) = posted.pop_front() {
+                    self.tasks.finish(
+                        r,
+                        Some(Error::with_context(
+                            ErrorCode::NotConnected,
+                            "the far side of the consumer's connection is gone (its process ended or let go of this consumer): nothing more can arrive",
+                        )),
+                    );
                 }
-            }
-            if got == 0 {
-                break; // The far side closed its end.
+                return true;
             }
             any = true;
             let n = got as usize;

@@ -193,3 +193,58 @@ fn a_producer_whose_consumer_dies_fails_its_sends_and_stops() {
     ppe.stop_ctx(p.ctx()).unwrap();
     pe.stop_ctx(s.ctx()).unwrap();
 }
+
+#[test]
+fn a_consumer_whose_far_side_dies_fails_its_posted_receives() {
+    let n = name("producer-side-dies");
+    let mut s = Peer::spawn("other_side", &format!("server {n}"));
+    assert_eq!(s.recv(), "ready");
+    let c = Comch::client(&device("host", "0000:3b:00.0"), &n).unwrap();
+    let pe = Pe::new().unwrap();
+    pe.connect(c.ctx()).unwrap();
+    let _ = pe.start_ctx(c.ctx());
+    until(&[&pe], || c.ctx().phase() == CtxPhase::Running);
+    let k = Consumer::new(&c.connection().unwrap()).unwrap();
+    k.set_num_tasks(4).unwrap();
+    let kpe = Pe::new().unwrap();
+    kpe.connect(k.ctx()).unwrap();
+    let _ = kpe.start_ctx(k.ctx());
+    until(&[&pe, &kpe], || k.ctx().phase() == CtxPhase::Running);
+    let mut mm = Mmap::new();
+    mm.set_memory(vec![0u8; 4096]).unwrap();
+    mm.dev_add(&device("host", "0000:3b:00.0")).unwrap();
+    mm.start().unwrap();
+    let mut inv = BufInventory::new(8).unwrap();
+    inv.start().unwrap();
+    for i in 0..4usize {
+        let b = inv.buf_at(&mm, i * 1024, 1024).unwrap();
+        k.post_recv(b, Data(i as u64)).unwrap();
+    }
+    // Nothing has arrived: the receives wait.
+    for _ in 0..50 {
+        kpe.progress(|ev| assert!(!matches!(ev, PeEvent::Task(_)), "a receive ended early"));
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    s.kill();
+    // Nothing can arrive any more: each posted receive ends with an error.
+    let mut failed = Vec::new();
+    let t = Instant::now();
+    while failed.len() < 4 {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "{failed:?} of 4 receives ended"
+        );
+        kpe.progress(|ev| {
+            if let PeEvent::Task(mut x) = ev {
+                failed.push(x.error.as_ref().map(|e| e.code()));
+                x.take_buf(JobRecord::DST).unwrap();
+            }
+        });
+        pe.progress(|_| {});
+        std::thread::sleep(Duration::from_micros(100));
+    }
+    assert!(
+        failed.iter().all(|e| *e == Some(ErrorCode::NotConnected)),
+        "{failed:?}"
+    );
+}
