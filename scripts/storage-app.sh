@@ -110,8 +110,8 @@ setup_netns() {
         addr[$r]="169.254.40.$((10 + i))"
     done
     for _ in $(seq 100); do
-        ip netns exec "dsa-$id-st1" ping -c1 -W1 169.254.40.1 >/dev/null 2>&1 && break
-        sleep 0.1
+        ip -n "$hub" link show br0 | grep -q "state UP" && break
+        sleep 0.05
     done
 }
 ns_run() {
