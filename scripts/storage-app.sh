@@ -16,8 +16,9 @@
 # Every topology runs on one machine, then with each storage target in its own network
 # namespace and the DPU service in another (TCP over veth pairs on a bridge, link-local
 # addresses, as separate machines); the host initiator talks to the service through
-# comch only. A validity run given the wrong expected content must fail. The namespaces
-# are removed at the end.
+# comch only. A validity run given the wrong expected content must fail. Faults: the
+# service, then a data target, is killed during a run; the survivors must report it.
+# The namespaces are removed at the end.
 #
 #   bash scripts/storage-app.sh --samples DIR --prefix PREFIX [--quick] [--one-machine]
 #
@@ -31,7 +32,7 @@ while [ $# -gt 0 ]; do
     --prefix) prefix="$2"; shift 2 ;;
     --quick) quick=1; shift ;;
     --one-machine) netns=0; shift ;;
-    -h | --help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h | --help) sed -n "2,28p" "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -228,6 +229,52 @@ gga() {
     ok "$what: every block read back equals the original, $rec rebuilt by EC recovery"
 }
 
+# fault WHAT: a long read run, then the service (WHAT=service, zero copy) or the data-2
+# target (WHAT=target, gga offload) is killed. The survivors must report the failure
+# within 10 s: the initiator's comch receives end once the service is gone, the
+# service's RDMA tasks to a dead target end with an error. (The application itself then
+# waits: its data path loops run until every transaction completes, and its service
+# stops serving instead of rebuilding from the other two parts; the script stops it.)
+fault() {
+    local what="$1" victim log expect
+    rm -rf "$out/run" && mkdir -p "$out/run" && mkdir -p -m 700 "$out/run/rt"
+    export DOCA_SW_RUNTIME_DIR="$out/run/rt"
+    if [ "$what" = service ]; then
+        NS_ROLE=st1 start target "$(cpu 0)" "$H/doca_storage_target_rdma" -d mlx5_0 --cpu "$(cpu 0)" \
+            --listen-port 12345 --block-count 128 --block-size 4096
+        sleep 0.5
+        NS_ROLE=dpu start service "$(cpu 1)" "$D/doca_storage_comch_to_rdma_zero_copy" -d 03:00.0 \
+            -r 3b:00.0 --cpu "$(cpu 1)" --storage-server "$(where st1):12345"
+        victim=doca_storage_comch_to_rdma_zero_copy log=initiator expect="Failed to complete doca_comch"
+    else
+        local k port=12340
+        for k in 1 2 p; do
+            port=$((port + 1))
+            NS_ROLE="st$k" start "target$k" "$(cpu 0)" "$H/doca_storage_target_rdma" -d mlx5_0 \
+                --cpu "$(cpu 0)" --listen-port "$port" --binary-content "$out/sbc-vandermonde/d$k.sbc"
+        done
+        sleep 0.5
+        NS_ROLE=dpu start service "$(cpu 1)" "$D/doca_storage_comch_to_rdma_gga_offload" -d 03:00.0 \
+            -r 3b:00.0 --cpu "$(cpu 1)" --data-1-storage "$(where st1):12341" \
+            --data-2-storage "$(where st2):12342" --data-p-storage "$(where stp):12343"
+        victim="listen-port 12342" log=service
+        expect="Failed to complete doca_rdma_task|Failed to start transaction: DOCA_ERROR"
+    fi
+    sleep 0.5
+    NS_ROLE="" start initiator "$(cpu 2)" "$H/doca_storage_initiator_comch" -d 3b:00.0 --cpu "$(cpu 2)" \
+        --execution-strategy read_throughput_test --run-limit-operation-count 1000000000
+    for _ in $(seq 200); do grep -q "Start storage" "$out/run/initiator.log" 2>/dev/null && break; sleep 0.1; done
+    sleep 1
+    if [ "${RACE_OK:-0}" = 1 ] && raced; then pkill -f "$out/build-" || true; wait || true; return 1; fi
+    pkill -9 -f "$victim" || true
+    local t=0
+    while ! grep -qE "$expect" "$out/run/$log.log" 2>/dev/null && [ $t -lt 100 ]; do sleep 0.1; t=$((t + 1)); done
+    pkill -f "$out/build-" 2>/dev/null || true
+    wait || true
+    grep -qE "$expect" "$out/run/$log.log" || fail "fault ($what killed, $place): no failure reported in 10 s"
+    ok "fault ($what killed, $place): the $log reported it within $((t / 10)).$((t % 10)) s"
+}
+
 # ---- The data ----
 root="$(cd "$(dirname "$0")/.." && pwd)"
 # 128 blocks of 4 KiB of text (LZ4 must compress each block: random data would not fit).
@@ -265,5 +312,7 @@ for netns_now in "${places[@]}"; do
     # (Vandermonde's): with Cauchy it reads without recovery.
     retrying gga cauchy 0
     PLAIN="$out/random.bin" retrying gga vandermonde 0 fail
+    retrying fault service
+    retrying fault target
 done
 echo "storage application: all runs passed"
