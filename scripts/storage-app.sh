@@ -144,15 +144,16 @@ rc_of() { cat "$out/run/$1.rc" 2>/dev/null || echo none; }
 # Whether a process of the last run died in the application's own thread start race:
 # its workers read their std::thread member (for pthread_setaffinity_np) before the
 # creating thread has assigned it, which a 2-CPU machine sometimes shows as a crash.
-# Such a run is run again (at most twice), and said so.
+# Such a run is run again (at most seven times: a loaded machine shows it often), and
+# said so.
 raced() {
     grep -ls "pthread_setaffinity_np" "$out"/run/*.log >/dev/null 2>&1
 }
 # retrying FUNCTION ARGS...: runs a topology, again when it hit that race.
 retrying() {
     local try
-    for try in 1 2 3; do
-        if RACE_OK=$((try < 3)) "$@"; then return 0; fi
+    for try in 1 2 3 4 5 6 7 8; do
+        if RACE_OK=$((try < 8)) "$@"; then return 0; fi
         echo "note the application's thread start race crashed a process (pthread_setaffinity_np on an unassigned std::thread); running again"
     done
     return 1
