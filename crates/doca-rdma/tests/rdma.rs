@@ -45,8 +45,16 @@ fn mmap(len: usize, remote_perms: AccessFlags) -> Mmap {
 
 /// Progresses `pe` until the job with user data `ud` completes; its record and status.
 fn wait(pe: &Pe, ud: u64) -> (JobRecord, Result<(), ErrorCode>) {
+    wait_beside(pe, &[], ud)
+}
+
+/// [`wait`], progressing the engines `beside` too (a serving side).
+fn wait_beside(pe: &Pe, beside: &[&Pe], ud: u64) -> (JobRecord, Result<(), ErrorCode>) {
     let t = Instant::now();
     loop {
+        for b in beside {
+            b.progress(|_| {});
+        }
         let mut got = None;
         pe.progress(|ev| {
             if let PeEvent::Task(mut c) = ev
@@ -693,28 +701,5 @@ fn host_memory_exported_again_by_the_dpu_is_reached_through_it() {
 
 /// [`wait`] on `a` while `b` (the serving side) progresses too.
 fn wait_with(a: &Side, b: &Side, ud: u64) -> (JobRecord, Result<(), ErrorCode>) {
-    let t = Instant::now();
-    loop {
-        b.pe.progress(|_| {});
-        let mut got = None;
-        a.pe.progress(|ev| {
-            if let PeEvent::Task(mut c) = ev
-                && c.record.user_data.0 == ud
-            {
-                let st = c.status().map_err(|e| e.code());
-                got = Some((
-                    std::mem::replace(&mut c.record, JobRecord::new(0, Data(0))),
-                    st,
-                ));
-            }
-        });
-        if let Some(g) = got {
-            return g;
-        }
-        assert!(
-            t.elapsed() < Duration::from_secs(20),
-            "job {ud} never completed"
-        );
-        std::thread::sleep(Duration::from_micros(100));
-    }
+    wait_beside(&a.pe, &[&b.pe], ud)
 }
