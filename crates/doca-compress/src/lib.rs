@@ -1,5 +1,6 @@
 //! DOCA Compress in software: raw deflate compress and decompress (libdeflate), LZ4
-//! block and LZ4 stream decompress (lz4_flex, its checked decoder), each reporting the
+//! block and LZ4 stream decompress (liblz4's safe decoder; lz4_flex's checked decoder
+//! says what is wrong with a block liblz4 refuses), each reporting the
 //! checksums of the uncompressed data DOCA reports: CRC-32 with Adler-32 for deflate,
 //! CRC-32 with xxHash-32 for LZ4.
 //!
@@ -565,18 +566,12 @@ fn run(job_type: u32, lz4: (bool, bool), input: &[u8], output: &mut [u8]) -> Res
         JOB_DECOMPRESS_LZ4_BLOCK => {
             let n = lz4_block(input, output, &[])?;
             let out = &output[..n];
-            Ok((
-                n,
-                pack(libdeflater::crc32(out), xxhash_rust::xxh32::xxh32(out, 0)),
-            ))
+            Ok((n, lz4_sums(out)))
         }
         JOB_DECOMPRESS_LZ4_STREAM => {
             let n = lz4_stream(input, output, lz4.0, lz4.1)?;
             let out = &output[..n];
-            Ok((
-                n,
-                pack(libdeflater::crc32(out), xxhash_rust::xxh32::xxh32(out, 0)),
-            ))
+            Ok((n, lz4_sums(out)))
         }
         _ => Err(invalid(format!(
             "job type {job_type} is not a compress task"
@@ -584,8 +579,66 @@ fn run(job_type: u32, lz4: (bool, bool), input: &[u8], output: &mut [u8]) -> Res
     }
 }
 
-/// One data-only LZ4 block into `output`, `dict` the bytes before it.
+/// The CRC-32 and xxHash-32 of `out` (an LZ4 task's checksums), in one pass: each
+/// piece is hashed by both while it is in the first-level cache.
+fn lz4_sums(out: &[u8]) -> u64 {
+    const PIECE: usize = 8 << 10;
+    let mut crc = libdeflater::Crc::new();
+    let mut xxh = xxhash_rust::xxh32::Xxh32::new(0);
+    for piece in out.chunks(PIECE) {
+        crc.update(piece);
+        xxh.update(piece);
+    }
+    u64::from(crc.sum()) | (u64::from(xxh.digest()) << 32)
+}
+
+// liblz4 (built by lz4-sys) provides the decoder declared below.
+use lz4_sys as _;
+
+unsafe extern "C" {
+    /// liblz4's bounds-checked block decoder with a dictionary (a dictionary that ends
+    /// where the destination starts is the data decoded before, as a stream's dependent
+    /// blocks need). Negative for a malformed block or one that would not fit.
+    fn LZ4_decompress_safe_usingDict(
+        src: *const std::ffi::c_char,
+        dst: *mut std::ffi::c_char,
+        src_size: std::ffi::c_int,
+        dst_capacity: std::ffi::c_int,
+        dict: *const std::ffi::c_char,
+        dict_size: std::ffi::c_int,
+    ) -> std::ffi::c_int;
+}
+
+/// One data-only LZ4 block into `output`, `dict` the bytes before it: liblz4's decoder
+/// (the faster one), which never reads outside `input` and `dict` nor writes outside
+/// `output`, whatever the block says.
 fn lz4_block(input: &[u8], output: &mut [u8], dict: &[u8]) -> Result<usize> {
+    let Ok(src_size) = std::ffi::c_int::try_from(input.len()) else {
+        return Err(invalid(format!(
+            "an LZ4 block of {} bytes is larger than LZ4 allows",
+            input.len()
+        )));
+    };
+    // A block decodes to at most this much, far below the cap.
+    let cap = output.len().min(std::ffi::c_int::MAX as usize) as std::ffi::c_int;
+    let dict = &dict[dict.len().saturating_sub(LZ4_WINDOW)..];
+    // SAFETY: the pointers and lengths name the three slices, which do not overlap
+    // (`dict` is only read); liblz4's safe decoder stays inside them.
+    let n = unsafe {
+        LZ4_decompress_safe_usingDict(
+            input.as_ptr().cast(),
+            output.as_mut_ptr().cast(),
+            src_size,
+            cap,
+            dict.as_ptr().cast(),
+            dict.len() as std::ffi::c_int,
+        )
+    };
+    if let Ok(n) = usize::try_from(n) {
+        return Ok(n);
+    }
+    // Failed: the checked decoder of lz4_flex says why (a block too large for the
+    // destination, or which part of it is malformed).
     lz4_flex::block::decompress_into_with_dict(input, output, dict).map_err(|e| match e {
         lz4_flex::block::DecompressError::OutputTooSmall { expected, actual } => invalid(format!(
             "the destination's tailroom ({actual} bytes) is too small for the decompressed data (at least {expected} bytes)"
