@@ -550,3 +550,376 @@ fn rdma_pair_3x() {
     let bin = compile(&src, "rdma_pair3", RDMA);
     run_rdma_pair(&bin, "rdma3");
 }
+
+/// The stand-in of DOCA's storage reference application (`tests/cpp/storage_standin.cpp`,
+/// C++17, host and DPU flavours): what it runs and where.
+struct Storage {
+    host: PathBuf,
+    dpu: PathBuf,
+    dir: PathBuf,
+    rt: PathBuf,
+}
+
+/// A TCP port nothing listens on now.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+impl Storage {
+    fn path(&self, name: &str) -> String {
+        self.dir.join(name).to_str().unwrap().to_owned()
+    }
+
+    /// Storage targets serving `files` (in the namespace `ns`, when given); their
+    /// addresses.
+    fn targets(&self, files: &[&str], ns: Option<(&str, &str)>) -> (Vec<Running>, Vec<String>) {
+        let mut run = Vec::new();
+        let mut addrs = Vec::new();
+        for f in files {
+            let port = free_port().to_string();
+            let file = self.path(f);
+            let c = match ns {
+                Some((ns, addr)) => {
+                    addrs.push(format!("{addr}:{port}"));
+                    let mut c = Command::new("ip");
+                    c.args(["netns", "exec", ns, "env", "UCX_TLS=tcp"])
+                        .arg(&self.host)
+                        .args(["target", &port, &file]);
+                    c
+                }
+                None => {
+                    addrs.push(format!("127.0.0.1:{port}"));
+                    let mut c = Command::new(&self.host);
+                    c.args(["target", &port, &file]);
+                    c
+                }
+            };
+            let mut c = c;
+            c.env_remove("DOCA_SW_TOPOLOGY")
+                .env_remove("DOCA_SW_ROLE")
+                .env("DOCA_SW_RUNTIME_DIR", &self.rt);
+            run.push(Running::spawn(c, &format!("storage target {f}")));
+        }
+        (run, addrs)
+    }
+
+    /// The DPU service (`args` after "service"), with engine threads or not, in the
+    /// namespace `ns` (its interface) when given.
+    fn service(&self, args: &[&str], engine: bool, ns: Option<(&str, &str)>) -> Running {
+        let mut c = match ns {
+            Some((ns, dev)) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns, "env", "UCX_TLS=tcp"])
+                    .arg(format!("UCX_NET_DEVICES={dev}"))
+                    .arg(&self.dpu);
+                c
+            }
+            None => Command::new(&self.dpu),
+        };
+        c.arg("service")
+            .args(args)
+            .env_remove("DOCA_SW_TOPOLOGY")
+            .env_remove("DOCA_SW_ROLE")
+            .env("DOCA_SW_RUNTIME_DIR", &self.rt);
+        if engine {
+            c.env("DOCA_SW_TOPOLOGY", engine_topology());
+        }
+        Running::spawn(c, &format!("storage service {args:?}"))
+    }
+
+    /// The host initiator in the background, writing its progress to `progress`.
+    fn initiator(&self, args: &[&str], progress: &Path) -> Running {
+        let _ = std::fs::remove_file(progress);
+        let mut c = Command::new(&self.host);
+        c.arg("initiator")
+            .args(args)
+            .env_remove("DOCA_SW_TOPOLOGY")
+            .env_remove("DOCA_SW_ROLE")
+            .env("DOCA_SW_RUNTIME_DIR", &self.rt)
+            .env("STANDIN_PROGRESS", progress);
+        Running::spawn(c, &format!("storage initiator {args:?}"))
+    }
+
+    /// Waits until the initiator has `n` blocks done (fails if it ends first).
+    fn wait_progress(&self, ini: &mut Running, progress: &Path, n: u64) {
+        let t = std::time::Instant::now();
+        loop {
+            let done = std::fs::read_to_string(progress)
+                .ok()
+                .and_then(|s| s.trim().parse::<u64>().ok())
+                .unwrap_or(0);
+            if done >= n {
+                return;
+            }
+            if let Some(st) = ini.ended() {
+                ini.fail(&format!("ended ({st:?}) before {n} blocks were done"));
+            }
+            if t.elapsed() > std::time::Duration::from_secs(120) {
+                ini.fail(&format!("did not get {n} blocks done within 120 s"));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+}
+
+/// Everything a finished program printed.
+fn all_output(r: Running) -> (Option<i32>, String) {
+    let o = r.finish();
+    (
+        o.status.code(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        ),
+    )
+}
+
+/// Targets end by themselves once their service has gone.
+fn targets_end(ts: Vec<Running>) {
+    for t in ts {
+        let (code, out) = all_output(t);
+        assert_eq!(code, Some(0), "{out}");
+        assert!(out.contains("the service left"), "{out}");
+    }
+}
+
+/// DOCA's storage reference application has a stand-in of our own in C++17 (host
+/// initiator over comch, DPU service, storage targets over RDMA through the connection
+/// manager), so that both of its topologies and their faults run wherever the tests do:
+/// gga offload (each block's halves on two targets and their parity on a third, both
+/// matrix types, EC recovery of every, every second and no block, with engine threads
+/// too) and zero copy (a target writes into and reads from the host's memory through
+/// the DPU's export of it); a data target killed mid-read (every block still comes back
+/// right, rebuilt from the other two), the service killed (the initiator ends at once
+/// with a clear error), the zero-copy target killed (the initiator reports the failed
+/// blocks and ends); and across network namespaces where they can be made.
+#[test]
+fn storage_application_stand_ins_3x() {
+    const MODS: &str = "doca-common doca-comch doca-dma doca-rdma doca-erasure-coding";
+    let src = crate_dir().join("tests/cpp/storage_standin.cpp");
+    let host = compile_cpp_std_in(
+        &prefix().join("lib/pkgconfig"),
+        &src,
+        "storage_standin-host",
+        MODS,
+        "c++17",
+    );
+    let dpu = compile_cpp_std_in(
+        &prefix().join("lib/pkgconfig/dpu"),
+        &src,
+        "storage_standin-dpu",
+        MODS,
+        "c++17",
+    );
+    let dir = scratch().join("storage-standin");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let st = Storage {
+        host,
+        dpu,
+        rt: runtime_dir("storage-standin"),
+        dir,
+    };
+    const BLOCK: usize = 4096;
+    const BLOCKS: usize = 64;
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let data: Vec<u8> = (0..BLOCK * BLOCKS)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    std::fs::write(st.dir.join("file"), &data).unwrap();
+    std::fs::write(st.dir.join("zeros"), vec![0u8; BLOCK * 32]).unwrap();
+    let file = st.path("file");
+    let progress = st.dir.join("progress");
+    let env = [("DOCA_SW_RUNTIME_DIR", st.rt.as_path())];
+
+    for matrix in ["vandermonde", "cauchy"] {
+        let sub = st.dir.join(matrix);
+        std::fs::create_dir_all(&sub).unwrap();
+        let out = run(
+            &st.host,
+            &["split", &file, sub.to_str().unwrap(), "4096", matrix],
+            false,
+        );
+        assert!(out.contains("64 blocks of 4096 bytes"), "{out}");
+    }
+    let parts = |m: &str| {
+        [
+            format!("{m}/data1"),
+            format!("{m}/data2"),
+            format!("{m}/parity"),
+        ]
+    };
+
+    // gga offload: (matrix, recover every n-th read, engine threads, blocks rebuilt of
+    // the 128 reads).
+    for (round, (matrix, every, engine, rebuilt)) in [
+        ("vandermonde", 1, false, 128),
+        ("vandermonde", 2, false, 64),
+        ("vandermonde", 0, false, 0),
+        ("cauchy", 1, false, 128),
+        ("cauchy", 3, true, 42),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let p = parts(matrix);
+        let (ts, addrs) = st.targets(&[&p[0], &p[1], &p[2]], None);
+        let name = format!("gga-{round}");
+        let every = every.to_string();
+        let mut args = vec!["gga", &name, "4096", matrix, &every];
+        args.extend(addrs.iter().map(String::as_str));
+        let mut svc = st.service(&args, engine, None);
+        let out = run_beside(
+            &st.host,
+            &["initiator", &name, "read", &file, "4096", "2"],
+            engine,
+            &env,
+            Some(&mut svc),
+        );
+        assert!(out.contains("128 requests answered"), "{out}");
+        assert!(out.contains(", 0 failed; every block"), "{out}");
+        let (code, sout) = all_output(svc);
+        assert_eq!(code, Some(0), "{sout}");
+        assert!(
+            sout.contains(&format!("128 requests, {rebuilt} blocks rebuilt by EC")),
+            "{sout}"
+        );
+        targets_end(ts);
+    }
+
+    // Zero copy: blocks written through the target into storage and read back, then a
+    // file's blocks read.
+    for (store, args) in [
+        ("zeros", vec!["write-read", "32", "4096", "2"]),
+        ("file", vec!["read", file.as_str(), "4096", "2"]),
+    ] {
+        let (ts, addrs) = st.targets(&[store], None);
+        let name = format!("zc-{store}");
+        let mut svc = st.service(&["zc", &name, "4096", &addrs[0]], false, None);
+        let mut a = vec!["initiator", name.as_str()];
+        a.extend(args.iter().copied());
+        let out = run_beside(&st.host, &a, false, &env, Some(&mut svc));
+        assert!(out.contains(", 0 failed; every block"), "{out}");
+        let (code, sout) = all_output(svc);
+        assert_eq!(code, Some(0), "{sout}");
+        targets_end(ts);
+    }
+
+    // The initiator's check can fail: a target holding other bytes than the file.
+    {
+        let (ts, addrs) = st.targets(&["zeros"], None);
+        let svc = st.service(&["zc", "wrong", "4096", &addrs[0]], false, None);
+        let ini = st.initiator(&["wrong", "read", &file, "4096", "1"], &progress);
+        let (code, out) = all_output(ini);
+        assert_eq!(code, Some(1), "{out}");
+        assert!(out.contains("block 0, byte 0: read 0, expected"), "{out}");
+        let (code, sout) = all_output(svc);
+        assert_eq!(code, Some(0), "{sout}");
+        targets_end(ts);
+    }
+
+    // Fault: the data-2 target killed in the middle of a long read; every block still
+    // comes back right.
+    {
+        let p = parts("vandermonde");
+        let (mut ts, addrs) = st.targets(&[&p[0], &p[1], &p[2]], None);
+        let mut args = vec!["gga", "fault-t", "4096", "vandermonde", "0"];
+        args.extend(addrs.iter().map(String::as_str));
+        let svc = st.service(&args, false, None);
+        let mut ini = st.initiator(&["fault-t", "read", &file, "4096", "40"], &progress);
+        st.wait_progress(&mut ini, &progress, 200);
+        let _ = ts[1].child.kill();
+        let (code, out) = all_output(ini);
+        assert_eq!(code, Some(0), "{out}");
+        assert!(out.contains("2560 requests answered"), "{out}");
+        assert!(out.contains(", 0 failed; every block"), "{out}");
+        let (code, sout) = all_output(svc);
+        assert_eq!(code, Some(0), "{sout}");
+        assert!(sout.contains("(data-2) lost"), "{sout}");
+        assert!(!sout.contains(" 0 blocks rebuilt"), "{sout}");
+        let dead = ts.remove(1);
+        drop(dead);
+        targets_end(ts);
+    }
+
+    // Fault: the service killed mid-read; the initiator ends at once, saying so.
+    {
+        let p = parts("vandermonde");
+        let (ts, addrs) = st.targets(&[&p[0], &p[1], &p[2]], None);
+        let mut args = vec!["gga", "fault-s", "4096", "vandermonde", "2"];
+        args.extend(addrs.iter().map(String::as_str));
+        let mut svc = st.service(&args, false, None);
+        let mut ini = st.initiator(&["fault-s", "read", &file, "4096", "1000"], &progress);
+        st.wait_progress(&mut ini, &progress, 200);
+        let _ = svc.child.kill();
+        let killed = std::time::Instant::now();
+        let (code, out) = all_output(ini);
+        assert!(
+            killed.elapsed() < std::time::Duration::from_secs(15),
+            "{out}"
+        );
+        assert_eq!(code, Some(3), "{out}");
+        assert!(
+            out.contains("the channel to the service ended")
+                || out.contains("the service did not answer"),
+            "{out}"
+        );
+        drop(svc);
+        targets_end(ts);
+    }
+
+    // Fault: the zero-copy target killed; the service answers each request with the
+    // failure, and the initiator reports them and ends.
+    {
+        let (mut ts, addrs) = st.targets(&["file"], None);
+        let svc = st.service(&["zc", "fault-z", "4096", &addrs[0]], false, None);
+        let mut ini = st.initiator(&["fault-z", "read", &file, "4096", "1000"], &progress);
+        st.wait_progress(&mut ini, &progress, 200);
+        let _ = ts[0].child.kill();
+        let (code, out) = all_output(ini);
+        assert_eq!(code, Some(2), "{out}");
+        assert!(out.contains("the storage target is lost"), "{out}");
+        let (code, sout) = all_output(svc);
+        assert_eq!(code, Some(0), "{sout}");
+    }
+
+    // Across machines: the targets in one namespace, the service in another (UCX over
+    // TCP between them), the host beside it.
+    let Some(pair) = doca_testkit::netns::NetPair::new("stsi") else {
+        return;
+    };
+    let p = parts("cauchy");
+    let (ts, addrs) = st.targets(
+        &[&p[0], &p[1], &p[2]],
+        Some((pair.ns[1].as_str(), pair.addr[1].as_str())),
+    );
+    let mut args = vec!["gga", "netns", "4096", "cauchy", "2"];
+    args.extend(addrs.iter().map(String::as_str));
+    let mut svc = st.service(
+        &args,
+        false,
+        Some((pair.ns[0].as_str(), pair.dev[0].as_str())),
+    );
+    let out = run_beside(
+        &st.host,
+        &["initiator", "netns", "read", &file, "4096", "2"],
+        false,
+        &env,
+        Some(&mut svc),
+    );
+    assert!(out.contains(", 0 failed; every block"), "{out}");
+    let (code, sout) = all_output(svc);
+    assert_eq!(code, Some(0), "{sout}");
+    assert!(sout.contains("64 blocks rebuilt by EC"), "{sout}");
+    targets_end(ts);
+}

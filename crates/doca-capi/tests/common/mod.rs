@@ -110,11 +110,16 @@ pub fn compile_in(dir: &Path, src: &Path, name: &str, module: &str) -> PathBuf {
 /// [`compile_in`] as C++20 (`c++ -std=c++20 -x c++`, warnings as errors), as programs
 /// written in C++ build against the headers.
 pub fn compile_cpp_in(dir: &Path, src: &Path, name: &str, module: &str) -> PathBuf {
+    compile_cpp_std_in(dir, src, name, module, "c++20")
+}
+
+/// [`compile_cpp_in`] in the C++ standard `std` (`c++17`: DOCA's own applications).
+pub fn compile_cpp_std_in(dir: &Path, src: &Path, name: &str, module: &str, std: &str) -> PathBuf {
     let bin = scratch().join("bin").join(name);
     std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
     let mut c = Command::new("c++");
     c.args([
-        "-std=c++20",
+        &format!("-std={std}"),
         "-Wall",
         "-Wextra",
         "-Werror",
