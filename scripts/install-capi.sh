@@ -33,7 +33,7 @@
 # The 1.x generation (1.3-1.4): DIR/include/doca-1/, DIR/lib/doca-1/libdoca_common.so.1
 # (with libdoca_{dma,argp} linking to it), and the pkg-config modules doca-1 and
 # doca-1-dpu (the DPU flavour); DIR/lib/pkgconfig/doca-1/ and doca-1-dpu/ hold them
-# under the name doca, for build files that ask for dependency('doca'):
+# under the names 1.x build files ask for (doca, doca-common, doca-dma, doca-argp):
 #
 #   PKG_CONFIG_PATH=DIR/lib/pkgconfig gcc app.c $(pkg-config --cflags --libs doca-1)
 #   PKG_CONFIG_PATH=DIR/lib/pkgconfig/doca-1 meson setup build
@@ -181,10 +181,18 @@ cp "$root/crates/doca-capi/include/dpu/doca_build_config.h" "$stage1/include/dpu
 cc -c -fPIC -O2 -Wall -Wextra -Werror -I"$stage1/include/dpu" \
     -o "$stage1/lib/dpu/doca_arch_dpu.o" "$root/crates/doca-capi/csrc/arch_dpu.c"
 pc1="$root/crates/doca-capi/pkgconfig1"
-for spec in doca-1:doca-1 doca-1-dpu:doca-1-dpu doca-1/doca:doca-1 doca-1-dpu/doca:doca-1-dpu; do
+# In the doca-1 and doca-1-dpu directories, the module names 1.x projects ask for
+# (doca, doca-common, doca-dma, doca-argp) all give the 1.x headers and libraries.
+specs=(doca-1:doca-1 doca-1-dpu:doca-1-dpu)
+for d in doca-1 doca-1-dpu; do
+    for m in doca doca-common doca-dma doca-argp; do specs+=("$d/$m:$d"); done
+done
+for spec in "${specs[@]}"; do
     IFS=: read -r out tmpl <<<"$spec"
+    extra=""
+    [ "${out##*/}" = doca-argp ] && extra=" -ldoca_argp"
     sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version1|" -e "s|@NAME@|${out##*/}|" \
-        "$pc1/$tmpl.pc.in" >"$stage1/pc/$out.pc"
+        -e "s|^\(Libs:.*\)$|\1$extra|" "$pc1/$tmpl.pc.in" >"$stage1/pc/$out.pc"
 done
 
 rm -rf "$inc/doca-1" "$lib/doca-1" "$pc/doca-1" "$pc/doca-1-dpu"

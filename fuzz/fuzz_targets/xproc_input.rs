@@ -5,7 +5,8 @@
 //!
 //! The first byte picks the case. Descriptors are tried raw, and as a live export's
 //! descriptor XORed with the input and sealed again (its checksum recomputed), so that
-//! the checks behind the checksum are reached too.
+//! the checks behind the checksum are reached too; DOCA 1.x's JSON descriptors as the
+//! live export's text XORed with the input, or as the input itself.
 
 #![no_main]
 
@@ -162,8 +163,31 @@ fuzz_target!(|data: &[u8]| {
     let Some((&pick, rest)) = data.split_first() else {
         return;
     };
-    match pick % 4 {
+    match pick % 5 {
         0 => try_descriptor(w, rest),
+        4 => {
+            // DOCA 1.x's JSON form: the live export's text mutated, or the input as text.
+            let text = if pick & 0x80 == 0 {
+                let mut t = doca_core::memory::export_desc_to_json(&w.mmap_blob)
+                    .unwrap()
+                    .into_bytes();
+                for (x, y) in t.iter_mut().zip(rest) {
+                    *x ^= y;
+                }
+                t
+            } else {
+                rest.to_vec()
+            };
+            if let Ok(d) = doca_core::memory::export_desc_from_json(&text) {
+                let again = doca_core::memory::export_desc_to_json(&d)
+                    .expect("a descriptor read from JSON writes as JSON");
+                assert_eq!(
+                    doca_core::memory::export_desc_from_json(again.as_bytes()).unwrap(),
+                    d
+                );
+                try_descriptor(w, &d);
+            }
+        }
         1 | 2 => {
             let mut d = if pick % 4 == 1 {
                 w.mmap_blob.clone()

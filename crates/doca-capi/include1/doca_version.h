@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 
+#include <doca_compat.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -35,6 +37,10 @@ static inline const char *doca_version(void)
 {
 	return DOCA_VER_STRING;
 }
+
+/** The version of the DOCA library the program runs with (NUL-terminated). */
+__DOCA_EXPERIMENTAL
+const char *doca_version_runtime(void);
 
 #ifdef __cplusplus
 }

@@ -699,6 +699,13 @@ pub unsafe extern "C" fn doca_mmap_populate(
     })
 }
 
+/// `doca_version_runtime` of the 1.x library: the version of the library the program
+/// runs with (its headers say which they describe, `DOCA_VER_STRING`).
+#[unsafe(export_name = "doca1__version_runtime")]
+pub extern "C" fn doca_version_runtime() -> *const c_char {
+    c"1.4.0079".as_ptr()
+}
+
 /// `doca_mmap_export`: a descriptor for `doca_mmap_create_from_export` on the DPU side,
 /// in memory the caller frees with `free()`.
 #[unsafe(no_mangle)]
@@ -716,26 +723,30 @@ pub unsafe extern "C" fn doca_mmap_export(
         // SAFETY: NULL or live handles.
         let (m, d) = unsafe { (handle(mmap, "mmap")?, handle(dev, "dev")?) };
         let blob = m.export_dpu(&d.dev)?;
-        // SAFETY: a fresh allocation of the blob's size (at least 1 byte).
-        let p = unsafe { libc::malloc(blob.len().max(1)) } as *mut u8;
+        // DOCA 1.x's form: JSON text ending with a NUL, which the length counts.
+        let mut text = doca_core::memory::export_desc_to_json(&blob)?.into_bytes();
+        text.push(0);
+        // SAFETY: a fresh allocation of the text's size (at least 1 byte).
+        let p = unsafe { libc::malloc(text.len()) } as *mut u8;
         if p.is_null() {
             return Err(err(
                 ErrorCode::NoMemory,
                 "no memory for the export descriptor",
             ));
         }
-        // SAFETY: `p` holds blob.len() bytes; the outputs were checked non-NULL.
+        // SAFETY: `p` holds text.len() bytes; the outputs were checked non-NULL.
         unsafe {
-            std::ptr::copy_nonoverlapping(blob.as_ptr(), p, blob.len());
+            std::ptr::copy_nonoverlapping(text.as_ptr(), p, text.len());
             put(out, p);
-            put(out_len, blob.len());
+            put(out_len, text.len());
         }
         Ok(())
     })
 }
 
 /// `doca_mmap_create_from_export` of 1.x: a name (which plays no part) instead of user
-/// data.
+/// data, and the descriptor is `doca_mmap_export`'s JSON text (with or without the NUL
+/// that ends it).
 #[unsafe(export_name = "doca1__mmap_create_from_export")]
 pub unsafe extern "C" fn doca_mmap_create_from_export(
     _name: *const c_char,
@@ -744,12 +755,25 @@ pub unsafe extern "C" fn doca_mmap_create_from_export(
     dev: *mut doca_dev,
     mmap: *mut *mut doca_mmap,
 ) -> doca_error_t {
-    // SAFETY: the same contract; no user data.
+    let mut blob = Vec::new();
+    let r = ffi(|| {
+        if export_desc.is_null() || export_desc_len == 0 {
+            return Err(err(ErrorCode::InvalidValue, "export_desc is NULL or empty"));
+        }
+        // SAFETY: the caller's descriptor of export_desc_len bytes (the C contract).
+        let text = unsafe { std::slice::from_raw_parts(export_desc, export_desc_len) };
+        blob = doca_core::memory::export_desc_from_json(text)?;
+        Ok(())
+    });
+    if r != crate::DOCA_SUCCESS {
+        return r;
+    }
+    // SAFETY: the same contract, with the binary descriptor the text stands for.
     unsafe {
         crate::mem::doca_mmap_create_from_export(
             std::ptr::null(),
-            export_desc.cast(),
-            export_desc_len,
+            blob.as_ptr().cast(),
+            blob.len(),
             dev,
             mmap,
         )

@@ -26,6 +26,7 @@ fn local_dma_copy_with_populated_chunks() {
     let bin = build1("dma_local_copy1", "doca-1");
     for engine in [false, true] {
         let out = run(&bin, &[], engine);
+        assert!(out.contains("dma_local_copy1: DOCA 1.4.0079\n"), "{out}");
         assert!(
             out.contains("dma_local_copy1: copied 31 bytes: This is a sample piece of text"),
             "{out}"
@@ -71,12 +72,26 @@ fn misuse_table_of_the_1x_calls() {
 }
 
 /// Host and DPU as two processes: the host exports a one-chunk memory map; the DPU side
-/// lists its remote devices, creates the map from the export, reads the host's text by
-/// DMA and writes its reply back.
+/// lists its remote devices, reads the exported range's "addr" and "len" from the JSON
+/// descriptor with json-c, creates the map from the export (strlen() + 1 bytes), reads
+/// the host's text by DMA and writes its reply back.
 #[test]
 fn host_to_dpu_dma_through_an_export_as_two_processes() {
-    let host = build1("dma_host1", "doca-1");
-    let dpu = build1("dma_dpu1", "doca-1-dpu");
+    // Built as 1.x projects build: the module names doca-common and doca-dma, from
+    // the 1.x directories of pkg-config modules.
+    let src = |n: &str| crate_dir().join("tests/c1").join(format!("{n}.c"));
+    let host = compile_in(
+        &prefix().join("lib/pkgconfig/doca-1"),
+        &src("dma_host1"),
+        "dma_host1-1",
+        "doca-common doca-dma doca-argp",
+    );
+    let dpu = compile_in(
+        &prefix().join("lib/pkgconfig/doca-1-dpu"),
+        &src("dma_dpu1"),
+        "dma_dpu1-1",
+        "doca-common doca-dma doca-argp json-c",
+    );
     let dir = scratch().join("dma-pair1");
     std::fs::create_dir_all(&dir).unwrap();
     let d = dir.display().to_string();

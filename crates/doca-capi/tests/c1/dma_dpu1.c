@@ -8,6 +8,9 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
 
 #include <doca_argp.h>
 #include <doca_buf.h>
@@ -199,6 +202,31 @@ static doca_error_t dpu_side(const struct dpu_config *conf)
 		goto out;
 	}
 	fclose(f);
+	/* The descriptor is JSON text: the exported range is its "addr" and "len", which the
+	 * host's buffer lies in. It is passed as 1.x programs pass it: strlen() + 1 bytes. */
+	desc[desc_len < sizeof(desc) ? desc_len : sizeof(desc) - 1] = 0;
+	{
+		struct json_object *root = json_tokener_parse((const char *)desc), *jaddr, *jlen;
+		int64_t addr, len;
+
+		if (root == NULL || !json_object_object_get_ex(root, "addr", &jaddr) ||
+		    !json_object_object_get_ex(root, "len", &jlen)) {
+			DOCA_LOG_ERR("The export descriptor is not JSON with addr and len");
+			json_object_put(root);
+			result = DOCA_ERROR_INVALID_VALUE;
+			goto out;
+		}
+		addr = json_object_get_int64(jaddr);
+		len = json_object_get_int64(jlen);
+		json_object_put(root);
+		if ((uint64_t)addr > host_addr || (uint64_t)(addr + len) < host_addr + (uint64_t)host_len) {
+			DOCA_LOG_ERR("The exported range does not hold the host's buffer");
+			result = DOCA_ERROR_INVALID_VALUE;
+			goto out;
+		}
+		DOCA_LOG_INFO("Exported range: %" PRId64 " bytes at 0x%" PRIx64, len, addr);
+	}
+	desc_len = strlen((const char *)desc) + 1;
 	result = doca_mmap_create_from_export("remote_mmap", desc, desc_len, dev, &remote_mmap);
 	if (result != DOCA_SUCCESS) {
 		DOCA_LOG_ERR("Failed to create mmap from export: %s", doca_get_error_string(result));

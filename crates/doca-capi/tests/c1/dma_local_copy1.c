@@ -20,6 +20,7 @@
 #include <doca_error.h>
 #include <doca_log.h>
 #include <doca_mmap.h>
+#include <doca_version.h>
 
 DOCA_LOG_REGISTER(DMA_LOCAL_COPY1);
 
@@ -366,6 +367,12 @@ int main(int argc, char **argv)
 
 	parse_pci_addr("3b:00.0", &conf.pci);
 	strcpy(conf.text, "This is a sample piece of text");
+	/* The library is the generation the headers describe. */
+	if (strcmp(doca_version_runtime(), DOCA_VER_STRING) != 0 || strcmp(doca_version(), "1.4.0079") != 0) {
+		fprintf(stderr, "runtime version %s, headers %s\n", doca_version_runtime(), doca_version());
+		return EXIT_FAILURE;
+	}
+	printf("dma_local_copy1: DOCA %s\n", doca_version_runtime());
 
 	result = doca_argp_init("dma_local_copy1", &conf);
 	if (result != DOCA_SUCCESS) {

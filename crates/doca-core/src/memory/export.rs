@@ -661,4 +661,30 @@ mod tests {
         e.revoke();
         assert_eq!(code(good), ErrorCode::NotFound);
     }
+
+    #[test]
+    fn forged_json_descriptors_of_doca_1x_are_refused() {
+        let e = live();
+        let text = crate::xproc::blob::desc_to_json(e.blob()).unwrap();
+        let good = Blob::decode(e.blob()).unwrap();
+        let open = |t: &str| {
+            let bytes = crate::xproc::blob::desc_from_json(t.as_bytes()).unwrap();
+            Import::open(&bytes, &[Kind::MmapRdma]).unwrap_err().code()
+        };
+        // Unaltered, it reaches the export (refused only as this process's own).
+        assert_eq!(open(&text), ErrorCode::NotSupported);
+        let moved = text.replace(
+            &format!("\"addr\":{}", good.base),
+            &format!("\"addr\":{}", good.base + 4096),
+        );
+        assert_eq!(open(&moved), ErrorCode::InvalidValue);
+        let longer = text.replace(
+            &format!("\"len\":{}", good.len),
+            &format!("\"len\":{}", good.len + 1),
+        );
+        assert_eq!(open(&longer), ErrorCode::InvalidValue);
+        let t0 = format!("{:016x}", good.token[0]);
+        let other = format!("{:016x}", good.token[0] ^ 1);
+        assert_eq!(open(&text.replace(&t0, &other)), ErrorCode::NotFound);
+    }
 }

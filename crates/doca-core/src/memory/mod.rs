@@ -10,6 +10,10 @@ mod mmap;
 pub mod net;
 mod pool;
 
+/// DOCA 1.x's JSON form of export descriptors.
+pub use crate::xproc::blob::{
+    desc_from_json as export_desc_from_json, desc_to_json as export_desc_to_json,
+};
 pub use buf::{Buf, BufDesc, ListIter, MAX_REFCOUNT};
 pub use buf_array::BufArray;
 pub use export::RemoteMemory;

@@ -179,6 +179,132 @@ impl Blob {
     }
 }
 
+/// A descriptor in DOCA 1.x's form: a JSON object whose `addr` and `len` are the
+/// exported range (1.x programs read them), with every other field of the descriptor
+/// beside them (the token that makes it unforgeable, the exporter's identity).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct JsonDesc {
+    addr: u64,
+    len: u64,
+    kind: String,
+    version: u16,
+    pid: u32,
+    uid: u32,
+    start: u64,
+    fd: i32,
+    perms: u32,
+    /// The token's two halves, 16 hex digits each (JSON numbers do not hold 64 bits
+    /// everywhere).
+    token: [String; 2],
+    dev: u32,
+    shm_fd: i32,
+    shm_off: u64,
+    relay: bool,
+}
+
+const KIND_NAMES: [(Kind, &str); 3] = [
+    (Kind::MmapDpu, "mmap_dpu"),
+    (Kind::MmapRdma, "mmap_rdma"),
+    (Kind::SyncEvent, "sync_event"),
+];
+
+/// `desc` (a descriptor this library made) as DOCA 1.x's JSON text, without the NUL
+/// that ends it in memory.
+pub fn desc_to_json(desc: &[u8]) -> Result<String> {
+    let b = Blob::decode(desc)?;
+    let kind = KIND_NAMES
+        .iter()
+        .find(|(k, _)| *k == b.kind)
+        .map_or("", |(_, n)| n);
+    let j = JsonDesc {
+        addr: b.base,
+        len: b.len,
+        kind: kind.to_owned(),
+        version: VERSION,
+        pid: b.pid,
+        uid: b.uid,
+        start: b.start,
+        fd: b.fd,
+        perms: b.perms,
+        token: [
+            format!("{:016x}", b.token[0]),
+            format!("{:016x}", b.token[1]),
+        ],
+        dev: b.dev,
+        shm_fd: b.shm_fd,
+        shm_off: b.shm_off,
+        relay: b.relay,
+    };
+    serde_json::to_string(&j).map_err(|e| invalid(format!("cannot write the descriptor: {e}")))
+}
+
+/// The descriptor a DOCA 1.x JSON export descriptor stands for. `text` may end with the
+/// NUL the exporter counted in its length (programs pass `strlen(desc) + 1`) or not;
+/// anything else (a NUL inside, text that is not one whole JSON object, a field
+/// missing, out of range or malformed) is refused with `InvalidValue`, saying what.
+pub fn desc_from_json(text: &[u8]) -> Result<Vec<u8>> {
+    let text = text.strip_suffix(&[0]).unwrap_or(text);
+    if text.contains(&0) {
+        return Err(invalid(
+            "the export descriptor has a NUL inside: it is not the JSON text doca_mmap_export gave (pass strlen(desc) + 1 bytes)",
+        ));
+    }
+    let j: JsonDesc = serde_json::from_slice(text).map_err(|e| {
+        invalid(format!(
+            "the export descriptor is not the JSON object doca_mmap_export gives ({e})"
+        ))
+    })?;
+    if j.version != VERSION {
+        return Err(Error::with_context(
+            ErrorCode::NotSupported,
+            format!(
+                "export descriptor version {} is not supported (this library reads version {VERSION})",
+                j.version
+            ),
+        ));
+    }
+    let kind = KIND_NAMES
+        .iter()
+        .find(|(_, n)| *n == j.kind)
+        .map(|(k, _)| *k)
+        .ok_or_else(|| {
+            invalid(format!(
+                "the export descriptor exports \"{}\", which is unknown",
+                j.kind
+            ))
+        })?;
+    let half = |s: &str| {
+        if s.len() != 16 {
+            return None;
+        }
+        u64::from_str_radix(s, 16).ok()
+    };
+    let (Some(t0), Some(t1)) = (half(&j.token[0]), half(&j.token[1])) else {
+        return Err(invalid(
+            "the export descriptor's token is damaged (two strings of 16 hex digits)",
+        ));
+    };
+    let b = Blob {
+        kind,
+        pid: j.pid,
+        uid: j.uid,
+        start: j.start,
+        fd: j.fd,
+        perms: j.perms,
+        token: [t0, t1],
+        base: j.addr,
+        len: j.len,
+        dev: j.dev,
+        shm_fd: j.shm_fd,
+        shm_off: j.shm_off,
+        relay: j.relay,
+    };
+    // The same checks as a binary descriptor's.
+    let bytes = b.encode();
+    Blob::decode(&bytes)?;
+    Ok(bytes.to_vec())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,6 +324,48 @@ mod tests {
             shm_fd: -1,
             shm_off: 0,
             relay: false,
+        }
+    }
+
+    #[test]
+    fn json_round_trips_and_reads_as_json() {
+        let bytes = sample().encode();
+        let text = desc_to_json(&bytes).unwrap();
+        assert!(
+            text.starts_with("{\"addr\":139637976727552,\"len\":4096,"),
+            "{text}"
+        );
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["addr"].as_u64(), Some(0x7f00_0000_0000));
+        assert_eq!(v["len"].as_u64(), Some(4096));
+        assert_eq!(desc_from_json(text.as_bytes()).unwrap(), bytes.to_vec());
+        let mut with_nul = text.clone().into_bytes();
+        with_nul.push(0);
+        assert_eq!(desc_from_json(&with_nul).unwrap(), bytes.to_vec());
+    }
+
+    #[test]
+    fn damaged_json_is_refused() {
+        let text = desc_to_json(&sample().encode()).unwrap();
+        for n in 0..text.len() {
+            assert!(desc_from_json(&text.as_bytes()[..n]).is_err(), "length {n}");
+        }
+        let bad = [
+            text.replace("\"len\":4096", "\"len\":0"),
+            text.replace("\"len\":4096", "\"len\":-1"),
+            text.replace("\"len\":4096", "\"len\":\"4096\""),
+            text.replace("\"kind\":\"mmap_dpu\"", "\"kind\":\"gpu\""),
+            text.replace("\"version\":1", "\"version\":7"),
+            text.replace("0000000000000001", "01"),
+            text.replace("0000000000000001", "000000000000000g"),
+            text.replace("\"pid\":1234", "\"pid\":0"),
+            text.replace(",\"relay\":false", ""),
+            format!("{text}x"),
+            format!("[{text}]"),
+            text.replace(':', "\0:"),
+        ];
+        for b in bad {
+            assert!(desc_from_json(b.as_bytes()).is_err(), "{b}");
         }
     }
 
