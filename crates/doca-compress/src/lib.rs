@@ -43,6 +43,8 @@
 //! # Ok::<(), doca_core::Error>(())
 //! ```
 
+mod xxh32;
+
 use doca_core::device::Capability;
 use doca_core::exec::{
     Completion, CtxOps, ExecEnv, Job, JobOps, JobRecord, TaskHooks, TaskInputs, local_src_dst,
@@ -579,17 +581,9 @@ fn run(job_type: u32, lz4: (bool, bool), input: &[u8], output: &mut [u8]) -> Res
     }
 }
 
-/// The CRC-32 and xxHash-32 of `out` (an LZ4 task's checksums), in one pass: each
-/// piece is hashed by both while it is in the first-level cache.
+/// The CRC-32 and xxHash-32 of `out` (an LZ4 task's checksums).
 fn lz4_sums(out: &[u8]) -> u64 {
-    const PIECE: usize = 8 << 10;
-    let mut crc = libdeflater::Crc::new();
-    let mut xxh = xxhash_rust::xxh32::Xxh32::new(0);
-    for piece in out.chunks(PIECE) {
-        crc.update(piece);
-        xxh.update(piece);
-    }
-    u64::from(crc.sum()) | (u64::from(xxh.digest()) << 32)
+    u64::from(libdeflater::crc32(out)) | (u64::from(xxh32::xxh32(out, 0)) << 32)
 }
 
 // liblz4 (built by lz4-sys) provides the decoder declared below.
@@ -684,7 +678,7 @@ fn lz4_stream(
                 return Err(invalid("the LZ4 stream ends before a block's checksum"));
             };
             let sum = u32::from_le_bytes([sum[0], sum[1], sum[2], sum[3]]);
-            if sum != xxhash_rust::xxh32::xxh32(block, 0) {
+            if sum != xxh32::xxh32(block, 0) {
                 return Err(invalid(format!(
                     "the checksum of the LZ4 stream's block at byte {} does not match its bytes",
                     at - len - 4
