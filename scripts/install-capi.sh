@@ -31,9 +31,10 @@
 #   PKG_CONFIG_PATH=DIR/lib/pkgconfig/dpu gcc app.c $(pkg-config --cflags --libs doca-common doca-dma)
 #
 # The 1.x generation (1.3-1.4): DIR/include/doca-1/, DIR/lib/doca-1/libdoca_common.so.1
-# (with libdoca_{dma,argp} linking to it), and the pkg-config modules doca-1 and
+# (with libdoca_{dma,argp,comm_channel} linking to it), and the pkg-config modules doca-1 and
 # doca-1-dpu (the DPU flavour); DIR/lib/pkgconfig/doca-1/ and doca-1-dpu/ hold them
-# under the names 1.x build files ask for (doca, doca-common, doca-dma, doca-argp):
+# under the names 1.x build files ask for (doca, doca-common, doca-dma, doca-argp,
+# doca-comm-channel):
 #
 #   PKG_CONFIG_PATH=DIR/lib/pkgconfig gcc app.c $(pkg-config --cflags --libs doca-1)
 #   PKG_CONFIG_PATH=DIR/lib/pkgconfig/doca-1 meson setup build
@@ -172,7 +173,7 @@ rm -rf "$stage3"
 version1=1.4.0079
 stage1="$stage/doca-1"
 mkdir -p "$stage1/lib/dpu" "$stage1/include/dpu" "$stage1/pc/doca-1" "$stage1/pc/doca-1-dpu"
-generation_libs 1 "$version1" "$stage1/lib" dma argp
+generation_libs 1 "$version1" "$stage1/lib" dma argp comm_channel
 for h in doca_error.h doca_log.h doca_argp.h doca_compat.h doca_config.h doca_common_defines.h doca_build_config.h; do
     cp "$root/crates/doca-capi/include/$h" "$stage1/include/"
 done
@@ -185,12 +186,13 @@ pc1="$root/crates/doca-capi/pkgconfig1"
 # (doca, doca-common, doca-dma, doca-argp) all give the 1.x headers and libraries.
 specs=(doca-1:doca-1 doca-1-dpu:doca-1-dpu)
 for d in doca-1 doca-1-dpu; do
-    for m in doca doca-common doca-dma doca-argp; do specs+=("$d/$m:$d"); done
+    for m in doca doca-common doca-dma doca-argp doca-comm-channel; do specs+=("$d/$m:$d"); done
 done
 for spec in "${specs[@]}"; do
     IFS=: read -r out tmpl <<<"$spec"
     extra=""
     [ "${out##*/}" = doca-argp ] && extra=" -ldoca_argp"
+    [ "${out##*/}" = doca-comm-channel ] && extra=" -ldoca_comm_channel"
     sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version1|" -e "s|@NAME@|${out##*/}|" \
         -e "s|^\(Libs:.*\)$|\1$extra|" "$pc1/$tmpl.pc.in" >"$stage1/pc/$out.pc"
 done

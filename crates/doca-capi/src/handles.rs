@@ -101,6 +101,7 @@ handles! {
         crate::libs::doca_matrix,
         crate::libs::doca_sha_partial_session,
         crate::comm_channel::doca_comm_channel_ep_t,
+        crate::v1::doca_comm_channel_ep_t,
         crate::argp::doca_argp_param;
     Borrowed:
         crate::dev::doca_devinfo,

@@ -188,3 +188,50 @@ fn header_prototypes_match_rust_signatures_1x() {
     assert!(fns.len() > 20, "only {} functions", fns.len());
     check_shadow_prototypes("include1", "include/doca-1", &fns, "shadow1");
 }
+
+/// The comm channel of DOCA 1.3 as its samples use it, two processes built through the
+/// module name `doca-comm-channel`: endpoints made from attributes with no device,
+/// blocking calls, a service nobody runs refused, message flags, peer user data and
+/// counters, and a non-blocking endpoint waited on through its event channel.
+#[test]
+fn comm_channel_of_doca_1_3_as_two_processes() {
+    let src = crate_dir().join("tests/c1/cc_pair1.c");
+    let server = compile_in(
+        &prefix().join("lib/pkgconfig/doca-1-dpu"),
+        &src,
+        "cc_pair1-dpu",
+        "doca-common doca-comm-channel",
+    );
+    let client = compile_in(
+        &prefix().join("lib/pkgconfig/doca-1"),
+        &src,
+        "cc_pair1-host",
+        "doca-common doca-comm-channel",
+    );
+    for (round, engine) in [(0, false), (1, true)] {
+        let rt = runtime_dir(&format!("cc-pair1-{round}"));
+        let env = [("DOCA_SW_RUNTIME_DIR", rt.as_path())];
+        let name = format!("cc1-{round}");
+        let mut s = start_side(&server, &["server", &name, "2"], engine, &rt);
+        // The client connects once the service listens (1.3's connect fails otherwise):
+        // its socket is the only one in this runtime directory.
+        let t = std::time::Instant::now();
+        while !std::fs::read_dir(rt.join("cc"))
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(false)
+        {
+            if let Some(st) = s.ended() {
+                s.fail(&format!("ended ({st:?}) before listening"));
+            }
+            assert!(t.elapsed() < std::time::Duration::from_secs(30));
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let out = run_beside(&client, &["client", &name], engine, &env, Some(&mut s));
+        assert!(out.contains("6 answers in order"), "{out}");
+        let sout = check(&s.finish(), "cc_pair1 server");
+        assert!(
+            sout.contains("7 messages from 2 clients answered"),
+            "{sout}"
+        );
+    }
+}

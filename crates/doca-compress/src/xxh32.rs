@@ -117,11 +117,7 @@ mod x86 {
 
     /// Every whole stripe of `data` through `round`, the lanes in one register.
     #[inline(always)]
-    fn lanes(
-        data: &[u8],
-        seed: u32,
-        round: impl Fn(__m128i, __m128i) -> __m128i,
-    ) -> [u32; 4] {
+    fn lanes(data: &[u8], seed: u32, round: impl Fn(__m128i, __m128i) -> __m128i) -> [u32; 4] {
         let s = start(seed);
         // SAFETY: SSE2 is part of x86_64; the loads read whole stripes inside `data`
         // (unaligned loads), and the store writes the four lanes into `out`.

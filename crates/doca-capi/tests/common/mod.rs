@@ -652,6 +652,7 @@ pub fn c_type(t: &str) -> String {
         "doca_sync_event_remote_t",
         "FILE",
         "doca_notification_handle_t",
+        "doca_event_channel_t",
         "doca_ctx_state_changed_callback_t",
         "doca_dma_task_memcpy_completion_cb_t",
         "doca_sha_task_hash_completion_cb_t",
