@@ -722,6 +722,12 @@ pub unsafe extern "C" fn doca_mmap_export(
         );
         // SAFETY: NULL or live handles.
         let (m, d) = unsafe { (handle(mmap, "mmap")?, handle(dev, "dev")?) };
+        if m.ever_exported() {
+            return Err(err(
+                ErrorCode::NotPermitted,
+                "the memory map was exported already (DOCA 1.x exports a map once)",
+            ));
+        }
         let blob = m.export_dpu(&d.dev)?;
         // DOCA 1.x's form: JSON text ending with a NUL, which the length counts.
         let mut text = doca_core::memory::export_desc_to_json(&blob)?.into_bytes();
@@ -741,6 +747,18 @@ pub unsafe extern "C" fn doca_mmap_export(
             put(out_len, text.len());
         }
         Ok(())
+    })
+}
+
+/// `doca_mmap_stop` of 1.x: at any point, as the 1.x guide allows. Buffers already
+/// taken stay valid; no buffer, range or device can be added, and the map cannot be
+/// exported, until it is started again; importers of its export lose access.
+#[unsafe(export_name = "doca1__mmap_stop")]
+pub unsafe extern "C" fn doca_mmap_stop(mmap: *mut doca_mmap) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle used by this thread.
+        let m = unsafe { handle_mut(mmap, "mmap") }?;
+        m.stop_keeping_buffers()
     })
 }
 

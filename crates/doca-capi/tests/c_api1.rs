@@ -58,6 +58,10 @@ fn memory_workflows_of_the_guide() {
             out.contains("random access, map per buffer: 8 copies"),
             "{out}"
         );
+        assert!(
+            out.contains("workflows1: stopped with a buffer taken, started again, exported once"),
+            "{out}"
+        );
         assert!(out.contains("workflows1: done"), "{out}");
     }
 }
@@ -67,7 +71,7 @@ fn misuse_table_of_the_1x_calls() {
     let bin = build1("misuse1", "doca-1");
     for engine in [false, true] {
         let out = run(&bin, &[], engine);
-        assert!(out.contains("misuse1: 44 rows"), "{out}");
+        assert!(out.contains("misuse1: 45 rows"), "{out}");
     }
 }
 

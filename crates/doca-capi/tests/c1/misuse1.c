@@ -123,10 +123,14 @@ int main(void)
 	CHECK(doca_buf_inventory_property_get(inv, DOCA_BUF_INVENTORY_PROPERTY_NUM_FREE_ELEMENTS, (const uint8_t *)&u32,
 					      sizeof(u32)));
 	ASSERT(u32 == 2);
-	/* Three chunks cannot be exported; a map with buffers cannot be stopped. */
+	/* Three chunks cannot be exported; a map with buffers cannot be destroyed. It can
+	 * be stopped (the 1.x guide: at any point): no new buffer until it starts again. */
 	ROW(doca_mmap_export(mmap, dev, &desc, &desc_len), DOCA_ERROR_NOT_SUPPORTED);
-	ROW(doca_mmap_stop(mmap), DOCA_ERROR_IN_USE);
 	ROW(doca_mmap_destroy(mmap), DOCA_ERROR_IN_USE);
+	CHECK(doca_mmap_stop(mmap));
+	ROW(doca_buf_inventory_buf_by_addr(inv, mmap, memory + 8192, 64, &b3), DOCA_ERROR_BAD_STATE);
+	ROW(doca_mmap_stop(mmap), DOCA_ERROR_BAD_STATE);
+	CHECK(doca_mmap_start(mmap));
 
 	/* Jobs: num_bytes_to_copy past a buffer fails the job; 0 is refused. */
 	CHECK(doca_dma_create(&dma));

@@ -132,6 +132,39 @@ int main(void)
 	}
 	printf("workflows1: random access, map per buffer: %d copies\n", REGIONS);
 
+	/* 5.4: the map stops at any point, with a buffer still taken: no new buffer, range
+	 * or export until it starts again; the buffer taken stays. A map is exported once. */
+	{
+		struct doca_buf *kept = NULL, *more = NULL;
+		uint8_t *desc = NULL, *again = NULL;
+		size_t desc_len = 0, again_len = 0;
+
+		chunks = 1;
+		CHECK(doca_mmap_create("life", &map));
+		CHECK(doca_mmap_property_set(map, DOCA_MMAP_MAX_NUM_CHUNKS, (const uint8_t *)&chunks, sizeof(chunks)));
+		CHECK(doca_mmap_start(map));
+		CHECK(doca_mmap_dev_add(map, dev));
+		CHECK(doca_mmap_populate(map, mem[0], REGION_SIZE, 4096, NULL, NULL));
+		CHECK(doca_buf_inventory_buf_by_addr(inv, map, mem[0], REGION_SIZE, &kept));
+		CHECK(doca_mmap_stop(map));
+		EXPECT_ERR(doca_buf_inventory_buf_by_addr(inv, map, mem[0], 64, &more), DOCA_ERROR_BAD_STATE);
+		EXPECT_ERR(doca_mmap_populate(map, mem[1], REGION_SIZE, 4096, NULL, NULL), DOCA_ERROR_BAD_STATE);
+		EXPECT_ERR(doca_mmap_export(map, dev, &desc, &desc_len), DOCA_ERROR_BAD_STATE);
+		CHECK(doca_mmap_start(map));
+		fill(mem[0], REGION_SIZE / 2, 77);
+		copy_and_check(map, mem[0], map, mem[0] + REGION_SIZE / 2, REGION_SIZE / 2);
+		CHECK(doca_mmap_export(map, dev, &desc, &desc_len));
+		EXPECT_ERR(doca_mmap_export(map, dev, &again, &again_len), DOCA_ERROR_NOT_PERMITTED);
+		free(desc);
+		EXPECT_ERR(doca_mmap_destroy(map), DOCA_ERROR_IN_USE);
+		CHECK(doca_buf_refcount_rm(kept, NULL));
+		/* An exported map keeps its devices. */
+		EXPECT_ERR(doca_mmap_dev_rm(map, dev), DOCA_ERROR_NOT_PERMITTED);
+		CHECK(doca_mmap_stop(map));
+		CHECK(doca_mmap_destroy(map));
+		printf("workflows1: stopped with a buffer taken, started again, exported once\n");
+	}
+
 	for (i = 0; i < 2 * REGIONS; i++)
 		free(mem[i]);
 	CHECK(doca_buf_inventory_stop(inv));

@@ -185,6 +185,8 @@ pub(crate) struct MmapState {
     name: String,
     /// Started at least once (a chunked mmap's configuration is fixed from then on).
     ever_started: bool,
+    /// Exported at least once (DOCA 1.x exports a map once).
+    ever_exported: bool,
     /// `doca_mmap_enable_thread_safety`: destroy goes ahead while buffers point into
     /// the mmap (they keep its memory until the last one is released).
     thread_safe: bool,
@@ -371,6 +373,7 @@ impl Mmap {
                     chunks: Vec::new(),
                     name: String::new(),
                     ever_started: false,
+                    ever_exported: false,
                     thread_safe: false,
                 }),
                 io: super::io::RangeLock::default(),
@@ -747,6 +750,31 @@ impl Mmap {
         Ok(())
     }
 
+    /// `doca_mmap_stop` of DOCA 1.x, allowed at any point for a chunked mmap: buffers
+    /// already taken stay valid, while no buffer, range or device can be added and the
+    /// mmap cannot be exported until it is started again; importers lose access (the
+    /// exports are revoked). Other mmaps follow [`stop`](Mmap::stop).
+    pub fn stop_keeping_buffers(&mut self) -> Result<()> {
+        let mut st = self.shared.state();
+        if !st.chunked {
+            drop(st);
+            return self.stop();
+        }
+        if !st.started {
+            return Err(bad_state("mmap is not started"));
+        }
+        // A chunked mmap's memory is fixed once started, so the buffers keep pointing
+        // into memory the mmap holds.
+        st.exports = Default::default();
+        st.started = false;
+        Ok(())
+    }
+
+    /// Whether the mmap was ever exported (DOCA 1.x refuses a second export).
+    pub fn ever_exported(&self) -> bool {
+        self.shared.state().ever_exported
+    }
+
     /// Whether started.
     pub fn is_started(&self) -> bool {
         self.shared.state().started
@@ -915,6 +943,7 @@ impl Mmap {
         })?;
         let blob: Arc<[u8]> = Arc::from(export.blob());
         st.exports[i] = Some((export, Arc::clone(&blob)));
+        st.ever_exported = true;
         Ok(blob)
     }
 
@@ -1025,6 +1054,7 @@ impl Mmap {
             chunks: Vec::new(),
             name: String::new(),
             ever_started: true,
+            ever_exported: false,
             thread_safe: false,
         };
         let frozen = Frozen::default();
