@@ -21,7 +21,7 @@ pub struct doca_comm_channel_ep_t {
 /// `struct doca_comm_channel_addr_t`.
 pub type doca_comm_channel_addr_t = PeerAddr;
 
-fn addr_of(ep: &Endpoint, id: PeerId) -> Result<*mut doca_comm_channel_addr_t> {
+pub(crate) fn addr_of(ep: &Endpoint, id: PeerId) -> Result<*mut doca_comm_channel_addr_t> {
     Ok(ep.peer_addr(id)? as *const PeerAddr as *mut PeerAddr)
 }
 
@@ -359,16 +359,31 @@ pub unsafe extern "C" fn doca_comm_channel_ep_sendto(
             return Err(invalid("msg is NULL"));
         }
         let id = peer_id(&e.ep, peer_addr)?;
-        if len > usize::from(e.ep.max_msg_size()) {
-            return Err(invalid(format!(
-                "a {len}-byte message is longer than the endpoint's largest ({} bytes)",
-                e.ep.max_msg_size()
-            )));
-        }
-        // SAFETY: the caller passes len readable bytes.
-        let m = unsafe { std::slice::from_raw_parts(msg as *const u8, len) };
-        e.ep.sendto(m, id)
+        // SAFETY: msg is non-NULL; the caller passes len readable bytes.
+        unsafe { send_bytes(&mut e.ep, msg, len, id) }
     })
+}
+
+/// Sends the `len` bytes at `msg` (non-NULL) to peer `id`: `INVALID_VALUE` for more
+/// than the endpoint's largest message. Both generations' `sendto`.
+///
+/// # Safety
+/// `msg` holds `len` readable bytes.
+pub(crate) unsafe fn send_bytes(
+    ep: &mut Endpoint,
+    msg: *const c_void,
+    len: usize,
+    id: PeerId,
+) -> Result<()> {
+    if len > usize::from(ep.max_msg_size()) {
+        return Err(invalid(format!(
+            "a {len}-byte message is longer than the endpoint's largest ({} bytes)",
+            ep.max_msg_size()
+        )));
+    }
+    // SAFETY: the caller's contract.
+    let m = unsafe { std::slice::from_raw_parts(msg as *const u8, len) };
+    ep.sendto(m, id)
 }
 
 /// `doca_comm_channel_ep_recvfrom`: when a peer's connection ended, `NOT_CONNECTED`
@@ -381,37 +396,54 @@ pub unsafe extern "C" fn doca_comm_channel_ep_recvfrom(
     _flags: c_int,
     peer_addr: *mut *mut doca_comm_channel_addr_t,
 ) -> doca_error_t {
-    with_ep(ep, |e| {
-        if msg.is_null() {
-            return Err(invalid("msg is NULL"));
-        }
-        let len = out_ptr(len, "len")?;
-        let out = out_ptr(peer_addr, "peer_addr")?;
-        // SAFETY: *len is the size of the caller's buffer at msg (the contract).
-        let cap = unsafe { *len };
-        // SAFETY: as above: msg holds cap writable bytes.
-        let buf = unsafe { std::slice::from_raw_parts_mut(msg as *mut u8, cap) };
-        match e.ep.recvfrom(buf) {
-            Ok((n, id)) => {
-                let a = addr_of(&e.ep, id)?;
-                // SAFETY: both non-NULL, writable.
-                unsafe {
-                    put(len, n);
-                    put(out, a);
-                }
-                Ok(())
-            }
-            Err((err, id)) => {
-                if let Some(id) = id
-                    && let Ok(a) = addr_of(&e.ep, id)
-                {
-                    // SAFETY: non-NULL, writable.
-                    unsafe { put(out, a) };
-                }
-                Err(err)
-            }
-        }
+    // SAFETY: the caller's pointers, as recv_bytes asks.
+    with_ep(ep, |e| unsafe {
+        recv_bytes(&mut e.ep, msg, len, peer_addr)
     })
+}
+
+/// One receive into the caller's buffer (`*len` bytes of room at `msg`): the message's
+/// length in `*len` and its peer in `*peer_addr`; when a peer's connection ended,
+/// `NOT_CONNECTED` with `*peer_addr` set to it. Both generations' `recvfrom`.
+///
+/// # Safety
+/// `msg` is NULL or holds `*len` writable bytes; `len` and `peer_addr` are NULL or
+/// writable.
+pub(crate) unsafe fn recv_bytes(
+    ep: &mut Endpoint,
+    msg: *mut c_void,
+    len: *mut usize,
+    peer_addr: *mut *mut doca_comm_channel_addr_t,
+) -> Result<()> {
+    if msg.is_null() {
+        return Err(invalid("msg is NULL"));
+    }
+    let len = out_ptr(len, "len")?;
+    let out = out_ptr(peer_addr, "peer_addr")?;
+    // SAFETY: *len is the size of the caller's buffer at msg (the contract).
+    let cap = unsafe { *len };
+    // SAFETY: as above: msg holds cap writable bytes.
+    let buf = unsafe { std::slice::from_raw_parts_mut(msg as *mut u8, cap) };
+    match ep.recvfrom(buf) {
+        Ok((n, id)) => {
+            let a = addr_of(ep, id)?;
+            // SAFETY: both non-NULL, writable.
+            unsafe {
+                put(len, n);
+                put(out, a);
+            }
+            Ok(())
+        }
+        Err((err, id)) => {
+            if let Some(id) = id
+                && let Ok(a) = addr_of(ep, id)
+            {
+                // SAFETY: non-NULL, writable.
+                unsafe { put(out, a) };
+            }
+            Err(err)
+        }
+    }
 }
 
 /// `doca_comm_channel_ep_disconnect`.

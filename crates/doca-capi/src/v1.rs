@@ -1145,13 +1145,6 @@ fn cc_peer(
     })
 }
 
-fn cc_addr(
-    ep: &doca_comm_channel::Endpoint,
-    id: doca_comm_channel::PeerId,
-) -> Result<*mut doca_comm_channel_addr_t> {
-    Ok(ep.peer_addr(id)? as *const doca_comm_channel_addr_t as *mut _)
-}
-
 /// `doca_comm_channel_ep_listen` of 1.3.
 #[unsafe(export_name = "doca1__comm_channel_ep_listen")]
 pub unsafe extern "C" fn doca_comm_channel_ep_listen(
@@ -1196,7 +1189,7 @@ pub unsafe extern "C" fn doca_comm_channel_ep_connect(
                 std::thread::sleep(std::time::Duration::from_millis(1));
             }
         }
-        let a = cc_addr(&e.ep, id)?;
+        let a = crate::comm_channel::addr_of(&e.ep, id)?;
         // SAFETY: non-NULL, writable.
         unsafe { put(out, a) };
         Ok(())
@@ -1219,16 +1212,9 @@ pub unsafe extern "C" fn doca_comm_channel_ep_sendto(
             return Err(invalid("msg is NULL"));
         }
         let id = cc_peer(&e.ep, peer_addr)?;
-        if len > usize::from(e.ep.max_msg_size()) {
-            return Err(invalid(format!(
-                "a {len}-byte message is longer than the endpoint's msgsize ({} bytes)",
-                e.ep.max_msg_size()
-            )));
-        }
-        // SAFETY: the caller passes len readable bytes.
-        let m = unsafe { std::slice::from_raw_parts(msg as *const u8, len) };
         loop {
-            match e.ep.sendto(m, id) {
+            // SAFETY: msg is non-NULL; the caller passes len readable bytes.
+            match unsafe { crate::comm_channel::send_bytes(&mut e.ep, msg, len, id) } {
                 Err(x) if block && x.code() == ErrorCode::Again => {
                     std::thread::sleep(std::time::Duration::from_micros(50));
                 }
@@ -1251,36 +1237,11 @@ pub unsafe extern "C" fn doca_comm_channel_ep_recvfrom(
 ) -> doca_error_t {
     with_ep1(local_ep, |e| {
         let block = e.blocks(flags)?;
-        if msg.is_null() {
-            return Err(invalid("msg is NULL"));
-        }
-        let len = out_ptr(len, "len")?;
-        let out = out_ptr(peer_addr, "peer_addr")?;
-        // SAFETY: *len is the room at msg (the contract).
-        let cap = unsafe { *len };
-        // SAFETY: as above: msg holds cap writable bytes.
-        let buf = unsafe { std::slice::from_raw_parts_mut(msg as *mut u8, cap) };
         loop {
-            match e.ep.recvfrom(buf) {
-                Ok((n, id)) => {
-                    let a = cc_addr(&e.ep, id)?;
-                    // SAFETY: both non-NULL, writable.
-                    unsafe {
-                        put(len, n);
-                        put(out, a);
-                    }
-                    return Ok(());
-                }
-                Err((x, _)) if block && x.code() == ErrorCode::Again => e.wait_readable(10),
-                Err((x, id)) => {
-                    if let Some(id) = id
-                        && let Ok(a) = cc_addr(&e.ep, id)
-                    {
-                        // SAFETY: non-NULL, writable.
-                        unsafe { put(out, a) };
-                    }
-                    return Err(x);
-                }
+            // SAFETY: the caller's pointers, as recv_bytes asks.
+            match unsafe { crate::comm_channel::recv_bytes(&mut e.ep, msg, len, peer_addr) } {
+                Err(x) if block && x.code() == ErrorCode::Again => e.wait_readable(10),
+                r => return r,
             }
         }
     })

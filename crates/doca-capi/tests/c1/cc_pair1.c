@@ -19,27 +19,10 @@
 #include <doca_comm_channel.h>
 #include <doca_error.h>
 
+#include "../c/common.h"
+
 #define MAX_MSG_SIZE 1024
 #define MAX_NUM_MSGS 10
-
-#define CHECK(expr) \
-	do { \
-		doca_error_t r_ = (expr); \
-		if (r_ != DOCA_SUCCESS) { \
-			fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr, doca_get_error_string(r_)); \
-			exit(1); \
-		} \
-	} while (0)
-
-#define EXPECT(expr, code) \
-	do { \
-		doca_error_t r_ = (expr); \
-		if (r_ != (code)) { \
-			fprintf(stderr, "%s:%d: %s returned %s, expected %s\n", __FILE__, __LINE__, #expr, \
-				doca_get_error_string(r_), doca_get_error_string(code)); \
-			exit(1); \
-		} \
-	} while (0)
 
 static int server(const char *name, int clients)
 {
@@ -115,7 +98,7 @@ static int client(const char *name)
 	attr.maxmsgs = MAX_NUM_MSGS;
 	CHECK(doca_comm_channel_ep_create(&attr, &ep));
 	/* A service nobody runs: the connection fails. */
-	EXPECT(doca_comm_channel_ep_connect(ep, "no-such-service", &peer), DOCA_ERROR_CONNECTION_ABORTED);
+	EXPECT_ERR(doca_comm_channel_ep_connect(ep, "no-such-service", &peer), DOCA_ERROR_CONNECTION_ABORTED);
 	CHECK(doca_comm_channel_ep_connect(ep, name, &peer));
 	for (i = 0; i < 5; i++)
 		ask(ep, peer, "Hello From Client", "Hello From Server");
@@ -127,11 +110,11 @@ static int client(const char *name)
 	}
 	/* Refusals: a message over msgsize, an unsupported flag. */
 	memset(big, 'x', sizeof(big));
-	EXPECT(doca_comm_channel_ep_sendto(ep, big, sizeof(big), 0, peer), DOCA_ERROR_INVALID_VALUE);
-	EXPECT(doca_comm_channel_ep_sendto(ep, "x", 2, DOCA_CC_MSG_FLAG_MORE, peer), DOCA_ERROR_NOT_SUPPORTED);
+	EXPECT_ERR(doca_comm_channel_ep_sendto(ep, big, sizeof(big), 0, peer), DOCA_ERROR_INVALID_VALUE);
+	EXPECT_ERR(doca_comm_channel_ep_sendto(ep, "x", 2, DOCA_CC_MSG_FLAG_MORE, peer), DOCA_ERROR_NOT_SUPPORTED);
 	/* Nothing to receive: DONTWAIT answers at once. */
 	len = sizeof(buf);
-	EXPECT(doca_comm_channel_ep_recvfrom(ep, buf, &len, DOCA_CC_MSG_FLAG_DONTWAIT, &from), DOCA_ERROR_AGAIN);
+	EXPECT_ERR(doca_comm_channel_ep_recvfrom(ep, buf, &len, DOCA_CC_MSG_FLAG_DONTWAIT, &from), DOCA_ERROR_AGAIN);
 	ask(ep, peer, "bye", "bye-ack 6");
 	CHECK(doca_comm_channel_ep_disconnect(ep, peer));
 	CHECK(doca_comm_channel_ep_destroy(ep));
@@ -159,7 +142,7 @@ static int client(const char *name)
 		r = doca_comm_channel_ep_recvfrom(nb, buf, &len, 0, &from);
 		if (r == DOCA_SUCCESS)
 			break;
-		EXPECT(r, DOCA_ERROR_AGAIN);
+		EXPECT_ERR(r, DOCA_ERROR_AGAIN);
 		n = doca_comm_channels_poll(&pfd, 1, 5000);
 		if (n < 0)
 			return 1;

@@ -698,6 +698,41 @@ void state_changed(const union doca_data ud, doca_ctx *ctx, enum doca_ctx_states
 	chan.state = next;
 }
 
+#ifdef DOCA_ARCH_DPU
+doca_comch_server *server_ctx;
+#else
+doca_comch_client *client_ctx;
+#endif
+
+/* Sends one message to the other side (the bytes live until the send completes). */
+doca_error_t comch_send(const std::vector<uint8_t> &bytes)
+{
+	doca_comch_task_send *t;
+	auto *keep = new std::vector<uint8_t>(bytes);
+	union doca_data ud;
+	doca_error_t r;
+
+	ud.ptr = keep;
+#ifdef DOCA_ARCH_DPU
+	r = doca_comch_server_task_send_alloc_init(server_ctx, chan.conn, keep->data(),
+						   static_cast<uint32_t>(keep->size()), &t);
+#else
+	r = doca_comch_client_task_send_alloc_init(client_ctx, chan.conn, keep->data(),
+						   static_cast<uint32_t>(keep->size()), &t);
+#endif
+	if (r != DOCA_SUCCESS) {
+		delete keep;
+		return r;
+	}
+	doca_task_set_user_data(doca_comch_task_send_as_task(t), ud);
+	r = doca_task_submit(doca_comch_task_send_as_task(t));
+	if (r != DOCA_SUCCESS) {
+		delete keep;
+		doca_task_free(doca_comch_task_send_as_task(t));
+	}
+	return r;
+}
+
 /* Waits for the next message on the channel; false when the channel ended, a send
  * failed, or nothing came within `secs`. */
 bool comch_next(doca_pe *pe, Msg &m, std::vector<uint8_t> *extra, double secs, bool *timed_out)
@@ -726,7 +761,6 @@ bool comch_next(doca_pe *pe, Msg &m, std::vector<uint8_t> *extra, double secs, b
 /* ---- service (DPU) ---- */
 
 #ifdef DOCA_ARCH_DPU
-doca_comch_server *server_ctx;
 
 void connected(doca_comch_event_connection_status_changed *ev, doca_comch_connection *conn, uint8_t ok)
 {
@@ -743,28 +777,6 @@ void disconnected(doca_comch_event_connection_status_changed *ev, doca_comch_con
 	chan.gone = true;
 }
 
-doca_error_t comch_send(const std::vector<uint8_t> &bytes)
-{
-	doca_comch_task_send *t;
-	auto *keep = new std::vector<uint8_t>(bytes);
-	union doca_data ud;
-	doca_error_t r;
-
-	ud.ptr = keep;
-	r = doca_comch_server_task_send_alloc_init(server_ctx, chan.conn, keep->data(),
-						   static_cast<uint32_t>(keep->size()), &t);
-	if (r != DOCA_SUCCESS) {
-		delete keep;
-		return r;
-	}
-	doca_task_set_user_data(doca_comch_task_send_as_task(t), ud);
-	r = doca_task_submit(doca_comch_task_send_as_task(t));
-	if (r != DOCA_SUCCESS) {
-		delete keep;
-		doca_task_free(doca_comch_task_send_as_task(t));
-	}
-	return r;
-}
 
 struct Target {
 	std::string addr;
@@ -1095,30 +1107,6 @@ int service(int argc, char **argv)
 
 /* ---- initiator (host) ---- */
 
-doca_comch_client *client_ctx;
-
-doca_error_t comch_send(const std::vector<uint8_t> &bytes)
-{
-	doca_comch_task_send *t;
-	auto *keep = new std::vector<uint8_t>(bytes);
-	union doca_data ud;
-	doca_error_t r;
-
-	ud.ptr = keep;
-	r = doca_comch_client_task_send_alloc_init(client_ctx, chan.conn, keep->data(),
-						   static_cast<uint32_t>(keep->size()), &t);
-	if (r != DOCA_SUCCESS) {
-		delete keep;
-		return r;
-	}
-	doca_task_set_user_data(doca_comch_task_send_as_task(t), ud);
-	r = doca_task_submit(doca_comch_task_send_as_task(t));
-	if (r != DOCA_SUCCESS) {
-		delete keep;
-		doca_task_free(doca_comch_task_send_as_task(t));
-	}
-	return r;
-}
 
 [[noreturn]] void service_lost(const std::string &what)
 {
