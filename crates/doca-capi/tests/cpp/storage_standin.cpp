@@ -620,7 +620,8 @@ int target(uint16_t port, const std::string &file)
 			remote = host->buf(store.inv, m.host_off, m.len, true);
 			local = store.buf(off, m.len, false);
 			CK(doca_rdma_task_read_allocate_init(s.rdma, s.conn, remote, local, ud, &t));
-			CK(doca_task_submit(doca_rdma_task_read_as_task(t)));
+			r.status = doca_task_submit(doca_rdma_task_read_as_task(t));
+			r.done = r.status != DOCA_SUCCESS; /* refused: the service is gone */
 			if (!wait_all(pe, {&r}, 30))
 				fail("an RDMA read did not complete within 30 s");
 			doca_task_free(doca_rdma_task_read_as_task(t));
@@ -633,7 +634,8 @@ int target(uint16_t port, const std::string &file)
 			local = store.buf(off, m.len, true);
 			remote = host->buf(store.inv, m.host_off, m.len, false);
 			CK(doca_rdma_task_write_allocate_init(s.rdma, s.conn, local, remote, ud, &t));
-			CK(doca_task_submit(doca_rdma_task_write_as_task(t)));
+			r.status = doca_task_submit(doca_rdma_task_write_as_task(t));
+			r.done = r.status != DOCA_SUCCESS; /* refused: the service is gone */
 			if (!wait_all(pe, {&r}, 30))
 				fail("an RDMA write did not complete within 30 s");
 			doca_task_free(doca_rdma_task_write_as_task(t));
@@ -990,7 +992,12 @@ int service(int argc, char **argv)
 				src[k] = tg.store->buf(work.inv, off, half, true);
 				dst[k] = work.buf(to[k], half, false);
 				CK(doca_rdma_task_read_allocate_init(tg.side.rdma, tg.side.conn, src[k], dst[k], ud, &t[k]));
-				CK(doca_task_submit(doca_rdma_task_read_as_task(t[k])));
+				/* A connection found gone refuses the submit: that target is lost too. */
+				doca_error_t sr = doca_task_submit(doca_rdma_task_read_as_task(t[k]));
+				if (sr != DOCA_SUCCESS) {
+					r[k].status = sr;
+					r[k].done = true;
+				}
 			}
 			if (lost >= 0) {
 				status = DOCA_ERROR_CONNECTION_ABORTED;
