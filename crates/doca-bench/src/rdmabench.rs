@@ -123,14 +123,30 @@ struct RawEnd {
 }
 
 impl RawEnd {
-    fn new() -> RawEnd {
-        // SAFETY: zeroed params with the named fields set; outputs are locals.
+    /// With `seg`: UCX's shared-memory segments of that size (as our contexts use).
+    fn new(seg: Option<u32>) -> RawEnd {
+        // SAFETY: zeroed params with the named fields set; the configuration is read,
+        // modified and released here; outputs are locals.
         let ctx = unsafe {
+            let mut cfg = ptr::null_mut();
+            check(
+                u::ucp_config_read(ptr::null(), ptr::null(), &mut cfg),
+                "config",
+            );
+            if let Some(seg) = seg {
+                let v = std::ffi::CString::new(seg.to_string()).expect("number");
+                check(
+                    u::ucp_config_modify(cfg, c"MM_SEG_SIZE".as_ptr(), v.as_ptr()),
+                    "segment size",
+                );
+            }
             let mut p: u::ucp_params_t = std::mem::zeroed();
             p.field_mask = u::UCP_PARAM_FIELD_FEATURES as u64;
             p.features = (u::UCP_FEATURE_RMA | u::UCP_FEATURE_AM) as u64;
             let mut ctx = ptr::null_mut();
-            check(u::ucp_init(&p, ptr::null(), &mut ctx), "ucp_init");
+            let s = u::ucp_init(&p, cfg, &mut ctx);
+            u::ucp_config_release(cfg);
+            check(s, "ucp_init");
             ctx
         };
         // SAFETY: zeroed params with the named fields set; outputs are locals.
@@ -166,6 +182,34 @@ impl RawEnd {
             mem,
             memh,
             ep: ptr::null_mut(),
+        }
+    }
+
+    /// Leaves this end's worker address, packed key and memory address in `dir`
+    /// (`<name>_addr`, `_rkey`, `_base`).
+    fn offer(&self, dir: &Dir, name: &str) {
+        let (rkey, base) = self.rkey();
+        dir.put(&format!("{name}_addr"), &self.addr);
+        dir.put(&format!("{name}_rkey"), &rkey);
+        dir.put(&format!("{name}_base"), &base.to_le_bytes());
+    }
+
+    /// The requester's side: connects to the responder's end `name` and unpacks its key.
+    fn join(mut self, dir: &Dir, name: &str) -> RawReq {
+        self.connect(&dir.get(&format!("{name}_addr")));
+        let kb = dir.get(&format!("{name}_rkey"));
+        let mut rkey = ptr::null_mut();
+        // SAFETY: the responder's packed key, for this end's endpoint.
+        check(
+            unsafe { u::ucp_ep_rkey_unpack(self.ep, kb.as_ptr().cast(), &mut rkey) },
+            "rkey_unpack",
+        );
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&dir.get(&format!("{name}_base")));
+        RawReq {
+            end: self,
+            rkey,
+            rbase: u64::from_le_bytes(b),
         }
     }
 
@@ -456,12 +500,14 @@ fn serve(dir: &Dir) {
     let dev = device::devinfo_list().expect("devices")[0]
         .open()
         .expect("open");
-    let mut raw = RawEnd::new();
+    let mut raw = RawEnd::new(None);
+    let mut same = like_for_like().map(|seg| RawEnd::new(Some(seg)));
     let ours = OursEnd::new(&dev);
-    let (rkey, base) = raw.rkey();
-    dir.put("resp_raw_addr", &raw.addr);
-    dir.put("resp_raw_rkey", &rkey);
-    dir.put("resp_raw_base", &base.to_le_bytes());
+    raw.offer(dir, "resp_raw");
+    if let Some(e) = &mut same {
+        e.offer(dir, "resp_same");
+        e.connect(&dir.get("req_same_addr"));
+    }
     dir.put("resp_desc", &ours.desc);
     dir.put("resp_mem", &ours.mem.export_rdma(&dev).expect("export"));
     raw.connect(&dir.get("req_raw_addr"));
@@ -476,6 +522,9 @@ fn serve(dir: &Dir) {
     let mut turns = 0u32;
     loop {
         raw.progress();
+        if let Some(e) = &same {
+            e.progress();
+        }
         let mut got = 0;
         ours.pe.progress(|ev| {
             if let PeEvent::Task(c) = ev {
@@ -498,7 +547,19 @@ fn serve(dir: &Dir) {
         }
     }
     ours.stop();
+    drop(same);
     drop(raw);
+}
+
+/// The shared-memory segment size of our contexts, when they reach their peer through
+/// shared memory and it is not UCX's own default: raw UCX is then measured a second
+/// time with it, like for like.
+fn like_for_like() -> Option<u32> {
+    let user = ["UCX_MM_SEG_SIZE", "UCX_SYSV_SEG_SIZE", "UCX_POSIX_SEG_SIZE"]
+        .iter()
+        .any(|k| std::env::var_os(k).is_some());
+    let seg = doca_rdma::shm_segment();
+    (seg != 0 && !user).then_some(seg)
 }
 
 /// The requester's side of our pair.
@@ -610,26 +671,18 @@ fn measure(a: &RdmaArgs, dir: &Dir, place: &str) {
     let dev = device::devinfo_list().expect("devices")[0]
         .open()
         .expect("open");
-    let mut raw_end = RawEnd::new();
+    let raw_end = RawEnd::new(None);
+    let seg = like_for_like();
+    let same_end = seg.map(|s| RawEnd::new(Some(s)));
     let ours_end = OursEnd::new(&dev);
     dir.put("req_raw_addr", &raw_end.addr);
+    if let Some(e) = &same_end {
+        dir.put("req_same_addr", &e.addr);
+    }
     dir.put("req_desc", &ours_end.desc);
-    raw_end.connect(&dir.get("resp_raw_addr"));
-    set_handler(raw_end.w, 2, Some(pong_cb));
-    let kb = dir.get("resp_raw_rkey");
-    let mut rkey = ptr::null_mut();
-    // SAFETY: the responder's packed key, for this end's endpoint.
-    check(
-        unsafe { u::ucp_ep_rkey_unpack(raw_end.ep, kb.as_ptr().cast(), &mut rkey) },
-        "rkey_unpack",
-    );
-    let mut b = [0u8; 8];
-    b.copy_from_slice(&dir.get("resp_raw_base"));
-    let mut raw = RawReq {
-        end: raw_end,
-        rkey,
-        rbase: u64::from_le_bytes(b),
-    };
+    let mut raw = raw_end.join(dir, "resp_raw");
+    set_handler(raw.end.w, 2, Some(pong_cb));
+    let mut same = same_end.map(|e| e.join(dir, "resp_same"));
     ours_end
         .rdma
         .connect(&dir.get("resp_desc"), &ours_end.conn)
@@ -669,14 +722,21 @@ fn measure(a: &RdmaArgs, dir: &Dir, place: &str) {
         ours.end.stop();
         return;
     }
+    let mut like = Vec::new();
     for read in [false, true] {
         for &size in &SIZES {
-            let (mut o, mut r) = (Vec::new(), Vec::new());
+            let (mut o, mut r, mut l) = (Vec::new(), Vec::new(), Vec::new());
             for _ in 0..reps {
                 o.push(ours.rma(read, size, bytes, a.window));
                 r.push(raw.rma(read, size, bytes, a.window));
+                if let Some(e) = &mut same {
+                    l.push(e.rma(read, size, bytes, a.window));
+                }
             }
             let (o, r) = (median(o), median(r));
+            if !l.is_empty() {
+                like.push((read, size, o, median(l)));
+            }
             let ratio = o / r;
             println!(
                 "| {} {} KiB (window {}) | {:.2} GB/s | {:.2} GB/s | {ratio:.2} | >= 0.9 {} |",
@@ -686,6 +746,24 @@ fn measure(a: &RdmaArgs, dir: &Dir, place: &str) {
                 o / 1e9,
                 r / 1e9,
                 if ratio >= 0.9 { "met" } else { "NOT met" }
+            );
+        }
+    }
+    if let Some(seg) = seg {
+        println!(
+            "# like for like: raw UCX with the shared-memory segment size our contexts use ({seg} bytes; UCX's default is 8256)"
+        );
+        println!("| operation | ours | raw UCX, same segments | ratio (ours/raw) |");
+        println!("|---|---|---|---|");
+        for (read, size, o, l) in like {
+            println!(
+                "| {} {} KiB (window {}) | {:.2} GB/s | {:.2} GB/s | {:.2} |",
+                if read { "read" } else { "write" },
+                size >> 10,
+                a.window,
+                o / 1e9,
+                l / 1e9,
+                o / l
             );
         }
     }
@@ -703,8 +781,10 @@ fn measure(a: &RdmaArgs, dir: &Dir, place: &str) {
         if ratio <= 1.2 { "met" } else { "NOT met" }
     );
     println!(
-        "# ours: {} reads and writes copied directly by the requester (two processes of one machine, both allowing shared memory)",
-        ours.end.rdma.direct_copies()
+        "# ours: {} small reads and writes copied directly by the requester, {} writes sent in pieces of at most {} bytes (two processes of one machine, both allowing shared memory)",
+        ours.end.rdma.direct_copies(),
+        doca_rdma::nic::transfers_in_pieces(),
+        doca_rdma::nic::piece_max()
     );
     dir.put("stop", b"1");
     ours.end.stop();

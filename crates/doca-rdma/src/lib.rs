@@ -15,6 +15,7 @@ pub mod nic;
 mod rdma;
 pub mod tasks;
 mod ucx;
+pub use ucx::{SHM_SEGMENT, shm_segment};
 pub mod wire;
 
 pub use ucx::transports_of;

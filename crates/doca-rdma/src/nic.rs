@@ -18,7 +18,7 @@
 //! context's [`Sink`] from the NIC thread.
 
 use crate::ucx::{Signal, Worker, ucx_error};
-use crate::wire::{ConnDesc, F_ACK, F_CAS, F_EV_ADD, F_EV_SET, F_IMM, HDR_LEN, Header, op};
+use crate::wire::{ConnDesc, F_ACK, F_CAS, F_EV_ADD, F_EV_SET, F_FRAG, F_IMM, HDR_LEN, Header, op};
 use doca_core::memory::net::{self, NetAccess};
 use doca_core::{AccessFlags, Error, ErrorCode, Result};
 use std::cell::Cell;
@@ -414,6 +414,34 @@ impl std::fmt::Debug for Nic {
     }
 }
 
+/// Most bytes of one piece of a large write or read answer over shared memory: what
+/// one segment of UCX's shared-memory queue carries whole ([`crate::ucx::shm_piece`]).
+pub fn piece_max() -> usize {
+    static P: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *P.get_or_init(crate::ucx::shm_piece)
+}
+
+/// Transfers of this process moved in pieces (writes sent, read answers served).
+static IN_PIECES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many transfers this process moved in pieces through shared memory so far
+/// (writes it sent, read answers it served).
+pub fn transfers_in_pieces() -> u64 {
+    IN_PIECES.load(Ordering::Relaxed)
+}
+
+/// The length of each piece (but the last) of a transfer of `len` bytes: as many
+/// pieces as [`piece_max`] needs, of equal length (in cache lines).
+fn piece_len(len: usize) -> usize {
+    let most = piece_max();
+    let n = len.div_ceil(most).max(1);
+    (len.div_ceil(n).div_ceil(64) * 64).min(most)
+}
+
+/// Writes arriving in pieces that a target keeps track of at once (a peer that starts
+/// more gets `NO_MEMORY` for the others).
+const MAX_PIECES_IN: usize = 4096;
+
 /// How long the NIC thread keeps polling after its last piece of work before it sleeps
 /// in the kernel (latency of a reply against CPU burnt while idle).
 const SPIN: Duration = Duration::from_micros(50);
@@ -673,6 +701,23 @@ struct Pending {
     busy: bool,
     /// Header bytes of the request (UCX reads them until the send completes).
     hdr: [u8; HDR_LEN],
+    /// Sends of the request still in flight (its pieces, for a write in pieces).
+    sends_left: u32,
+    /// Bytes of a read answered in pieces that are in.
+    got: usize,
+    /// Headers of a write's pieces (UCX reads them until each send completes); kept
+    /// with the record for reuse.
+    piece_hdrs: Vec<[u8; HDR_LEN]>,
+}
+
+/// A write arriving in pieces at the target: what is in so far.
+struct PiecesIn {
+    /// Bytes of the pieces that came.
+    got: u64,
+    /// The first failure (the answer says it once every piece came).
+    err: Option<ErrorCode>,
+    /// Immediate data, from the piece that carries it.
+    imm: Option<u32>,
 }
 
 /// A target-side action in flight: an answer being sent (its header), the memory
@@ -688,6 +733,13 @@ struct TargetOp {
     /// sent, or received before they are copied in (`land`).
     bounce: Option<Vec<u8>>,
     land: bool,
+    /// Sends of this action still in flight (the pieces of a read answer in pieces).
+    sends_left: u32,
+    /// The first failure among them.
+    first_err: u::ucs_status_t,
+    /// Headers of a read answer's pieces (UCX reads them until each send completes);
+    /// kept with the record for reuse.
+    piece_hdrs: Vec<[u8; HDR_LEN]>,
 }
 
 #[derive(Clone, Copy)]
@@ -776,10 +828,17 @@ struct State {
     next_req: u64,
     /// Inside UCX's message callback: data kept from UCX is released after it returns.
     in_am: bool,
+    /// Inside the message callback: its message's data (released by returning
+    /// `UCS_OK`, when the NIC is done with it before the callback returns).
+    am_data: *mut c_void,
+    /// The callback's message data was released inside it.
+    am_consumed: bool,
     /// Kept data to give back once the callback returned (UCX forbids it inside).
     late_release: Vec<*mut c_void>,
     /// Answers of received messages not sent yet: (connection, request).
     late_acks: Vec<(u32, u64)>,
+    /// Writes arriving in pieces, by (connection, request).
+    pieces: HashMap<(u32, u64), PiecesIn, SmallKeys>,
 }
 
 thread_local! {
@@ -876,8 +935,11 @@ fn run(
         requests: HashMap::default(),
         next_req: 1,
         in_am: false,
+        am_data: ptr::null_mut(),
+        am_consumed: false,
         late_release: Vec::with_capacity(64),
         late_acks: Vec::with_capacity(64),
+        pieces: HashMap::default(),
     });
     let sp: *mut State = &mut *st;
     STATE.with(|s| s.set(sp));
@@ -1151,18 +1213,23 @@ unsafe extern "C" fn am_cb(
     }
     let accepted = with_state(|st| {
         st.in_am = true;
+        st.am_data = data;
+        st.am_consumed = false;
         let r = st.incoming(Incoming {
             am,
             hdr,
             data: kept,
         });
         st.in_am = false;
-        r
+        st.am_data = ptr::null_mut();
+        r.map(|()| st.am_consumed)
     });
     match accepted {
+        // Done with before the callback returned: UCX releases it.
+        Some(Ok(true)) => u::UCS_OK,
         // Ours now: released or consumed by the NIC (never by UCX after this).
-        Some(Ok(())) if owned => u::UCS_INPROGRESS,
-        Some(Ok(())) => u::UCS_OK,
+        Some(Ok(false)) if owned => u::UCS_INPROGRESS,
+        Some(Ok(false)) => u::UCS_OK,
         // Refused before it was taken: UCX drops it.
         _ if rndv => u::UCS_ERR_REJECTED,
         _ => u::UCS_OK,
@@ -1822,6 +1889,7 @@ impl State {
             "the connection was ended",
         );
         self.drop_unmatched_of(conn);
+        self.pieces.retain(|&(c, _), _| c != conn);
     }
 
     fn close_ep(&mut self, ep: u::ucp_ep_h, force: bool) {
@@ -1920,6 +1988,10 @@ impl State {
     fn release(&mut self, d: Kept) {
         match d {
             // Inside the message callback, after it returns.
+            // The callback's own message: UCX releases it when the callback returns.
+            Kept::Eager(p, _) if self.in_am && p == self.am_data => {
+                self.am_consumed = true;
+            }
             Kept::Eager(p, _) | Kept::Rndv(p, _) if self.in_am => self.late_release.push(p),
             // SAFETY: data UCX let us keep (persistent eager data or a rendezvous
             // descriptor), released once.
@@ -1942,8 +2014,10 @@ impl State {
         len: usize,
         payload: usize,
     ) {
-        let (ep, pc, pk) = match self.conns.get(&conn) {
-            Some(c) if c.state == ConnState::Connected => (c.ep, c.peer_conn, c.peer_key),
+        let (ep, pc, pk, shm) = match self.conns.get(&conn) {
+            Some(c) if c.state == ConnState::Connected => {
+                (c.ep, c.peer_conn, c.peer_key, c.peer_proc.is_some())
+            }
             _ => {
                 self.sink.complete(
                     user,
@@ -1955,6 +2029,14 @@ impl State {
                 return;
             }
         };
+        // Over shared memory, large writes and read answers move in pieces that each
+        // fit one segment of UCX's shared-memory queue: the sender copies one piece in
+        // while the receiver copies the one before out (as UCX's own emulated puts and
+        // gets do), where one message would go by rendezvous with a single copier.
+        let pieces = shm && len > piece_max();
+        if pieces && am == op::READ {
+            h.flags |= F_FRAG;
+        }
         let i = match self.pend_free.pop() {
             Some(i) => i,
             None => {
@@ -1970,6 +2052,9 @@ impl State {
                     answer: None,
                     busy: false,
                     hdr: [0; HDR_LEN],
+                    sends_left: 0,
+                    got: 0,
+                    piece_hdrs: Vec::new(),
                 }));
                 (self.pend.len() - 1) as u32
             }
@@ -1985,40 +2070,125 @@ impl State {
         p.sent = false;
         p.answer = None;
         p.busy = false;
+        p.got = 0;
         h.conn = pc;
         h.key = pk;
         h.req = (u64::from(p.generation) << 32) | u64::from(i);
         p.hdr = h.encode();
+        if pieces && am == op::WRITE && payload == len && u32::try_from(len).is_ok() {
+            // Every piece names the whole write (checked whole at the target, as a
+            // NIC checks a write's range before its first byte) and its own place in
+            // it; the total lets the target answer once all are in.
+            let step = piece_len(len);
+            let n = len.div_ceil(step);
+            p.piece_hdrs.clear();
+            for k in 0..n {
+                let off = k * step;
+                let piece = Header {
+                    flags: h.flags | F_FRAG,
+                    b: ((len as u64) << 32) | (len - off).min(step) as u64,
+                    c: (h.c << 32) | off as u64,
+                    ..h
+                };
+                p.piece_hdrs.push(piece.encode());
+            }
+            p.sends_left = n as u32;
+            IN_PIECES.fetch_add(1, Ordering::Relaxed);
+            for k in 0..n {
+                let off = k * step;
+                let hp = self.pend[i as usize].piece_hdrs[k].as_ptr();
+                // SAFETY: the piece headers live in the boxed record (not resized while
+                // its sends are in flight) and the payload is the user's buffer, valid
+                // until the operation completes (the submit contract), which is after
+                // every send completed.
+                let r = unsafe {
+                    self.send_am(
+                        ep,
+                        op::WRITE,
+                        hp,
+                        ptr.add(off),
+                        (len - off).min(step),
+                        tag(T_PEND_SEND, i),
+                        true,
+                    )
+                };
+                self.pend_sent(i, r);
+            }
+            return;
+        }
+        p.sends_left = 1;
         let hp = p.hdr.as_ptr();
         // SAFETY: the header lives in the boxed record until the send completes; the
         // payload is the user's buffer, valid until the operation completes (the
         // submit contract), which is after the send completes.
+        let r = unsafe { self.send_am(ep, am, hp, ptr, payload, tag(T_PEND_SEND, i), false) };
+        self.pend_sent(i, r);
+    }
+
+    /// Sends one message; `eager` keeps UCX from choosing rendezvous (a piece).
+    ///
+    /// # Safety
+    /// The header (`HDR_LEN` bytes) and the payload stay valid until the send completes.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn send_am(
+        &mut self,
+        ep: u::ucp_ep_h,
+        am: u16,
+        hdr: *const u8,
+        data: *const u8,
+        len: usize,
+        user: *mut c_void,
+        eager: bool,
+    ) -> u::ucs_status_ptr_t {
+        // SAFETY: the caller keeps the header and the payload valid; zeroed params with
+        // the named fields set.
         let r = unsafe {
             let mut rp: u::ucp_request_param_t = std::mem::zeroed();
             rp.op_attr_mask = u::UCP_OP_ATTR_FIELD_CALLBACK | u::UCP_OP_ATTR_FIELD_USER_DATA;
+            if eager {
+                rp.op_attr_mask |= u::UCP_OP_ATTR_FIELD_FLAGS;
+                rp.flags = u::UCP_AM_SEND_FLAG_EAGER;
+            }
             rp.cb.send = Some(send_cb);
-            rp.user_data = tag(T_PEND_SEND, i);
+            rp.user_data = user;
             u::ucp_am_send_nbx(
                 ep,
                 u32::from(am),
-                hp as *const c_void,
+                hdr as *const c_void,
                 HDR_LEN,
-                ptr as *const c_void,
-                payload,
+                data as *const c_void,
+                len,
                 &rp,
             )
         };
         self.track(r);
-        if u::ucs_ptr_is_err(r) {
-            let p = &mut self.pend[i as usize];
+        r
+    }
+
+    /// One send of request `i` was started (`r`: its request, or how it ended).
+    fn pend_sent(&mut self, i: u32, r: u::ucs_status_ptr_t) {
+        if u::ucs_ptr_is_ptr(r) {
+            return;
+        }
+        let st = if u::ucs_ptr_is_err(r) {
+            u::ucs_ptr_status(r)
+        } else {
+            u::UCS_OK
+        };
+        self.pend_send_done(i, st);
+    }
+
+    /// One send of request `i` finished with `status`.
+    fn pend_send_done(&mut self, i: u32, status: u::ucs_status_t) {
+        let Some(p) = self.pend.get_mut(i as usize) else {
+            return;
+        };
+        p.sends_left = p.sends_left.saturating_sub(1);
+        if status != u::UCS_OK && p.answer.is_none() {
+            p.answer = Some(Err(ucx_error("sending the request failed", status)));
+        }
+        if p.sends_left == 0 {
             p.sent = true;
-            p.answer = Some(Err(ucx_error(
-                "sending the request failed",
-                u::ucs_ptr_status(r),
-            )));
-            self.pend_try_done(i);
-        } else if !u::ucs_ptr_is_ptr(r) {
-            self.pend[i as usize].sent = true;
             self.pend_try_done(i);
         }
     }
@@ -2076,6 +2246,33 @@ impl State {
                     value: m.hdr.b,
                     ..Done::empty()
                 }));
+                self.release(m.data);
+            }
+            (op::READ_RESP, PendKind::Read) if m.hdr.flags & F_FRAG != 0 => {
+                let (off, n) = (m.hdr.b as usize, m.hdr.c as usize);
+                let fits = m.data.len() == n && off <= p.len && n <= p.len - off;
+                match m.data.here() {
+                    Some(d) if fits => {
+                        // SAFETY: the data holds n bytes; the user's destination holds
+                        // the read's length, of which [off, off + n) (checked), valid
+                        // until completion.
+                        unsafe { ptr::copy_nonoverlapping(d, p.ptr.add(off), n) };
+                        p.got += n;
+                        if p.got >= p.len {
+                            p.answer = Some(Ok(Done {
+                                len: p.len as u64,
+                                conn,
+                                ..Done::empty()
+                            }));
+                        }
+                    }
+                    _ => {
+                        p.answer = Some(Err(Error::with_context(
+                            ErrorCode::IoFailed,
+                            "the remote side answered a read with a piece outside it",
+                        )));
+                    }
+                }
                 self.release(m.data);
             }
             (op::READ_RESP, PendKind::Read) => {
@@ -2141,16 +2338,7 @@ impl State {
     fn finished(&mut self, user: *mut c_void, status: u::ucs_status_t, _len: usize) {
         let (kind, i) = untag(user);
         match kind {
-            T_PEND_SEND => {
-                let Some(p) = self.pend.get_mut(i as usize) else {
-                    return;
-                };
-                p.sent = true;
-                if status != u::UCS_OK && p.answer.is_none() {
-                    p.answer = Some(Err(ucx_error("sending the request failed", status)));
-                }
-                self.pend_try_done(i);
-            }
+            T_PEND_SEND => self.pend_send_done(i, status),
             T_PEND_DATA => {
                 let Some(p) = self.pend.get_mut(i as usize) else {
                     return;
@@ -2179,6 +2367,9 @@ impl State {
                     after: After::Nothing,
                     bounce: None,
                     land: false,
+                    sends_left: 0,
+                    first_err: u::UCS_OK,
+                    piece_hdrs: Vec::new(),
                 }));
                 (self.tops.len() - 1) as u32
             }
@@ -2190,6 +2381,8 @@ impl State {
         t.after = after;
         t.bounce = None;
         t.land = false;
+        t.sends_left = 1;
+        t.first_err = u::UCS_OK;
         i
     }
 
@@ -2208,25 +2401,23 @@ impl State {
     }
 
     fn top_send(&mut self, ep: u::ucp_ep_h, am: u16, i: u32, data: *const u8, len: usize) {
+        self.top_send_as(ep, am, i, data, len, false);
+    }
+
+    /// [`top_send`](State::top_send); `eager`: a piece, never by rendezvous.
+    fn top_send_as(
+        &mut self,
+        ep: u::ucp_ep_h,
+        am: u16,
+        i: u32,
+        data: *const u8,
+        len: usize,
+        eager: bool,
+    ) {
         let hp = self.tops[i as usize].hdr.as_ptr();
         // SAFETY: the header lives in the boxed record, and the data under the record's
         // guard (exported memory checked for this access), until the send completes.
-        let r = unsafe {
-            let mut rp: u::ucp_request_param_t = std::mem::zeroed();
-            rp.op_attr_mask = u::UCP_OP_ATTR_FIELD_CALLBACK | u::UCP_OP_ATTR_FIELD_USER_DATA;
-            rp.cb.send = Some(send_cb);
-            rp.user_data = tag(T_TOP, i);
-            u::ucp_am_send_nbx(
-                ep,
-                u32::from(am),
-                hp as *const c_void,
-                HDR_LEN,
-                data as *const c_void,
-                len,
-                &rp,
-            )
-        };
-        self.track(r);
+        let r = unsafe { self.send_am(ep, am, hp, data, len, tag(T_TOP, i), eager) };
         if !u::ucs_ptr_is_ptr(r) {
             self.top_finished(i, u::ucs_ptr_status(r));
         }
@@ -2239,6 +2430,14 @@ impl State {
         if !t.live {
             return;
         }
+        if t.first_err == u::UCS_OK {
+            t.first_err = status;
+        }
+        t.sends_left = t.sends_left.saturating_sub(1);
+        if t.sends_left > 0 {
+            return;
+        }
+        let status = t.first_err;
         t.live = false;
         let guard = t.guard.take();
         let after = std::mem::replace(&mut t.after, After::Nothing);
@@ -2430,6 +2629,7 @@ impl State {
                     u::UCS_OK
                 }
             }
+            op::WRITE if m.hdr.flags & F_FRAG != 0 => self.target_write_piece(m),
             op::WRITE => self.target_write(m),
             op::READ => {
                 self.target_read(m);
@@ -2630,6 +2830,70 @@ impl State {
         }
     }
 
+    /// One piece of a write in pieces: in place at once, after the whole write's range
+    /// is checked; the write is answered once its pieces are all in (with the first
+    /// failure, if one failed).
+    fn target_write_piece(&mut self, m: Incoming) -> u::ucs_status_t {
+        let h = m.hdr;
+        let (total, k) = (h.b >> 32, h.b & 0xffff_ffff);
+        let (off, imm) = (h.c & 0xffff_ffff, (h.c >> 32) as u32);
+        let key = (h.conn, h.req);
+        if !self.pieces.contains_key(&key) && self.pieces.len() >= MAX_PIECES_IN {
+            self.release(m.data);
+            self.ack(h.conn, h.req, ErrorCode::NoMemory as i32 as u64, 0);
+            return u::UCS_OK;
+        }
+        let err = match m.data.here() {
+            Some(d) if k > 0 && k == m.data.len() as u64 && off + k <= total => {
+                let at = [h.t0, h.t1];
+                match checked_access(at, h.a, total, AccessFlags::RDMA_WRITE, self.dev) {
+                    // SAFETY: the data holds k bytes; the guard checked that the whole
+                    // write's bytes are exported writable memory, and copy_in keeps
+                    // [off, off + k) inside them.
+                    Ok(Some(g)) => unsafe { g.copy_in(off as usize, d, k as usize) }
+                        .err()
+                        .map(|_| ErrorCode::IoFailed),
+                    Ok(None) => Some(ErrorCode::InvalidValue),
+                    Err(code) => Some(code),
+                }
+            }
+            _ => Some(ErrorCode::InvalidValue),
+        };
+        self.release(m.data);
+        let e = self.pieces.entry(key).or_insert(PiecesIn {
+            got: 0,
+            err: None,
+            imm: None,
+        });
+        // A piece that says nothing sensible still counts, so that the write ends.
+        e.got += k.max(1);
+        if e.err.is_none() {
+            e.err = err;
+        }
+        if h.flags & F_IMM != 0 {
+            e.imm = Some(imm);
+        }
+        if e.got >= total {
+            let imm = e.imm;
+            let err = e.err;
+            self.pieces.remove(&key);
+            match err {
+                Some(code) => self.ack(h.conn, h.req, code as i32 as u64, 0),
+                None => {
+                    let after = After::WriteLanded {
+                        conn: h.conn,
+                        req: h.req,
+                        imm,
+                        len: total,
+                    };
+                    let i = self.top_new([0; HDR_LEN], None, after);
+                    self.top_finished(i, u::UCS_OK);
+                }
+            }
+        }
+        u::UCS_OK
+    }
+
     fn target_read(&mut self, m: Incoming) {
         let h = m.hdr;
         self.release(m.data);
@@ -2649,6 +2913,53 @@ impl State {
         };
         match checked_access([h.t0, h.t1], h.a, h.b, AccessFlags::RDMA_READ, self.dev) {
             Ok(Some(g)) => match g.local_ptr() {
+                Some(p) if h.flags & F_FRAG != 0 && g.len() > piece_max() => {
+                    // In pieces, all under the one access, which ends with the last.
+                    let n = g.len();
+                    let step = piece_len(n);
+                    let count = n.div_ceil(step);
+                    let i = self.top_new([0; HDR_LEN], Some(g), After::Nothing);
+                    IN_PIECES.fetch_add(1, Ordering::Relaxed);
+                    let t = &mut self.tops[i as usize];
+                    t.sends_left = count as u32;
+                    t.piece_hdrs.clear();
+                    for k in 0..count {
+                        let off = k * step;
+                        t.piece_hdrs.push(
+                            Header {
+                                flags: F_FRAG,
+                                conn: pc,
+                                key: pk,
+                                req: h.req,
+                                b: off as u64,
+                                c: (n - off).min(step) as u64,
+                                ..Header::default()
+                            }
+                            .encode(),
+                        );
+                    }
+                    for k in 0..count {
+                        let off = k * step;
+                        let hp = self.tops[i as usize].piece_hdrs[k].as_ptr();
+                        // SAFETY: the piece headers live in the boxed record (not resized
+                        // while its sends are in flight); [off, off + len) lies in the
+                        // access (n bytes from p), live until the last send completes.
+                        let r = unsafe {
+                            self.send_am(
+                                ep,
+                                op::READ_RESP,
+                                hp,
+                                p.add(off),
+                                (n - off).min(step),
+                                tag(T_TOP, i),
+                                true,
+                            )
+                        };
+                        if !u::ucs_ptr_is_ptr(r) {
+                            self.top_finished(i, u::ucs_ptr_status(r));
+                        }
+                    }
+                }
                 Some(p) => {
                     let n = g.len();
                     let i = self.top_new(answer(0), Some(g), After::Nothing);

@@ -1353,7 +1353,8 @@ impl Shared {
     /// memory (`DOCA_RDMA_SHM=1`), of memory the peer process exported on the device its
     /// end of the connection serves, while no operation of this context is with the
     /// NIC (none is passed): this side copies the bytes itself (`process_vm_readv` /
-    /// `process_vm_writev`, or through a mapping when the memory is shared), counted in
+    /// `process_vm_writev` up to one piece of the NIC's, or through a mapping when the
+    /// memory is shared), counted in
     /// the export's control block so that the exporter's stop or destroy waits for it,
     /// after the checks the target would make (range, permission, revocation). Its
     /// outcome, or `None` when the NIC carries the operation.
@@ -1391,6 +1392,12 @@ impl Shared {
         let remote = b.remote()?;
         let key = remote.net_key()?;
         if !remote.is_local() || remote.exporter_pid() != pid || key.dev != dev {
+            return None;
+        }
+        if len > crate::nic::piece_max() && !remote.is_mapped() {
+            // Larger copies through the kernel run on this CPU alone, page by page; the
+            // NIC moves them in pieces through the shared-memory queue, the target's
+            // CPU copying out while this one copies in.
             return None;
         }
         let r = if write {

@@ -50,6 +50,67 @@ pub(crate) fn ucx_error(what: &str, s: u::ucs_status_t) -> Error {
     Error::with_context(code, format!("{what}: {}", status_text(s)))
 }
 
+/// Bytes of one segment of UCX's shared-memory queues that this library asks for when
+/// peers of this machine may reach it through shared memory (`DOCA_RDMA_SHM=1`) and the
+/// user chose none (`UCX_MM_SEG_SIZE`, `UCX_SYSV_SEG_SIZE`, `UCX_POSIX_SEG_SIZE`): 32 KiB
+/// of data per message and room for the headers. UCX's default (8256 bytes) cuts a
+/// 64 KiB transfer into nine messages; its queue elements count lengths in 16 bits, so
+/// a segment stays under 64 KiB.
+pub const SHM_SEGMENT: usize = 33024;
+
+/// UCX's own default shared-memory segment size.
+const UCX_SEGMENT: usize = 8256;
+
+/// The shared-memory segment size the user set for UCX (the smallest of the variables
+/// set; UCX's default for a value it would not read either).
+fn user_segment() -> Option<usize> {
+    ["UCX_MM_SEG_SIZE", "UCX_SYSV_SEG_SIZE", "UCX_POSIX_SEG_SIZE"]
+        .iter()
+        .filter_map(|k| std::env::var(k).ok())
+        .map(|v| memunits(&v).unwrap_or(UCX_SEGMENT))
+        .min()
+}
+
+/// A size as UCX's configuration writes it: a number with an optional unit (`b`, `k`,
+/// `m`, `g`, upper or lower case, with or without a trailing `b`).
+fn memunits(v: &str) -> Option<usize> {
+    let v = v.trim();
+    let digits = v.len() - v.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let n: usize = v[..digits].parse().ok()?;
+    let unit = match v[digits..].to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" => 1 << 10,
+        "m" | "mb" => 1 << 20,
+        "g" | "gb" => 1 << 30,
+        _ => return None,
+    };
+    n.checked_mul(unit)
+}
+
+/// The shared-memory segment size of this process's UCX (0 when it lets no peer of its
+/// machine reach it through shared memory). Peers of one machine talk through shared
+/// memory only when theirs are equal (UCX writes into its peer's queue with its own).
+pub fn shm_segment() -> u32 {
+    static SEG: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *SEG.get_or_init(|| {
+        if !crate::wire::shm_allowed() {
+            return 0;
+        }
+        let n = user_segment().unwrap_or(SHM_SEGMENT);
+        u32::try_from(n).unwrap_or(u32::MAX).max(1)
+    })
+}
+
+/// Most bytes of data one shared-memory message carries whole here (UCX's header and
+/// ours take the rest of a segment), in cache lines.
+pub(crate) fn shm_piece() -> usize {
+    let seg = match shm_segment() {
+        0 => UCX_SEGMENT,
+        n => n as usize,
+    };
+    (seg.saturating_sub(128) / 64 * 64).max(64)
+}
+
 /// The process's UCP context for one choice of network interface (`None`: any), made if
 /// no worker holds one.
 pub(crate) fn context(iface: Option<&str>) -> Result<Arc<UcpContext>> {
@@ -91,6 +152,17 @@ pub(crate) fn context(iface: Option<&str>) -> Result<Arc<UcpContext>> {
                         "UCX does not take network interface '{}'",
                         n.to_string_lossy()
                     ),
+                    s,
+                ));
+            }
+        }
+        if crate::wire::shm_allowed() && user_segment().is_none() {
+            let v = CString::new(SHM_SEGMENT.to_string()).unwrap_or_default();
+            let s = u::ucp_config_modify(cfg, c"MM_SEG_SIZE".as_ptr(), v.as_ptr());
+            if s != u::UCS_OK {
+                u::ucp_config_release(cfg);
+                return Err(ucx_error(
+                    "UCX does not take the shared-memory segment size",
                     s,
                 ));
             }
@@ -245,5 +317,23 @@ pub unsafe fn transports_of(ep: u::ucp_ep_h) -> String {
         "?".into()
     } else {
         out.join(",")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::memunits;
+
+    #[test]
+    fn sizes_read_as_ucx_writes_them() {
+        assert_eq!(memunits("8256"), Some(8256));
+        assert_eq!(memunits("8k"), Some(8192));
+        assert_eq!(memunits("32KB"), Some(32768));
+        assert_eq!(memunits(" 1m "), Some(1 << 20));
+        assert_eq!(memunits("2g"), Some(2 << 30));
+        assert_eq!(memunits("12b"), Some(12));
+        assert_eq!(memunits("k"), None);
+        assert_eq!(memunits("8q"), None);
+        assert_eq!(memunits("inf"), None);
     }
 }

@@ -50,6 +50,15 @@ pub struct Place {
     /// the peer's process is watched instead, and an operation whose transfer was cut
     /// by the peer's end may never finish.
     pub shm: bool,
+    /// With `shm`: the size of a segment of its UCX's shared-memory queues
+    /// ([`crate::ucx::shm_segment`]); the two sides must agree on it.
+    pub seg: u32,
+}
+
+/// Whether this process lets peers of its machine reach it through shared memory
+/// (`DOCA_RDMA_SHM=1`).
+pub(crate) fn shm_allowed() -> bool {
+    std::env::var_os("DOCA_RDMA_SHM").is_some_and(|v| v == "1")
 }
 
 impl Place {
@@ -75,7 +84,8 @@ impl Place {
                 boot,
                 pid_ns,
                 pid: std::process::id(),
-                shm: std::env::var_os("DOCA_RDMA_SHM").is_some_and(|v| v == "1"),
+                shm: shm_allowed(),
+                seg: crate::ucx::shm_segment(),
             }
         })
     }
@@ -86,6 +96,7 @@ impl Place {
     pub fn shares_machine(&self, other: &Place) -> bool {
         self.shm
             && other.shm
+            && self.seg == other.seg
             && self.boot != [0; 16]
             && self.pid_ns != 0
             && other.pid != 0
@@ -123,7 +134,13 @@ impl ConnDesc {
         b.extend_from_slice(&self.place.boot);
         b.extend_from_slice(&self.place.pid_ns.to_le_bytes());
         b.extend_from_slice(&self.place.pid.to_le_bytes());
-        b.extend_from_slice(&u32::from(self.place.shm).to_le_bytes());
+        // Shared memory: the segment size (never 0); else 0.
+        let seg = if self.place.shm {
+            self.place.seg.max(1)
+        } else {
+            0
+        };
+        b.extend_from_slice(&seg.to_le_bytes());
         b.extend_from_slice(&self.dev.to_le_bytes());
         b.extend_from_slice(&0u32.to_le_bytes());
         debug_assert_eq!(b.len(), WORKER_AT);
@@ -185,7 +202,7 @@ impl ConnDesc {
                 "the RDMA connection descriptor's checksum does not match (damaged in transit?)",
             ));
         }
-        if u32_at(68) > 1 || u32_at(76) != 0 {
+        if u32_at(76) != 0 {
             return Err(invalid(
                 "the RDMA connection descriptor's header is damaged",
             ));
@@ -200,7 +217,8 @@ impl ConnDesc {
                 boot,
                 pid_ns: u64_at(56),
                 pid: u32_at(64),
-                shm: u32_at(68) == 1,
+                shm: u32_at(68) != 0,
+                seg: u32_at(68),
             },
             dev: u32_at(72),
             worker: b[WORKER_AT..WORKER_AT + wlen].to_vec(),
@@ -245,6 +263,14 @@ pub const F_EV_ADD: u8 = 8;
 /// Header flag of a send: it also answers (successfully) the receiver's earlier send
 /// whose request number is in `t0` (the answer rides with the reply).
 pub const F_ACK: u8 = 16;
+/// Header flag of a write or a read answer: one piece of a larger transfer, moved in
+/// pieces that each fit one shared-memory segment. A write piece's `a` is the whole
+/// write's remote address, `b` holds the write's length in its high 32 bits and the
+/// piece's length in its low 32 bits, `c` the immediate data in its high 32 bits and
+/// the piece's offset in the write in its low 32 bits; a read answer piece's `b` holds
+/// its offset in the read and `c` its length. A read request with it asks for the
+/// answer in pieces.
+pub const F_FRAG: u8 = 32;
 
 /// Size of [`Header`] on the wire.
 pub const HDR_LEN: usize = 64;

@@ -4,7 +4,9 @@
 //! while the initiator writes, reads, updates atomically and sends.
 
 use doca_core::{AccessFlags, ErrorCode, Mmap, device};
-use doca_rdma::nic::{Cmd, ConnEvent, Done, Nic, Sink, random_u64};
+use doca_rdma::nic::{
+    Cmd, ConnEvent, Done, Nic, RecvOpcode, Sink, piece_max, random_u64, transfers_in_pieces,
+};
 use doca_rdma::wire::ConnDesc;
 use doca_testkit::netns::NetPair;
 use doca_testkit::peer::{self, Peer, hex, unhex};
@@ -588,4 +590,215 @@ fn the_topology_names_the_network_a_device_uses() {
     i.finish();
     t.finish();
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+const SHM: (&str, &str) = ("DOCA_RDMA_SHM", "1");
+
+/// Two NICs of this process, connected (1 to 7), each with its collector.
+fn pair_here() -> (Nic, Arc<Col>, Nic, Arc<Col>) {
+    let dev = device::devinfo_list().unwrap()[0].open().unwrap();
+    let (ca, cb) = (Arc::new(Col::default()), Arc::new(Col::default()));
+    let a = Nic::start(&dev, ca.clone()).unwrap();
+    let b = Nic::start(&dev, cb.clone()).unwrap();
+    let (ka, kb) = (random_u64().unwrap(), random_u64().unwrap());
+    // SAFETY: control commands name no memory.
+    unsafe {
+        a.submit(Cmd::Register { conn: 1, key: ka });
+        b.submit(Cmd::Register { conn: 7, key: kb });
+        let da = ConnDesc::decode(&a.descriptor(1, ka)).unwrap();
+        let db = ConnDesc::decode(&b.descriptor(7, kb)).unwrap();
+        a.submit(Cmd::Connect { conn: 1, desc: db });
+        b.submit(Cmd::Connect { conn: 7, desc: da });
+    }
+    (a, ca, b, cb)
+}
+
+/// `len` bytes exported with `perms`, and its key as an importer sees it.
+fn export_here(len: usize, perms: AccessFlags) -> (Mmap, [u64; 2], u64) {
+    let dev = device::devinfo_list().unwrap()[0].open().unwrap();
+    let mut m = Mmap::new();
+    m.set_memory(vec![0u8; len]).unwrap();
+    m.set_permissions(perms).unwrap();
+    m.dev_add(&dev).unwrap();
+    m.start().unwrap();
+    let blob = m.export_rdma(&dev).unwrap();
+    let r = Mmap::create_from_export(Default::default(), &blob, &dev).unwrap();
+    let k = r.remote().unwrap().net_key().unwrap();
+    (m, k.token, k.base)
+}
+
+fn bytes_of(m: &Mmap) -> Vec<u8> {
+    let (p, n) = m.memrange().unwrap();
+    // SAFETY: the mmap's memory, alive while `m` is; no operation is in flight.
+    unsafe { std::slice::from_raw_parts(p, n) }.to_vec()
+}
+
+/// In a process that allows shared memory: large writes and reads move in pieces
+/// (odd lengths and offsets, a write with immediate data), and the target checks a
+/// write in pieces whole: one that runs past the export, or lacks the permission,
+/// changes no byte; a stop in the middle of a stream of them ends every one (landed,
+/// or refused with `NOT_FOUND`) and refuses what comes after.
+#[test]
+fn pieces_process() {
+    let Some(_) = peer::role() else { return };
+    let (a, ca, b, cb) = pair_here();
+    let most = piece_max();
+    assert!(most >= 8000, "a piece carries {most} bytes");
+    let all = AccessFlags::RDMA_READ | AccessFlags::RDMA_WRITE;
+    let (m, token, base) = export_here(8 << 20, all);
+    let before = transfers_in_pieces();
+    let mut user = 1;
+    for (k, n) in [most + 1, 64 << 10, 100_003, (1 << 20) + 17, 3 << 20]
+        .into_iter()
+        .enumerate()
+    {
+        let src = pattern(n, k as u8);
+        let at = 13 + k * 4099;
+        let mut back = vec![0u8; n];
+        // SAFETY: src and back live until their completions are awaited.
+        unsafe {
+            a.submit(Cmd::Write {
+                user,
+                conn: 1,
+                ptr: src.as_ptr(),
+                len: n,
+                token,
+                addr: base + at as u64,
+                imm: None,
+            });
+            assert_eq!(ca.wait(user).unwrap().len, n as u64);
+            assert!(bytes_of(&m)[at..at + n] == src[..], "{n} bytes written");
+            a.submit(Cmd::Read {
+                user: user + 1,
+                conn: 1,
+                ptr: back.as_mut_ptr(),
+                len: n,
+                token,
+                addr: base + at as u64,
+            });
+            assert_eq!(ca.wait(user + 1).unwrap().len, n as u64);
+        }
+        assert!(back == src, "{n} bytes read back");
+        user += 2;
+    }
+    assert!(
+        transfers_in_pieces() >= before + 10,
+        "the writes and reads went in pieces"
+    );
+    // A write with immediate data in pieces: the receive completes once all landed.
+    let mut rbuf = [0u8; 16];
+    let src = pattern(200_000, 9);
+    // SAFETY: rbuf and src live until the completions are awaited.
+    unsafe {
+        b.submit(Cmd::Recv {
+            user: 500,
+            ptr: rbuf.as_mut_ptr(),
+            cap: rbuf.len(),
+        });
+        a.submit(Cmd::Write {
+            user: 501,
+            conn: 1,
+            ptr: src.as_ptr(),
+            len: src.len(),
+            token,
+            addr: base + 64,
+            imm: Some(0xfeed),
+        });
+    }
+    let d = cb.wait(500).unwrap();
+    assert_eq!((d.imm, d.opcode), (Some(0xfeed), RecvOpcode::WriteImm));
+    assert!(bytes_of(&m)[64..64 + src.len()] == src[..]);
+    ca.wait(501).unwrap();
+    // Past the end, or without permission: refused whole.
+    let snapshot = bytes_of(&m);
+    let big = pattern(300_000, 77);
+    // SAFETY: big lives until the completion is awaited.
+    let write = |user, token, addr| unsafe {
+        a.submit(Cmd::Write {
+            user,
+            conn: 1,
+            ptr: big.as_ptr(),
+            len: big.len(),
+            token,
+            addr,
+            imm: None,
+        });
+        ca.wait(user).map(|d| d.len).map_err(|e| e.code())
+    };
+    let end = base + (8 << 20) as u64;
+    assert_eq!(
+        write(600, token, end - 100_000),
+        Err(ErrorCode::InvalidValue)
+    );
+    assert_eq!(write(601, token, base - 4096), Err(ErrorCode::InvalidValue));
+    assert_eq!(
+        write(602, [token[0] ^ 1, token[1]], base),
+        Err(ErrorCode::NotFound)
+    );
+    let (ro, ro_token, ro_base) = export_here(1 << 20, AccessFlags::RDMA_READ);
+    assert_eq!(write(603, ro_token, ro_base), Err(ErrorCode::NotPermitted));
+    assert!(bytes_of(&m) == snapshot, "a refused write changed no byte");
+    assert!(bytes_of(&ro).iter().all(|&x| x == 0));
+    // A stop in the middle of a stream of writes and reads of 1 MiB.
+    let mut m = m;
+    let mut bufs: Vec<Vec<u8>> = (0..8).map(|i| pattern(LEN, i as u8)).collect();
+    for (i, buf) in bufs.iter_mut().enumerate() {
+        let addr = base + (i * LEN) as u64;
+        // SAFETY: each buffer is used by one operation, awaited below.
+        unsafe {
+            a.submit(if i % 2 == 0 {
+                Cmd::Write {
+                    user: 700 + i as u64,
+                    conn: 1,
+                    ptr: buf.as_ptr(),
+                    len: LEN,
+                    token,
+                    addr,
+                    imm: None,
+                }
+            } else {
+                Cmd::Read {
+                    user: 700 + i as u64,
+                    conn: 1,
+                    ptr: buf.as_mut_ptr(),
+                    len: LEN,
+                    token,
+                    addr,
+                }
+            })
+        };
+    }
+    m.stop().unwrap();
+    for i in 0..8u64 {
+        match ca.wait(700 + i) {
+            Ok(d) => assert_eq!(d.len, LEN as u64),
+            Err(e) => assert_eq!(e.code(), ErrorCode::NotFound, "{e}"),
+        }
+    }
+    assert_eq!(write(800, token, base), Err(ErrorCode::NotFound));
+    drop((a, b));
+    peer::say("ok");
+}
+
+#[test]
+fn large_transfers_move_in_pieces_through_shared_memory() {
+    let mut p = Peer::spawn_with("pieces_process", "pieces", &[SHM]);
+    assert_eq!(p.recv(), "ok");
+    p.finish();
+}
+
+/// A peer killed in the middle of writes and reads in pieces, both processes allowing
+/// shared memory (UCX detects nothing there: the peer's process is watched).
+#[test]
+fn killer_in_pieces_process() {
+    let Some(_) = peer::role() else { return };
+    kill_mid_transfer(vec![SHM], 3);
+    peer::say("ok");
+}
+
+#[test]
+fn a_peer_killed_mid_transfer_in_pieces_through_shared_memory() {
+    let mut p = Peer::spawn_with("killer_in_pieces_process", "killer", &[SHM]);
+    assert_eq!(p.recv(), "ok");
+    p.finish();
 }
