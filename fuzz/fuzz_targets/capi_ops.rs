@@ -408,7 +408,7 @@ fuzz_target!(|ops: Vec<Op>| unsafe {
             }
             Op::Submit1 { src, dst, n } => {
                 if let (Some(s), Some(d)) = (pick(&bufs, src), pick(&bufs, dst)) {
-                    let mut job = Box::new(v1::doca_dma_job_memcpy_v1 {
+                    let job = Box::new(v1::doca_dma_job_memcpy_v1 {
                         job: doca_dma_job_memcpy {
                             base: doca_job {
                                 type_: 65537,
