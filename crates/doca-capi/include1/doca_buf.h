@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <doca_compat.h>
 #include <doca_error.h>
+#include <doca_mmap.h>
 #include <doca_types.h>
 
 #ifdef __cplusplus

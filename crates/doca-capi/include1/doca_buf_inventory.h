@@ -12,6 +12,7 @@
 #include <doca_buf.h>
 #include <doca_compat.h>
 #include <doca_error.h>
+#include <doca_mmap.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -1039,6 +1039,75 @@ fn rdma_pair_22() {
     run_rdma_pair(&bin, "rdma22");
 }
 
+/// The 1.x headers reach each other as DOCA 1.x's did: a C++ program that includes only
+/// `doca_buf.h`, `doca_buf_inventory.h` or `doca_dma.h` calls the memory map's
+/// functions (1.x programs do), and `doca_dma.h` alone reaches buffers, contexts and
+/// devices; built with `g++ -Wall -Wextra -Werror` (where an undeclared
+/// function is an error) through the 1.x module names `doca-common` and `doca-dma`, host
+/// and DPU flavours.
+#[test]
+fn one_x_headers_reach_each_other() {
+    let p = prefix();
+    let mmap_calls = r#"
+    doca_mmap *m = nullptr;
+    doca_dev *d = nullptr;
+    uint8_t *desc = nullptr;
+    size_t n = 0;
+    if (doca_mmap_create(nullptr, &m) != DOCA_SUCCESS)
+        return 1;
+    (void)doca_mmap_populate(m, nullptr, 0, 4096, nullptr, nullptr);
+    (void)doca_mmap_start(m);
+    (void)doca_mmap_dev_add(m, d);
+    (void)doca_mmap_export(m, d, &desc, &n);
+    (void)doca_mmap_stop(m);
+    (void)doca_mmap_destroy(m);
+"#;
+    let dma_calls = r#"
+    doca_buf *b = nullptr;
+    doca_dma *dma = nullptr;
+    uint16_t refs = 0;
+    (void)doca_buf_refcount_rm(b, &refs);
+    if (doca_dma_create(&dma) == DOCA_SUCCESS) {
+        (void)doca_ctx_start(doca_dma_as_ctx(dma));
+        (void)doca_dma_destroy(dma);
+    }
+    doca_devinfo **list = nullptr;
+    uint32_t k = 0;
+    if (doca_devinfo_list_create(&list, &k) == DOCA_SUCCESS)
+        (void)doca_devinfo_list_destroy(list);
+"#;
+    for pc in ["doca-1", "doca-1-dpu"] {
+        for (header, calls) in [
+            ("doca_buf.h", mmap_calls.to_string()),
+            ("doca_buf_inventory.h", mmap_calls.to_string()),
+            ("doca_dma.h", format!("{mmap_calls} {dma_calls}")),
+        ] {
+            let src = format!("#include <{header}>\nint main()\n{{{calls}    return 0;\n}}\n");
+            let tag = format!(
+                "reach_{}_{}",
+                pc.replace('-', "_"),
+                header.replace('.', "_")
+            );
+            let file = scratch().join(format!("{tag}.cpp"));
+            let bin = scratch().join("bin").join(&tag);
+            std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+            std::fs::write(&file, src).unwrap();
+            let out = std::process::Command::new("g++")
+                .args(["-std=c++17", "-Wall", "-Wextra", "-Werror"])
+                .arg(&file)
+                .arg("-o")
+                .arg(&bin)
+                .args(pkg_config_in(
+                    &p.join("lib/pkgconfig").join(pc),
+                    &["--cflags", "--libs", "doca-common", "doca-dma"],
+                ))
+                .output()
+                .unwrap();
+            check(&out, &format!("{pc}: only <{header}> included"));
+        }
+    }
+}
+
 /// Every installed header of every generation (1.x, 2.2, 3.x), host and DPU flavours,
 /// included together in one C++17 program built with `g++ -Wall -Wextra -Werror` and
 /// linked through the generation's pkg-config modules: DOCA programs written in C++
