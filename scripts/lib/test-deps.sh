@@ -7,7 +7,8 @@
 #     for one (libclang.so, libclang-N.so, libclang.so.N or libclang-N.so.N in
 #     $LIBCLANG_PATH or under /usr/lib* and /usr/local/lib*; libclang-cpp is a different
 #     library and does not count);
-#   - the C interface's tests: cc, c++, pkg-config, valgrind, meson and ninja,
+#   - the C interface's tests: cc, c++, pkg-config, valgrind, meson and ninja, cmake
+#     (a 1.x project is built with CMake, meson and make),
 #     rdma-core's <infiniband/verbs.h> (doca_rdma_bridge.h includes it) and
 #     <rdma/rdma_cma.h> (doca_rdma.h includes it, as DOCA's does), json-c's
 #     headers (argp's JSON files are compared with what json-c takes), and zlib's,
@@ -40,7 +41,8 @@ have_libclang() {
 test_packages_missing() {
     local t
     for t in nasm:nasm autoreconf:autoconf automake:automake libtoolize:libtool make:make \
-        cc:gcc c++:g++ pkg-config:pkg-config valgrind:valgrind meson:meson ninja:ninja-build; do
+        cc:gcc c++:g++ pkg-config:pkg-config valgrind:valgrind meson:meson ninja:ninja-build \
+        cmake:cmake; do
         command -v "${t%%:*}" >/dev/null 2>&1 || echo "${t#*:}"
     done
     have_libclang || echo libclang-dev

@@ -239,3 +239,98 @@ fn comm_channel_of_doca_1_3_as_two_processes() {
         );
     }
 }
+
+/// A 1.x project of its own (`tests/c1/tcp_copy`: a C host program and a C++17 DPU
+/// program meeting over TCP, the export descriptor passed as JSON text of strlen() + 1
+/// bytes and read with json-c) builds unchanged with each of its three build files, as
+/// 1.x projects build: CMake's `pkg_check_modules`, meson's `dependency()` and a Makefile
+/// calling pkg-config, all asking for `doca-common` and `doca-dma`, with
+/// `PKG_CONFIG_PATH` at the 1.x host or DPU directory and warnings as errors. Each build
+/// pair then runs: the DPU side copies the host's text by DMA and writes its reply back.
+#[test]
+fn a_1x_project_builds_with_cmake_meson_and_make_and_runs_over_tcp() {
+    for tool in ["cmake", "meson", "ninja", "make", "c++"] {
+        assert!(
+            have(tool),
+            "{tool} is needed to build the 1.x project (apt-get install cmake meson ninja-build make g++)"
+        );
+    }
+    let src = crate_dir().join("tests/c1/tcp_copy");
+    let root = scratch().join("tcp_copy");
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    let build = |tool: &str, side: &str| -> PathBuf {
+        let pc = prefix().join("lib/pkgconfig").join(side);
+        let dir = root.join(format!("{tool}-{side}"));
+        let run = |c: &mut Command, what: &str| {
+            let out = c.env("PKG_CONFIG_PATH", &pc).output().unwrap();
+            check(&out, &format!("{tool} ({side}): {what}"));
+        };
+        match tool {
+            "cmake" => {
+                run(
+                    Command::new("cmake")
+                        .arg("-S")
+                        .arg(&src)
+                        .arg("-B")
+                        .arg(&dir),
+                    "configure",
+                );
+                run(Command::new("cmake").arg("--build").arg(&dir), "build");
+            }
+            "meson" => {
+                run(
+                    Command::new("meson").arg("setup").arg(&dir).arg(&src),
+                    "setup",
+                );
+                run(Command::new("ninja").arg("-C").arg(&dir), "build");
+            }
+            _ => {
+                std::fs::create_dir_all(&dir).unwrap();
+                for f in std::fs::read_dir(&src).unwrap() {
+                    let f = f.unwrap().path();
+                    std::fs::copy(&f, dir.join(f.file_name().unwrap())).unwrap();
+                }
+                run(Command::new("make").arg("-C").arg(&dir), "build");
+            }
+        }
+        dir
+    };
+    for (round, tool) in ["cmake", "meson", "make"].into_iter().enumerate() {
+        let host = build(tool, "doca-1");
+        let dpu = build(tool, "doca-1-dpu");
+        // A port nobody listens on now.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+            .to_string();
+        let mut c = default_machine(&dpu.join("dma_receiver"));
+        c.args([&port, "03:00.0", &format!("reply {round} from the DPU")]);
+        let mut r = Running::spawn(c, "dma_receiver");
+        let text = format!("text {round} from the host");
+        let out = run_beside(
+            &host.join("dma_sender"),
+            &[&port, "3b:00.0", &text],
+            false,
+            &[],
+            Some(&mut r),
+        );
+        assert!(
+            out.contains(&format!(
+                "sender: buffer now holds: reply {round} from the DPU"
+            )),
+            "{tool}: {out}"
+        );
+        let rout = check(&r.finish(), "dma_receiver");
+        assert!(
+            rout.contains(&format!("receiver: received: {text}")),
+            "{tool}: {rout}"
+        );
+        assert!(
+            rout.contains("receiver: the host exported 4096 bytes at 0x"),
+            "{rout}"
+        );
+    }
+}
