@@ -415,7 +415,8 @@ impl std::fmt::Debug for Nic {
 }
 
 /// Most bytes of one piece of a large write or read answer over shared memory: what
-/// one segment of UCX's shared-memory queue carries whole ([`crate::ucx::shm_piece`]).
+/// one segment of UCX's shared-memory queue carries whole (the segment size of
+/// [`crate::shm_segment`] less room for UCX's header and ours, in cache lines).
 pub fn piece_max() -> usize {
     static P: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *P.get_or_init(crate::ucx::shm_piece)

@@ -51,7 +51,7 @@ pub struct Place {
     /// by the peer's end may never finish.
     pub shm: bool,
     /// With `shm`: the size of a segment of its UCX's shared-memory queues
-    /// ([`crate::ucx::shm_segment`]); the two sides must agree on it.
+    /// ([`crate::shm_segment`]); the two sides must agree on it.
     pub seg: u32,
 }
 
