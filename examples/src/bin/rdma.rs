@@ -141,6 +141,24 @@ async fn requester(dir: &Path) -> Result<()> {
     }
     drop(back);
 
+    // A small read: with shared memory allowed, copied directly by this side.
+    let mut small_src = inv.buf_at(&remote, 4096, 64)?;
+    small_src.set_data_range(0, 64)?;
+    let small = inv.buf_at(&local, LEN + 1024, 64)?;
+    let mut done = wq
+        .submit_job(r.ctx(), Read::new(small_src, small, 4))
+        .map_err(|(e, _)| e)?
+        .await;
+    done.status()?;
+    let small = done.take_buf(doca_rdma::slot::DST).expect("the buffer");
+    if small.data_to_vec() != pattern[4096..4096 + 64] {
+        return Err(Error::with_context(
+            ErrorCode::Unexpected,
+            "the small read differs from what was written",
+        ));
+    }
+    drop(small);
+
     let transports = r
         .connections()
         .first()
@@ -154,8 +172,9 @@ async fn requester(dir: &Path) -> Result<()> {
         .status()?;
     get(dir, "responder-done").await?;
     println!(
-        "requester: 1 MiB written, read back and checked; message sent (UCX: {transports}; reads and writes copied directly: {})",
-        r.direct_copies()
+        "requester: 1 MiB written, read back and checked, 64 bytes read back; message sent (UCX: {transports}; reads and writes copied directly: {}; writes sent in pieces through shared memory: {})",
+        r.direct_copies(),
+        doca_rdma::nic::transfers_in_pieces()
     );
     wq.detach(r.ctx())?;
     r.ctx().stop()
