@@ -1089,21 +1089,14 @@ fn one_x_headers_reach_each_other() {
                 header.replace('.', "_")
             );
             let file = scratch().join(format!("{tag}.cpp"));
-            let bin = scratch().join("bin").join(&tag);
-            std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
             std::fs::write(&file, src).unwrap();
-            let out = std::process::Command::new("g++")
-                .args(["-std=c++17", "-Wall", "-Wextra", "-Werror"])
-                .arg(&file)
-                .arg("-o")
-                .arg(&bin)
-                .args(pkg_config_in(
-                    &p.join("lib/pkgconfig").join(pc),
-                    &["--cflags", "--libs", "doca-common", "doca-dma"],
-                ))
-                .output()
-                .unwrap();
-            check(&out, &format!("{pc}: only <{header}> included"));
+            compile_cpp_std_in(
+                &p.join("lib/pkgconfig").join(pc),
+                &file,
+                &tag,
+                "doca-common doca-dma",
+                "c++17",
+            );
         }
     }
 }

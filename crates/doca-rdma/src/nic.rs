@@ -418,8 +418,7 @@ impl std::fmt::Debug for Nic {
 /// one segment of UCX's shared-memory queue carries whole (the segment size of
 /// [`crate::shm_segment`] less room for UCX's header and ours, in cache lines).
 pub fn piece_max() -> usize {
-    static P: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *P.get_or_init(crate::ucx::shm_piece)
+    crate::ucx::shm_piece()
 }
 
 /// Transfers of this process moved in pieces (writes sent, read answers served).
@@ -2402,23 +2401,10 @@ impl State {
     }
 
     fn top_send(&mut self, ep: u::ucp_ep_h, am: u16, i: u32, data: *const u8, len: usize) {
-        self.top_send_as(ep, am, i, data, len, false);
-    }
-
-    /// [`top_send`](State::top_send); `eager`: a piece, never by rendezvous.
-    fn top_send_as(
-        &mut self,
-        ep: u::ucp_ep_h,
-        am: u16,
-        i: u32,
-        data: *const u8,
-        len: usize,
-        eager: bool,
-    ) {
         let hp = self.tops[i as usize].hdr.as_ptr();
         // SAFETY: the header lives in the boxed record, and the data under the record's
         // guard (exported memory checked for this access), until the send completes.
-        let r = unsafe { self.send_am(ep, am, hp, data, len, tag(T_TOP, i), eager) };
+        let r = unsafe { self.send_am(ep, am, hp, data, len, tag(T_TOP, i), false) };
         if !u::ucs_ptr_is_ptr(r) {
             self.top_finished(i, u::ucs_ptr_status(r));
         }

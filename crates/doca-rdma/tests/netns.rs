@@ -3,6 +3,8 @@
 //! shared memory or CMA). The target exports memory and waits in its command loop
 //! while the initiator writes, reads, updates atomically and sends.
 
+mod common;
+
 use doca_core::{AccessFlags, ErrorCode, Mmap, device};
 use doca_rdma::nic::{
     Cmd, ConnEvent, Done, Nic, RecvOpcode, Sink, piece_max, random_u64, transfers_in_pieces,
@@ -594,39 +596,6 @@ fn the_topology_names_the_network_a_device_uses() {
 
 const SHM: (&str, &str) = ("DOCA_RDMA_SHM", "1");
 
-/// Two NICs of this process, connected (1 to 7), each with its collector.
-fn pair_here() -> (Nic, Arc<Col>, Nic, Arc<Col>) {
-    let dev = device::devinfo_list().unwrap()[0].open().unwrap();
-    let (ca, cb) = (Arc::new(Col::default()), Arc::new(Col::default()));
-    let a = Nic::start(&dev, ca.clone()).unwrap();
-    let b = Nic::start(&dev, cb.clone()).unwrap();
-    let (ka, kb) = (random_u64().unwrap(), random_u64().unwrap());
-    // SAFETY: control commands name no memory.
-    unsafe {
-        a.submit(Cmd::Register { conn: 1, key: ka });
-        b.submit(Cmd::Register { conn: 7, key: kb });
-        let da = ConnDesc::decode(&a.descriptor(1, ka)).unwrap();
-        let db = ConnDesc::decode(&b.descriptor(7, kb)).unwrap();
-        a.submit(Cmd::Connect { conn: 1, desc: db });
-        b.submit(Cmd::Connect { conn: 7, desc: da });
-    }
-    (a, ca, b, cb)
-}
-
-/// `len` bytes exported with `perms`, and its key as an importer sees it.
-fn export_here(len: usize, perms: AccessFlags) -> (Mmap, [u64; 2], u64) {
-    let dev = device::devinfo_list().unwrap()[0].open().unwrap();
-    let mut m = Mmap::new();
-    m.set_memory(vec![0u8; len]).unwrap();
-    m.set_permissions(perms).unwrap();
-    m.dev_add(&dev).unwrap();
-    m.start().unwrap();
-    let blob = m.export_rdma(&dev).unwrap();
-    let r = Mmap::create_from_export(Default::default(), &blob, &dev).unwrap();
-    let k = r.remote().unwrap().net_key().unwrap();
-    (m, k.token, k.base)
-}
-
 fn bytes_of(m: &Mmap) -> Vec<u8> {
     let (p, n) = m.memrange().unwrap();
     // SAFETY: the mmap's memory, alive while `m` is; no operation is in flight.
@@ -641,11 +610,11 @@ fn bytes_of(m: &Mmap) -> Vec<u8> {
 #[test]
 fn pieces_process() {
     let Some(_) = peer::role() else { return };
-    let (a, ca, b, cb) = pair_here();
+    let (a, ca, b, cb) = common::pair::<Col>();
     let most = piece_max();
     assert!(most >= 8000, "a piece carries {most} bytes");
     let all = AccessFlags::RDMA_READ | AccessFlags::RDMA_WRITE;
-    let (m, token, base) = export_here(8 << 20, all);
+    let (m, token, base) = common::exported(8 << 20, all);
     let before = transfers_in_pieces();
     let mut user = 1;
     for (k, n) in [most + 1, 64 << 10, 100_003, (1 << 20) + 17, 3 << 20]
@@ -735,7 +704,7 @@ fn pieces_process() {
         write(602, [token[0] ^ 1, token[1]], base),
         Err(ErrorCode::NotFound)
     );
-    let (ro, ro_token, ro_base) = export_here(1 << 20, AccessFlags::RDMA_READ);
+    let (ro, ro_token, ro_base) = common::exported(1 << 20, AccessFlags::RDMA_READ);
     assert_eq!(write(603, ro_token, ro_base), Err(ErrorCode::NotPermitted));
     assert!(bytes_of(&m) == snapshot, "a refused write changed no byte");
     assert!(bytes_of(&ro).iter().all(|&x| x == 0));
@@ -780,11 +749,16 @@ fn pieces_process() {
     peer::say("ok");
 }
 
-#[test]
-fn large_transfers_move_in_pieces_through_shared_memory() {
-    let mut p = Peer::spawn_with("pieces_process", "pieces", &[SHM]);
+/// Runs this binary's test `test` as a child allowing shared memory, which says "ok".
+fn in_child_with_shared_memory(test: &str) {
+    let mut p = Peer::spawn_with(test, "shm", &[SHM]);
     assert_eq!(p.recv(), "ok");
     p.finish();
+}
+
+#[test]
+fn large_transfers_move_in_pieces_through_shared_memory() {
+    in_child_with_shared_memory("pieces_process");
 }
 
 /// A peer killed in the middle of writes and reads in pieces, both processes allowing
@@ -798,7 +772,5 @@ fn killer_in_pieces_process() {
 
 #[test]
 fn a_peer_killed_mid_transfer_in_pieces_through_shared_memory() {
-    let mut p = Peer::spawn_with("killer_in_pieces_process", "killer", &[SHM]);
-    assert_eq!(p.recv(), "ok");
-    p.finish();
+    in_child_with_shared_memory("killer_in_pieces_process");
 }

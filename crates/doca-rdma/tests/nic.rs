@@ -1,7 +1,10 @@
 //! The software NIC on one machine: two NICs of one process, talking through UCX.
 
+mod common;
+
+use common::exported;
 use doca_core::{AccessFlags, ErrorCode, Mmap, device};
-use doca_rdma::nic::{Cmd, ConnEvent, Done, Nic, RecvOpcode, Sink, random_u64};
+use doca_rdma::nic::{Cmd, ConnEvent, Done, Nic, RecvOpcode, Sink};
 use doca_rdma::wire::ConnDesc;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -56,35 +59,8 @@ struct Pair {
 }
 
 fn pair() -> Pair {
-    let dev = device::devinfo_list().unwrap()[0].open().unwrap();
-    let ca = Arc::new(Col::default());
-    let cb = Arc::new(Col::default());
-    let a = Nic::start(&dev, ca.clone()).unwrap();
-    let b = Nic::start(&dev, cb.clone()).unwrap();
-    let (ka, kb) = (random_u64().unwrap(), random_u64().unwrap());
-    // SAFETY: control commands name no memory.
-    unsafe {
-        a.submit(Cmd::Register { conn: 1, key: ka });
-        b.submit(Cmd::Register { conn: 7, key: kb });
-        let da = ConnDesc::decode(&a.descriptor(1, ka)).unwrap();
-        let db = ConnDesc::decode(&b.descriptor(7, kb)).unwrap();
-        a.submit(Cmd::Connect { conn: 1, desc: db });
-        b.submit(Cmd::Connect { conn: 7, desc: da });
-    }
+    let (a, ca, b, cb) = common::pair::<Col>();
     Pair { a, b, ca, cb }
-}
-
-fn exported(len: usize, perms: AccessFlags) -> (Mmap, [u64; 2], u64) {
-    let dev = device::devinfo_list().unwrap()[0].open().unwrap();
-    let mut m = Mmap::new();
-    m.set_memory(vec![0u8; len]).unwrap();
-    m.set_permissions(perms).unwrap();
-    m.dev_add(&dev).unwrap();
-    m.start().unwrap();
-    let blob = m.export_rdma(&dev).unwrap();
-    let r = Mmap::create_from_export(Default::default(), &blob, &dev).unwrap();
-    let k = r.remote().unwrap().net_key().unwrap();
-    (m, k.token, k.base)
 }
 
 fn bytes_of(m: &Mmap) -> &[u8] {

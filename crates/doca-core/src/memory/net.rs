@@ -188,19 +188,6 @@ impl NetAccess {
         }
     }
 
-    /// The `n` bytes at `off` of this access, as an access of their own (counted in
-    /// flight until it drops, as this one is: the export cannot be revoked while this
-    /// access lives, so the part needs no new check); `None` when they run past it.
-    pub fn part(&self, off: usize, n: usize) -> Option<NetAccess> {
-        self.check_span(off, n).ok()?;
-        self.entry.inflight.fetch_add(1, Ordering::SeqCst);
-        Some(NetAccess {
-            entry: self.entry.clone(),
-            addr: self.addr + off as u64,
-            len: n as u64,
-        })
-    }
-
     fn check_span(&self, off: usize, n: usize) -> Result<()> {
         if off.checked_add(n).is_some_and(|e| e as u64 <= self.len) {
             Ok(())
