@@ -724,6 +724,8 @@ struct PiecesIn {
 /// guard of a read answer or a write landing, a receive's bytes landing.
 struct TargetOp {
     live: bool,
+    /// The connection it serves.
+    conn: u32,
     hdr: [u8; HDR_LEN],
     guard: Option<NetAccess>,
     /// For a landing write or receive: what to do once the bytes are in.
@@ -1762,7 +1764,7 @@ impl State {
             c: self.ctx_id,
             ..Header::default()
         };
-        let i = self.top_new(h.encode(), None, After::Nothing);
+        let i = self.top_new(conn, h.encode(), None, After::Nothing);
         let hp = self.tops[i as usize].hdr.as_ptr();
         // SAFETY: the header lives in the boxed record until the send completes.
         let r = unsafe {
@@ -1873,7 +1875,7 @@ impl State {
                     key: pk,
                     ..Header::default()
                 };
-                let i = self.top_new(h.encode(), None, After::Nothing);
+                let i = self.top_new(conn, h.encode(), None, After::Nothing);
                 self.top_send(ep, op::DISCONNECT, i, ptr::null(), 0);
                 self.close_ep(ep, false);
             } else {
@@ -1917,13 +1919,21 @@ impl State {
         c.state = ConnState::Closed;
         let ep = std::mem::replace(&mut c.ep, ptr::null_mut());
         let watched = c.peer_proc.take();
+        // A peer of this machine reached through shared memory: its endpoint has no
+        // UCX error handling, so it cannot be closed by force; it is left to the
+        // worker's end, and what is stuck in it is retired below.
+        let stranded = watched.is_some();
         self.unwatch(conn, watched);
-        if !ep.is_null() {
+        if !ep.is_null() && !stranded {
             self.close_ep(ep, true);
         }
         let what = format!("the connection failed: {}", crate::ucx::status_text(status));
         self.fail_conn_ops(conn, ErrorCode::ConnectionReset, &what);
+        if stranded {
+            self.retire_stranded(conn, &what);
+        }
         self.drop_unmatched_of(conn);
+        self.pieces.retain(|&(c, _), _| c != conn);
         self.sink.conn_event(conn, ConnEvent::Failed);
     }
 
@@ -1961,6 +1971,49 @@ impl State {
                 // endpoint ends its requests).
                 p.answer = Some(Err(Error::with_context(code, what.to_string())));
                 self.pend_try_done(i as u32);
+            }
+        }
+    }
+
+    /// Ends what a connection whose peer process ended still has in UCX's
+    /// shared-memory transport, which (with no error handling on such an endpoint)
+    /// never ends it: a send waits for room in the peer's queue and a receive for the
+    /// peer's bytes, and only the peer, gone, could give either. So UCX touches their
+    /// memory no more. Requests end with an error and target actions let go of their
+    /// memory guards; their records are retired (never reused), so that a late
+    /// callback, at the worker's end, finds a record that is not live, and the
+    /// headers and bounce buffers UCX still points at stay valid.
+    fn retire_stranded(&mut self, conn: u32, what: &str) {
+        for i in 0..self.pend.len() {
+            let p = &mut self.pend[i];
+            if p.live && p.conn == conn {
+                p.live = false;
+                let r = p.answer.take().unwrap_or_else(|| {
+                    Err(Error::with_context(
+                        ErrorCode::ConnectionReset,
+                        what.to_string(),
+                    ))
+                });
+                let user = p.user;
+                self.sink.complete(user, r);
+            }
+        }
+        for i in 0..self.tops.len() {
+            let t = &mut self.tops[i];
+            if !t.live || t.conn != conn {
+                continue;
+            }
+            t.live = false;
+            t.guard = None;
+            if let After::RecvLanded { user, .. } = std::mem::replace(&mut t.after, After::Nothing)
+            {
+                self.sink.complete(
+                    user,
+                    Err(Error::with_context(
+                        ErrorCode::ConnectionReset,
+                        what.to_string(),
+                    )),
+                );
             }
         }
     }
@@ -2356,12 +2409,19 @@ impl State {
 
     // ---- target side ----
 
-    fn top_new(&mut self, hdr: [u8; HDR_LEN], guard: Option<NetAccess>, after: After) -> u32 {
+    fn top_new(
+        &mut self,
+        conn: u32,
+        hdr: [u8; HDR_LEN],
+        guard: Option<NetAccess>,
+        after: After,
+    ) -> u32 {
         let i = match self.tops_free.pop() {
             Some(i) => i,
             None => {
                 self.tops.push(Box::new(TargetOp {
                     live: false,
+                    conn: 0,
                     hdr: [0; HDR_LEN],
                     guard: None,
                     after: After::Nothing,
@@ -2376,6 +2436,7 @@ impl State {
         };
         let t = &mut self.tops[i as usize];
         t.live = true;
+        t.conn = conn;
         t.hdr = hdr;
         t.guard = guard;
         t.after = after;
@@ -2541,7 +2602,7 @@ impl State {
             ..Header::default()
         };
         let ep = c.ep;
-        let i = self.top_new(h.encode(), None, After::Nothing);
+        let i = self.top_new(conn, h.encode(), None, After::Nothing);
         self.top_send(ep, op::ACK, i, ptr::null(), 0);
     }
 
@@ -2714,7 +2775,7 @@ impl State {
                         imm,
                         len: n as u64,
                     };
-                    let i = self.top_new([0; HDR_LEN], None, after);
+                    let i = self.top_new(conn, [0; HDR_LEN], None, after);
                     self.recv_into(d, r.ptr, n, i);
                 }
             }
@@ -2758,7 +2819,7 @@ impl State {
                     imm,
                     len: 0,
                 };
-                let i = self.top_new([0; HDR_LEN], None, after);
+                let i = self.top_new(h.conn, [0; HDR_LEN], None, after);
                 self.top_finished(i, u::UCS_OK);
                 return u::UCS_OK;
             }
@@ -2779,7 +2840,7 @@ impl State {
         match m.data {
             Kept::Rndv(d, _) => match g.local_ptr() {
                 Some(dst) => {
-                    let i = self.top_new([0; HDR_LEN], Some(g), after);
+                    let i = self.top_new(h.conn, [0; HDR_LEN], Some(g), after);
                     self.recv_into(d, dst, n, i);
                     u::UCS_INPROGRESS
                 }
@@ -2787,7 +2848,7 @@ impl State {
                     // Relayed memory: the bytes land in a bounce buffer first.
                     let mut b = self.take_bounce(n);
                     let dst = b.as_mut_ptr();
-                    let i = self.top_new([0; HDR_LEN], Some(g), after);
+                    let i = self.top_new(h.conn, [0; HDR_LEN], Some(g), after);
                     let t = &mut self.tops[i as usize];
                     t.bounce = Some(b);
                     t.land = true;
@@ -2805,12 +2866,12 @@ impl State {
                     }
                 }
                 self.release(m.data);
-                let i = self.top_new([0; HDR_LEN], Some(g), after);
+                let i = self.top_new(h.conn, [0; HDR_LEN], Some(g), after);
                 self.top_finished(i, status);
                 u::UCS_OK
             }
             Kept::None => {
-                let i = self.top_new([0; HDR_LEN], Some(g), after);
+                let i = self.top_new(h.conn, [0; HDR_LEN], Some(g), after);
                 self.top_finished(i, u::UCS_OK);
                 u::UCS_OK
             }
@@ -2873,7 +2934,7 @@ impl State {
                         imm,
                         len: total,
                     };
-                    let i = self.top_new([0; HDR_LEN], None, after);
+                    let i = self.top_new(h.conn, [0; HDR_LEN], None, after);
                     self.top_finished(i, u::UCS_OK);
                 }
             }
@@ -2905,7 +2966,7 @@ impl State {
                     let n = g.len();
                     let step = piece_len(n);
                     let count = n.div_ceil(step);
-                    let i = self.top_new([0; HDR_LEN], Some(g), After::Nothing);
+                    let i = self.top_new(h.conn, [0; HDR_LEN], Some(g), After::Nothing);
                     IN_PIECES.fetch_add(1, Ordering::Relaxed);
                     let t = &mut self.tops[i as usize];
                     t.sends_left = count as u32;
@@ -2949,7 +3010,7 @@ impl State {
                 }
                 Some(p) => {
                     let n = g.len();
-                    let i = self.top_new(answer(0), Some(g), After::Nothing);
+                    let i = self.top_new(h.conn, answer(0), Some(g), After::Nothing);
                     self.top_send(ep, op::READ_RESP, i, p, n);
                 }
                 None => {
@@ -2960,7 +3021,7 @@ impl State {
                     match unsafe { g.copy_out(0, b.as_mut_ptr(), n) } {
                         Ok(()) => {
                             let p = b.as_ptr();
-                            let i = self.top_new(answer(0), Some(g), After::Nothing);
+                            let i = self.top_new(h.conn, answer(0), Some(g), After::Nothing);
                             self.tops[i as usize].bounce = Some(b);
                             self.top_send(ep, op::READ_RESP, i, p, n);
                         }
@@ -2968,18 +3029,23 @@ impl State {
                             self.give_bounce(b);
                             drop(g);
                             let code = relay_error(&e);
-                            let i = self.top_new(answer(code as i32 as u64), None, After::Nothing);
+                            let i = self.top_new(
+                                h.conn,
+                                answer(code as i32 as u64),
+                                None,
+                                After::Nothing,
+                            );
                             self.top_send(ep, op::READ_RESP, i, ptr::null(), 0);
                         }
                     }
                 }
             },
             Ok(None) => {
-                let i = self.top_new(answer(0), None, After::Nothing);
+                let i = self.top_new(h.conn, answer(0), None, After::Nothing);
                 self.top_send(ep, op::READ_RESP, i, ptr::null(), 0);
             }
             Err(code) => {
-                let i = self.top_new(answer(code as i32 as u64), None, After::Nothing);
+                let i = self.top_new(h.conn, answer(code as i32 as u64), None, After::Nothing);
                 self.top_send(ep, op::READ_RESP, i, ptr::null(), 0);
             }
         }

@@ -774,3 +774,130 @@ fn killer_in_pieces_process() {
 fn a_peer_killed_mid_transfer_in_pieces_through_shared_memory() {
     in_child_with_shared_memory("killer_in_pieces_process");
 }
+
+/// A requester that reads and writes 1 MiB at a time, four in flight, against the
+/// export it is given, until it is killed.
+#[test]
+fn requester_victim_process() {
+    let Some(_) = peer::role() else { return };
+    let dev = device::devinfo_list().unwrap()[0].open().unwrap();
+    let col = Arc::new(Col::default());
+    let nic = Nic::start(&dev, col.clone()).unwrap();
+    let key = random_u64().unwrap();
+    // SAFETY: a control command.
+    unsafe { nic.submit(Cmd::Register { conn: 1, key }) };
+    peer::say(&hex(&nic.descriptor(1, key)));
+    let line = peer::commands().next().unwrap();
+    let (tdesc, blob) = line.split_once(' ').unwrap();
+    let r = Mmap::create_from_export(Default::default(), &unhex(blob), &dev).unwrap();
+    let k = r.remote().unwrap().net_key().unwrap();
+    // SAFETY: a control command.
+    unsafe {
+        nic.submit(Cmd::Connect {
+            conn: 1,
+            desc: ConnDesc::decode(&unhex(tdesc)).unwrap(),
+        })
+    };
+    let mut bufs: Vec<Vec<u8>> = (0..4).map(|i| pattern(LEN, i as u8)).collect();
+    let submit = |n: u64, buf: &mut Vec<u8>| {
+        let addr = k.base + ((n % 4) as usize * LEN) as u64;
+        // SAFETY: each buffer is used by one operation at a time, awaited before it is
+        // used again; the process is killed while they are in flight.
+        unsafe {
+            nic.submit(if n % 4 == 3 {
+                Cmd::Write {
+                    user: n,
+                    conn: 1,
+                    ptr: buf.as_ptr(),
+                    len: LEN,
+                    token: k.token,
+                    addr,
+                    imm: None,
+                }
+            } else {
+                Cmd::Read {
+                    user: n,
+                    conn: 1,
+                    ptr: buf.as_mut_ptr(),
+                    len: LEN,
+                    token: k.token,
+                    addr,
+                }
+            })
+        };
+    };
+    for (n, b) in bufs.iter_mut().enumerate() {
+        submit(n as u64, b);
+    }
+    let mut n = 0u64;
+    loop {
+        col.wait(n).unwrap();
+        if n == 0 {
+            peer::say("running");
+        }
+        let next = n + 4;
+        submit(next, &mut bufs[(next % 4) as usize]);
+        n += 1;
+    }
+}
+
+/// The target's side of a requester killed mid-transfer through shared memory: the
+/// answers in pieces it was sending stop waiting for the dead peer, so that its
+/// export stops (its memory guards are let go of) and its NIC stops, in time.
+#[test]
+fn target_of_a_killed_requester_process() {
+    let Some(_) = peer::role() else { return };
+    let dev = device::devinfo_list().unwrap()[0].open().unwrap();
+    for round in 0..3 {
+        let col = Arc::new(Col::default());
+        let mut nic = Nic::start(&dev, col.clone()).unwrap();
+        let key = random_u64().unwrap();
+        let mut m = Mmap::new();
+        m.set_memory(vec![0u8; 4 * LEN]).unwrap();
+        m.set_permissions(AccessFlags::RDMA_READ | AccessFlags::RDMA_WRITE)
+            .unwrap();
+        m.dev_add(&dev).unwrap();
+        m.start().unwrap();
+        let blob = m.export_rdma(&dev).unwrap();
+        // SAFETY: a control command.
+        unsafe { nic.submit(Cmd::Register { conn: 7, key }) };
+        let mut v = Peer::spawn_with("requester_victim_process", "requester", &[SHM]);
+        let vdesc = ConnDesc::decode(&unhex(&v.recv())).unwrap();
+        v.send(&format!("{} {}", hex(&nic.descriptor(7, key)), hex(&blob)));
+        // SAFETY: a control command.
+        unsafe {
+            nic.submit(Cmd::Connect {
+                conn: 7,
+                desc: vdesc,
+            })
+        };
+        assert_eq!(v.recv(), "running");
+        std::thread::sleep(Duration::from_millis(10 + random_u64().unwrap() % 200));
+        v.kill();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stopper = std::thread::spawn(move || {
+            let r = m.stop();
+            let _ = tx.send(());
+            (r, m)
+        });
+        assert!(
+            rx.recv_timeout(Duration::from_secs(10)).is_ok(),
+            "round {round}: the export did not stop within 10 s of its requester's end"
+        );
+        let (r, m) = stopper.join().unwrap();
+        r.unwrap();
+        let t = Instant::now();
+        nic.stop();
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "round {round}: the NIC took long to stop"
+        );
+        drop(m);
+    }
+    peer::say("ok");
+}
+
+#[test]
+fn a_requester_killed_mid_transfer_in_pieces_through_shared_memory() {
+    in_child_with_shared_memory("target_of_a_killed_requester_process");
+}
