@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the Rust tests of doca-core, doca-dma, doca-ec, doca-sha, doca-compress,
+# Runs the Rust tests of ec-codec, doca-core, doca-dma, doca-ec, doca-sha, doca-compress,
 # doca-aes-gcm, doca-comm-channel, doca-rdma and doca-capi (its unit tests and the zero-allocation test) under
 # AddressSanitizer (and LeakSanitizer), on the stable toolchain:
 #
@@ -17,7 +17,7 @@ fi
 export RUSTC_BOOTSTRAP=1
 export RUSTFLAGS="-Zsanitizer=address"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0"
-cargo test --locked --target "$target" -p doca-core -p doca-dma -p doca-ec -p doca-sha -p doca-compress -p doca-aes-gcm \
+cargo test --locked --target "$target" -p ec-codec -p doca-core -p doca-dma -p doca-ec -p doca-sha -p doca-compress -p doca-aes-gcm \
     -p doca-comm-channel --lib --tests
 # UCX patches the process's mmap and malloc calls when it loads (its memory hooks),
 # which AddressSanitizer's own interceptors cannot share: off for these runs (the hooks

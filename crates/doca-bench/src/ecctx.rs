@@ -157,6 +157,98 @@ fn context_vs_codec(block: usize, reps: usize, sample: Duration) {
     ec.as_ctx().workq_rm(&mut wq).expect("workq_rm");
 }
 
+/// Encode and recover of 10 + 4 with `block`-byte blocks through a device whose jobs
+/// run on `threads` engine threads, two jobs in flight (each on a stripe of its own):
+/// GB/s of data in, encode then recover.
+fn engine_rates(block: usize, threads: u32, reps: usize, sample: Duration) -> (f64, f64) {
+    let (m, k) = (10usize, 4usize);
+    let t = doca_core::device::Topology::single_device(&format!("e{threads}:00.0"), threads)
+        .expect("topology");
+    let dev = doca_core::device::devinfo_list_from(&t)[0]
+        .open()
+        .expect("open");
+    let stripe = (m + k) * block;
+    let mut memory = memmap2::MmapMut::map_anon(2 * stripe).expect("anonymous memory");
+    for (i, b) in memory.iter_mut().enumerate() {
+        *b = (i * 131 % 251) as u8;
+    }
+    let (mmap, inv) = doca_tools::local_memory(&dev, memory, 8).expect("memory");
+    let ec = Ec::new();
+    ec.as_ctx().dev_add(&dev).expect("dev_add");
+    ec.as_ctx().start().expect("start");
+    let mut wq = WorkQ::new(4).expect("workq");
+    ec.as_ctx().workq_add(&mut wq).expect("workq_add");
+    let coding = ec.matrix_create(MatrixType::Cauchy, m, k).expect("matrix");
+    let lost: Vec<u32> = (0..k as u32).collect();
+    let rec = ec
+        .recover_matrix_create(&coding, &lost)
+        .expect("recover matrix");
+    let mut rates = [0.0; 2];
+    for (which, rate) in rates.iter_mut().enumerate() {
+        let job = |mx: &doca_ec::Matrix, s: Buf, d: Buf, u: u64| {
+            if which == 0 {
+                EcCreateJob::new(mx, s, d, u).into_record()
+            } else {
+                EcRecoverJob::new(mx, s, d, u).into_record()
+            }
+        };
+        let mx = if which == 0 { &coding } else { &rec };
+        for i in 0..2u64 {
+            let at = i as usize * stripe;
+            let src = inv.buf_with_data_at(&mmap, at, m * block).expect("src");
+            let dst = inv.buf_at(&mmap, at + m * block, k * block).expect("dst");
+            wq.submit_job(ec.as_ctx(), job(mx, src, dst, i))
+                .map_err(|(e, _)| e)
+                .expect("submit");
+        }
+        // Each call: one job ends, and its stripe goes again.
+        let mut next = || {
+            let mut c = wq.wait(Some(Duration::from_secs(30))).expect("job");
+            assert!(c.error.is_none(), "an erasure coding job failed");
+            let u = c.record.user_data.0;
+            let src = c.take_buf(doca_core::JobRecord::SRC).expect("src");
+            let mut dst = c.take_buf(doca_core::JobRecord::DST).expect("dst");
+            dst.reset_data_len();
+            wq.submit_job(ec.as_ctx(), job(mx, src, dst, u))
+                .map_err(|(e, _)| e)
+                .expect("submit");
+        };
+        *rate = {
+            let mut rs: [Runner<'_>; 1] = [Box::new(&mut next)];
+            measure_all(m * block, reps, sample, &mut rs)[0]
+        };
+        for _ in 0..2 {
+            wq.wait(Some(Duration::from_secs(30))).expect("job");
+        }
+    }
+    ec.as_ctx().workq_rm(&mut wq).expect("workq_rm");
+    (rates[0], rates[1])
+}
+
+/// Two engine threads against one, through the context.
+fn engine_scaling(reps: usize, sample: Duration, quick: bool) {
+    println!(
+        "\n| 10+4 through the context, two jobs in flight | 1 engine thread GB/s | 2 engine threads GB/s | 2/1 (target >= 1.8x) |"
+    );
+    println!("|---|---|---|---|");
+    let blocks: &[usize] = if quick {
+        &[1 << 20]
+    } else {
+        &[1 << 20, 16 << 20]
+    };
+    for &block in blocks {
+        let one = engine_rates(block, 1, reps, sample);
+        let two = engine_rates(block, 2, reps, sample);
+        for (op, a, b) in [("encode", one.0, two.0), ("recover 4 lost", one.1, two.1)] {
+            println!(
+                "| {} MiB blocks, {op} | {a:.2} | {b:.2} | {:.2}x |",
+                block >> 20,
+                b / a
+            );
+        }
+    }
+}
+
 /// A page-aligned copy.
 fn aligned(b: &[u8]) -> memmap2::MmapMut {
     let mut m = memmap2::MmapMut::map_anon(b.len()).expect("anonymous memory");
@@ -290,5 +382,6 @@ pub fn run(a: &EcCtxArgs) {
     for block in [64 << 10, 1 << 20] {
         context_vs_codec(block, reps, sample);
     }
+    engine_scaling(reps, sample, a.quick);
     tool_end_to_end(a, if a.quick { 1 } else { 3 });
 }

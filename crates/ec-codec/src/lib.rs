@@ -27,6 +27,15 @@ pub mod error;
 pub mod gf;
 pub mod kernels;
 pub mod matrix;
+mod pool;
+
+/// Runs `f(0) .. f(n - 1)` on the calling thread and up to `threads - 1` of the codec's
+/// helper threads (the ones its parallel block operations use: started on first use
+/// and kept, parked, for later calls); returns once every piece ran. A panic in a
+/// piece is raised here once all are done.
+pub fn parallel(threads: usize, n: usize, f: &(dyn Fn(usize) + Sync)) {
+    pool::run(threads, n, f)
+}
 pub mod tables;
 
 pub use dispatch::Isa;

@@ -10,6 +10,44 @@ static GLOBAL: doca_testkit::Counting = doca_testkit::Counting;
 fn prepared_and_borrowed_operations_allocate_nothing() {
     assert_eq!(prepared_operations(), 0, "prepared matrices");
     assert_eq!(isa_l_layout_tables(), 0, "ISA-L-layout tables");
+    assert_eq!(parallel_runs(), 0, "runs on two threads, helpers started");
+}
+
+/// Allocations of encodes and recovers split over two threads, once the helper thread
+/// has started (its start is the first call's).
+fn parallel_runs() -> usize {
+    let (m, k, len) = (10, 4, 512 << 10);
+    let mat = CodingMatrix::cauchy(m, k).unwrap();
+    let enc = Encoder::new(&mat).unwrap();
+    let dec = Decoder::new(&mat, &[1, 2]).unwrap();
+    let data: Vec<Vec<u8>> = (0..m).map(|i| vec![i as u8 ^ 0x5a; len]).collect();
+    let mut parity = vec![vec![0u8; len]; k];
+    let mut rebuilt = vec![vec![0u8; len]; 2];
+    let din: Vec<&[u8]> = data.iter().map(|b| &b[..]).collect();
+    let mut pout: Vec<&mut [u8]> = parity.iter_mut().map(|b| &mut b[..]).collect();
+    enc.encode_par(&din, &mut pout, 2).unwrap();
+    drop(pout);
+    let survivors: Vec<&[u8]> = dec
+        .survivors()
+        .iter()
+        .map(|&i| {
+            if i < m {
+                &data[i][..]
+            } else {
+                &parity[i - m][..]
+            }
+        })
+        .collect();
+    let mut rout: Vec<&mut [u8]> = rebuilt.iter_mut().map(|b| &mut b[..]).collect();
+    let n = doca_testkit::allocations_in(|| {
+        for _ in 0..20 {
+            dec.recover_par(&survivors, &mut rout, 2).unwrap();
+        }
+    });
+    drop(rout);
+    assert_eq!(rebuilt[0], data[1], "recovered on two threads");
+    assert_eq!(rebuilt[1], data[2], "recovered on two threads");
+    n
 }
 
 /// Allocations of encode, recover, update and contiguous runs of prepared matrices.

@@ -149,8 +149,8 @@ impl Affine for GfMatrix {
 }
 
 struct SendPtrs<'a>(&'a [*const u8], &'a [*mut u8]);
-// SAFETY: the pointers are only used by scoped threads on disjoint byte ranges of the
-// outputs (and shared reads of the inputs) while the caller's borrows are alive.
+// SAFETY: the pointers are only used by the pool's helpers on disjoint byte ranges of
+// the outputs (and shared reads of the inputs) during the call that lends them.
 unsafe impl Send for SendPtrs<'_> {}
 // SAFETY: as above.
 unsafe impl Sync for SendPtrs<'_> {}
@@ -359,17 +359,14 @@ impl GfMatrix {
             return;
         }
         let ptrs = SendPtrs(ins, outs);
-        std::thread::scope(|s| {
-            let ptrs = &ptrs;
-            let mut off = per;
-            while off < len {
-                let n = per.min(len - off);
-                // SAFETY: each thread writes a disjoint range of the outputs.
-                s.spawn(move || unsafe { self.run_range(ptrs.0, ptrs.1, off, n, stream) });
-                off += n;
-            }
-            // SAFETY: the first range runs on this thread.
-            unsafe { self.run_range(ptrs.0, ptrs.1, 0, per.min(len), stream) };
+        let pieces = len.div_ceil(per);
+        // Piece i covers [i * per, min((i + 1) * per, len)): disjoint output ranges.
+        crate::pool::run(threads, pieces, &|i| {
+            let off = i * per;
+            let n = per.min(len - off);
+            let p = &ptrs;
+            // SAFETY: forwarded contract; pieces write disjoint ranges of the outputs.
+            unsafe { self.run_range(p.0, p.1, off, n, stream) };
         });
     }
 
