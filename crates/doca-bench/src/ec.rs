@@ -387,8 +387,11 @@ fn rse_run<'a>(sh: Shape, op: Op, st: &'a mut Stripe, threads: usize) -> Option<
 /// Copies of `bytes` bytes on one thread and split over two (GB/s copied): how far this
 /// machine lets a job of that size scale.
 fn copy_scaling(bytes: usize, reps: usize, sample: Duration) -> (f64, f64) {
-    let src = vec![1u8; bytes];
-    let mut dst = vec![0u8; bytes];
+    // Mapped, not allocated: freeing large allocations moves glibc's mmap threshold,
+    // which would change where the stripes' blocks land, and their speed with it.
+    let mut src = memmap2::MmapMut::map_anon(bytes).expect("anonymous memory");
+    src.fill(1);
+    let mut dst = memmap2::MmapMut::map_anon(bytes).expect("anonymous memory");
     let one = measure(bytes, reps, sample, || {
         dst.copy_from_slice(&src);
         std::hint::black_box(&dst);
