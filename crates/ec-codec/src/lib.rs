@@ -74,7 +74,8 @@ impl Encoder {
         self.gf.apply(data, parity)
     }
 
-    /// Like [`encode`](Encoder::encode) on `threads` threads for large blocks.
+    /// Like [`encode`](Encoder::encode) on `threads` threads for large blocks: this one
+    /// and helpers kept for later calls (see [`parallel`]).
     pub fn encode_par(
         &self,
         data: &[&[u8]],
