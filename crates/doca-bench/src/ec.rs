@@ -179,6 +179,15 @@ enum Op {
     Recover,
 }
 
+impl Op {
+    fn name(self) -> &'static str {
+        match self {
+            Op::Encode => "encode",
+            Op::Recover => "recover",
+        }
+    }
+}
+
 struct Ptrs(Vec<*mut u8>);
 // SAFETY: used only by scoped benchmark threads on disjoint ranges of the outputs.
 unsafe impl Sync for Ptrs {}
@@ -577,11 +586,7 @@ pub fn run(a: &EcArgs) {
                     sh.m,
                     sh.k,
                     size_str(sh.len),
-                    if op == Op::Encode {
-                        "encode"
-                    } else {
-                        "recover"
-                    },
+                    op.name(),
                     t,
                     ours,
                     fmt(isal),
@@ -632,11 +637,7 @@ pub fn run(a: &EcArgs) {
                     sh.m,
                     sh.k,
                     size_str(sh.len),
-                    if op == Op::Encode {
-                        "encode"
-                    } else {
-                        "recover"
-                    },
+                    op.name(),
                     two_copy / one_copy,
                     if r >= 1.8 { "met" } else { "not met" }
                 );

@@ -32,6 +32,26 @@ pub struct EcCtxArgs {
     quick: bool,
 }
 
+/// A started EC context on `dev` with a work queue of depth 4, its Cauchy coding
+/// matrix for `m + k`, and the recover matrix for the first `k` blocks lost.
+fn ec_context(
+    dev: &doca_core::Dev,
+    m: usize,
+    k: usize,
+) -> (Ec, WorkQ, doca_ec::Matrix, doca_ec::Matrix) {
+    let ec = Ec::new();
+    ec.as_ctx().dev_add(dev).expect("dev_add");
+    ec.as_ctx().start().expect("start");
+    let mut wq = WorkQ::new(4).expect("workq");
+    ec.as_ctx().workq_add(&mut wq).expect("workq_add");
+    let coding = ec.matrix_create(MatrixType::Cauchy, m, k).expect("matrix");
+    let lost: Vec<u32> = (0..k as u32).collect();
+    let rec = ec
+        .recover_matrix_create(&coding, &lost)
+        .expect("recover matrix");
+    (ec, wq, coding, rec)
+}
+
 /// Encode and recover of 10 + 4 through the context vs the codec.
 fn context_vs_codec(block: usize, reps: usize, sample: Duration) {
     let (m, k) = (10usize, 4usize);
@@ -41,16 +61,7 @@ fn context_vs_codec(block: usize, reps: usize, sample: Duration) {
     let mut memory = memmap2::MmapMut::map_anon((2 * m + 2 * k) * block).expect("anonymous memory");
     memory[..m * block].copy_from_slice(&data);
     let (mmap, inv) = doca_tools::local_memory(&dev, memory, 8).expect("memory");
-    let ec = Ec::new();
-    ec.as_ctx().dev_add(&dev).expect("dev_add");
-    ec.as_ctx().start().expect("start");
-    let mut wq = WorkQ::new(4).expect("workq");
-    ec.as_ctx().workq_add(&mut wq).expect("workq_add");
-    let coding = ec.matrix_create(MatrixType::Cauchy, m, k).expect("matrix");
-    let lost: Vec<u32> = (0..k as u32).collect();
-    let rec = ec
-        .recover_matrix_create(&coding, &lost)
-        .expect("recover matrix");
+    let (ec, mut wq, coding, rec) = ec_context(&dev, m, k);
     // Encode: data blocks in [0, m), parity in [m, m + k) (in blocks). Recover (data
     // blocks 0..k lost): the survivors, data k..m then the parity, in [m + k, 2m + k),
     // the rebuilt blocks after them.
@@ -173,16 +184,7 @@ fn engine_rates(block: usize, threads: u32, reps: usize, sample: Duration) -> (f
         *b = (i * 131 % 251) as u8;
     }
     let (mmap, inv) = doca_tools::local_memory(&dev, memory, 8).expect("memory");
-    let ec = Ec::new();
-    ec.as_ctx().dev_add(&dev).expect("dev_add");
-    ec.as_ctx().start().expect("start");
-    let mut wq = WorkQ::new(4).expect("workq");
-    ec.as_ctx().workq_add(&mut wq).expect("workq_add");
-    let coding = ec.matrix_create(MatrixType::Cauchy, m, k).expect("matrix");
-    let lost: Vec<u32> = (0..k as u32).collect();
-    let rec = ec
-        .recover_matrix_create(&coding, &lost)
-        .expect("recover matrix");
+    let (ec, mut wq, coding, rec) = ec_context(&dev, m, k);
     let mut rates = [0.0; 2];
     for (which, rate) in rates.iter_mut().enumerate() {
         let job = |mx: &doca_ec::Matrix, s: Buf, d: Buf, u: u64| {

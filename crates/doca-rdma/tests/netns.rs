@@ -403,6 +403,32 @@ fn victim_process() {
     drop(nic);
 }
 
+/// Operation `n` of a stream of 1 MiB transfers on connection 1, against slot `n % 4`
+/// of the export `k`: a write of `buf` when `write`, else a read into it.
+fn transfer(n: u64, write: bool, buf: &mut [u8], k: &doca_core::memory::net::NetKey) -> Cmd {
+    let addr = k.base + ((n % 4) as usize * LEN) as u64;
+    if write {
+        Cmd::Write {
+            user: n,
+            conn: 1,
+            ptr: buf.as_ptr(),
+            len: LEN,
+            token: k.token,
+            addr,
+            imm: None,
+        }
+    } else {
+        Cmd::Read {
+            user: n,
+            conn: 1,
+            ptr: buf.as_mut_ptr(),
+            len: LEN,
+            token: k.token,
+            addr,
+        }
+    }
+}
+
 /// Writes and reads of 1 MiB, four in flight, against a peer killed at a random moment
 /// (`rounds` times): every operation ends (what was in flight with an error, none
 /// hangs), later ones are refused, and the NIC stops cleanly.
@@ -435,32 +461,9 @@ fn kill_mid_transfer(env: Vec<(&str, &str)>, rounds: usize) {
         let mut killed_at = None;
         let mut errors = Vec::new();
         let submit = |nic: &Nic, n: u64, buf: &mut Vec<u8>| {
-            let slot = (n % 4) as usize;
-            let addr = k.base + (slot * LEN) as u64;
             // SAFETY: each buffer is used by one operation at a time, awaited below
             // before it is used again, and outlives the NIC (stopped first).
-            unsafe {
-                nic.submit(if n.is_multiple_of(2) {
-                    Cmd::Write {
-                        user: n,
-                        conn: 1,
-                        ptr: buf.as_ptr(),
-                        len: LEN,
-                        token: k.token,
-                        addr,
-                        imm: None,
-                    }
-                } else {
-                    Cmd::Read {
-                        user: n,
-                        conn: 1,
-                        ptr: buf.as_mut_ptr(),
-                        len: LEN,
-                        token: k.token,
-                        addr,
-                    }
-                })
-            };
+            unsafe { nic.submit(transfer(n, n.is_multiple_of(2), buf, &k)) };
         };
         for b in bufs.iter_mut() {
             submit(&nic, issued, b);
@@ -800,31 +803,9 @@ fn requester_victim_process() {
     };
     let mut bufs: Vec<Vec<u8>> = (0..4).map(|i| pattern(LEN, i as u8)).collect();
     let submit = |n: u64, buf: &mut Vec<u8>| {
-        let addr = k.base + ((n % 4) as usize * LEN) as u64;
         // SAFETY: each buffer is used by one operation at a time, awaited before it is
         // used again; the process is killed while they are in flight.
-        unsafe {
-            nic.submit(if n % 4 == 3 {
-                Cmd::Write {
-                    user: n,
-                    conn: 1,
-                    ptr: buf.as_ptr(),
-                    len: LEN,
-                    token: k.token,
-                    addr,
-                    imm: None,
-                }
-            } else {
-                Cmd::Read {
-                    user: n,
-                    conn: 1,
-                    ptr: buf.as_mut_ptr(),
-                    len: LEN,
-                    token: k.token,
-                    addr,
-                }
-            })
-        };
+        unsafe { nic.submit(transfer(n, n % 4 == 3, buf, &k)) };
     };
     for (n, b) in bufs.iter_mut().enumerate() {
         submit(n as u64, b);

@@ -42,16 +42,14 @@ impl Work<'_> {
 }
 
 struct Pool {
-    /// Held by the call using the helpers.
-    owner: Mutex<()>,
+    /// Held by the call using the helpers; the number of helpers started so far.
+    owner: Mutex<usize>,
     /// The current call's work (type-erased `*const Work`), null between calls.
     work: AtomicPtr<()>,
     /// Bumped by every call: helpers wait for it to change.
     epoch: AtomicU64,
     /// Helpers between announcing themselves and letting go of the current work.
     active: AtomicUsize,
-    /// Helpers started so far.
-    started: Mutex<usize>,
     /// Helpers asleep, and the condition they sleep on (its mutex is `sleep`).
     sleepers: AtomicUsize,
     sleep: Mutex<()>,
@@ -61,11 +59,10 @@ struct Pool {
 fn pool() -> &'static Pool {
     static POOL: OnceLock<Pool> = OnceLock::new();
     POOL.get_or_init(|| Pool {
-        owner: Mutex::new(()),
+        owner: Mutex::new(0),
         work: AtomicPtr::new(std::ptr::null_mut()),
         epoch: AtomicU64::new(0),
         active: AtomicUsize::new(0),
-        started: Mutex::new(0),
         sleepers: AtomicUsize::new(0),
         sleep: Mutex::new(()),
         wake: Condvar::new(),
@@ -80,7 +77,7 @@ pub(crate) fn run(threads: usize, n: usize, f: &(dyn Fn(usize) + Sync)) {
         .min(MAX_HELPERS)
         .min(n.saturating_sub(1));
     let p = pool();
-    let guard = match (helpers, p.owner.try_lock()) {
+    let mut guard = match (helpers, p.owner.try_lock()) {
         (1.., Ok(g)) => g,
         (1.., Err(std::sync::TryLockError::Poisoned(e))) => e.into_inner(),
         // No helper wanted, or another call has them: this thread runs every piece.
@@ -89,7 +86,7 @@ pub(crate) fn run(threads: usize, n: usize, f: &(dyn Fn(usize) + Sync)) {
             return;
         }
     };
-    p.ensure(helpers);
+    p.ensure(&mut guard, helpers);
     let work = Work {
         f,
         n,
@@ -131,10 +128,9 @@ fn wait_until(cond: impl Fn() -> bool) {
 }
 
 impl Pool {
-    /// Starts helpers until there are `n` (fewer if the system refuses threads: the
-    /// calls then run with those there are).
-    fn ensure(&'static self, n: usize) {
-        let mut started = self.started.lock().unwrap_or_else(|e| e.into_inner());
+    /// Starts helpers until `started` (the owner's count) reaches `n` (fewer if the
+    /// system refuses threads: the calls then run with those there are).
+    fn ensure(&'static self, started: &mut usize, n: usize) {
         while *started < n {
             let spawned = std::thread::Builder::new()
                 .name("ec-codec-helper".into())
