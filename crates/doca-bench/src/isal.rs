@@ -373,7 +373,7 @@ pub fn run(a: &IsalArgs) {
 /// `vpxor` on each of two registers) with 256-bit and 512-bit registers. The registers
 /// the products read hold whatever they hold: only the time counts. `None` without AVX2.
 #[cfg(target_arch = "x86_64")]
-fn product_floor() -> Option<Floor> {
+pub(crate) fn product_floor() -> Option<Floor> {
     use std::arch::asm;
     if !std::arch::is_x86_feature_detected!("avx2") {
         return None;
@@ -506,15 +506,15 @@ fn product_floor() -> Option<Floor> {
 
 /// This CPU's floors for one product (see [`product_floor`]).
 #[cfg(target_arch = "x86_64")]
-struct Floor {
+pub(crate) struct Floor {
     /// The clock, GHz.
-    ghz: f64,
+    pub(crate) ghz: f64,
     /// Cycles per 16 bytes, nibble tables, 128-bit registers.
-    narrow: f64,
+    pub(crate) narrow: f64,
     /// Cycles per 16 bytes, nibble tables, 256-bit registers.
-    wide: f64,
+    pub(crate) wide: f64,
     /// Cycles per 64 bytes, `GF2P8AFFINEQB` on 256-bit registers.
-    gfni256: Option<f64>,
+    pub(crate) gfni256: Option<f64>,
     /// Cycles per 64 bytes, `GF2P8AFFINEQB` on 512-bit registers.
-    gfni512: Option<f64>,
+    pub(crate) gfni512: Option<f64>,
 }

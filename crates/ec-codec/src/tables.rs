@@ -526,8 +526,10 @@ impl<const ACC: bool> crate::kernels::Tables for Affines<ACC> {
 #[cfg(target_arch = "x86_64")]
 impl<const ACC: bool> crate::kernels::Affine for Affines<ACC> {
     #[inline(always)]
-    fn affines(&self) -> *const u64 {
-        self.affine.as_ptr()
+    unsafe fn affine(&self, c: usize, r: usize) -> u64 {
+        // SAFETY: c < cols and r < rows (the caller's contract), and rows * cols <=
+        // AFFINE_MAX.
+        unsafe { *self.affine.get_unchecked(c * self.rows + r) }
     }
 }
 

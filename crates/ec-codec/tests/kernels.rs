@@ -348,3 +348,87 @@ fn blocks_misaligned_alike() {
         }
     }
 }
+
+/// Blocks back to back in one buffer, at a stride of their size (as DOCA's EC tasks lay
+/// them out) or a few bytes more (as a heap lays out blocks of one size): every block
+/// shares its offset in the L2's set period, and the kernels split such multiplications
+/// by columns when the job outgrows L2, summing the first columns on the stack. Shapes
+/// whose split takes one, two and several passes before the last, and shapes not split
+/// (more outputs than a split takes); matrices with rows of ones, zero columns and
+/// random coefficients; every byte right and none around the blocks touched.
+#[test]
+fn crowded_blocks_split_by_columns() {
+    let mut rng = Rng(0xc403d);
+    let shapes = [(4, 10), (2, 10), (1, 9), (4, 6), (3, 30), (4, 40), (6, 13)];
+    for (rows, cols) in shapes {
+        for (len, extra, shift) in [
+            (256 << 10, 0, 0),
+            (256 << 10, 16, 0),
+            (128 << 10, 0, 16),
+            ((192 << 10) + 4096, 0, 0),
+            ((160 << 10) + 192, 0, 48),
+        ] {
+            let stride = len + extra;
+            for kind in 0..3 {
+                let mut coefs = vec![0u8; rows * cols];
+                rng.fill(&mut coefs);
+                match kind {
+                    0 => {}
+                    // A row of ones first, as a Vandermonde code's.
+                    1 => coefs[..cols].fill(1),
+                    // A zero column and a column of ones.
+                    _ => {
+                        for r in 0..rows {
+                            coefs[r * cols] = 0;
+                            coefs[r * cols + cols - 1] = 1;
+                        }
+                    }
+                }
+                let base = GfMatrix::new(rows, cols, &coefs).unwrap();
+                let mut arena = vec![0u8; stride * (rows + cols) + 256];
+                let a0 = arena.as_ptr().align_offset(64) + 64 + shift;
+                rng.fill(&mut arena);
+                let (ins, outs) = arena[a0..].split_at_mut(stride * cols);
+                let inputs: Vec<&[u8]> = (0..cols).map(|c| &ins[c * stride..][..len]).collect();
+                let mut want = vec![vec![0u8; len]; rows];
+                {
+                    let mut w: Vec<&mut [u8]> = want.iter_mut().map(|b| &mut b[..]).collect();
+                    base.clone()
+                        .with_isa(Isa::Scalar)
+                        .unwrap()
+                        .apply(&inputs, &mut w)
+                        .unwrap();
+                }
+                for isa in kernels() {
+                    outs.fill(0xee);
+                    let g = base.clone().with_isa(isa).unwrap();
+                    {
+                        let mut o: Vec<&mut [u8]> = (0..rows)
+                            .map(|r| r * stride)
+                            .scan(&mut outs[..], |rest, _| {
+                                let taken = std::mem::take(rest);
+                                let (b, tail) = taken.split_at_mut(stride.min(taken.len()));
+                                *rest = tail;
+                                Some(&mut b[..len])
+                            })
+                            .collect();
+                        g.apply(&inputs, &mut o).unwrap();
+                    }
+                    let what = format!(
+                        "{} {rows}x{cols} len {len} stride {stride} shift {shift} kind {kind}",
+                        isa.name()
+                    );
+                    for r in 0..rows {
+                        let s = &outs[r * stride..];
+                        assert_eq!(&s[..len], &want[r][..], "{what}: row {r} wrong");
+                        let gap = if r + 1 < rows { extra } else { 64 };
+                        assert!(
+                            s[len..len + gap].iter().all(|&b| b == 0xee),
+                            "{what}: wrote after row {r}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

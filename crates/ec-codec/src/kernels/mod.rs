@@ -59,6 +59,14 @@ pub(crate) enum ColKind {
 pub(crate) trait Tables {
     /// Whether outputs are XORed into (`out ^= product`) rather than overwritten.
     const ACCUMULATE: bool;
+    /// Whether each output starts from its seed ([`seed`](Tables::seed)) rather than
+    /// from zero (and is then overwritten): a sum begun by an earlier pass elsewhere.
+    const SEEDED: bool = false;
+    /// Where output `r`'s seed lies, at the same offsets as the outputs (only read when
+    /// [`SEEDED`](Tables::SEEDED)).
+    fn seed(&self, _r: usize) -> *const u8 {
+        std::ptr::null()
+    }
     /// Output count.
     fn rows(&self) -> usize;
     /// Input count.
@@ -95,9 +103,11 @@ pub(crate) trait Tables {
 /// A matrix the GFNI kernels can run: each coefficient's 8x8 bit matrix.
 #[cfg(target_arch = "x86_64")]
 pub(crate) trait Affine: Tables {
-    /// The bit matrices of every coefficient, column-major: coef(r, c) at
-    /// `[c * rows + r]`, readable for `rows * cols` entries.
-    fn affines(&self) -> *const u64;
+    /// The bit matrix of coef(r, c).
+    ///
+    /// # Safety
+    /// `c < cols` and `r < rows`.
+    unsafe fn affine(&self, c: usize, r: usize) -> u64;
 }
 
 /// Column kind from the column's bitmaps of nonzero and one coefficients.
@@ -143,8 +153,10 @@ impl Tables for GfMatrix {
 #[cfg(target_arch = "x86_64")]
 impl Affine for GfMatrix {
     #[inline(always)]
-    fn affines(&self) -> *const u64 {
-        self.affine.as_ptr()
+    unsafe fn affine(&self, c: usize, r: usize) -> u64 {
+        // SAFETY: c < cols and r < rows (the caller's contract); the matrices are
+        // rows * cols long.
+        unsafe { *self.affine.get_unchecked(c * self.rows + r) }
     }
 }
 

@@ -31,9 +31,8 @@ impl<P: Affine> Multiplier<P> for Affine256 {
 
     #[inline(always)]
     unsafe fn coef(p: &P, c: usize, r: usize) -> __m256i {
-        // SAFETY: AVX (the trait's contract); c < cols and r < rows, so the entry is
-        // inside the matrices `affines` points to.
-        unsafe { _mm256_set1_epi64x(*p.affines().add(c * p.rows() + r) as i64) }
+        // SAFETY: AVX (the trait's contract); c < cols and r < rows (`affine`'s).
+        unsafe { _mm256_set1_epi64x(p.affine(c, r) as i64) }
     }
 
     #[inline(always)]
@@ -67,9 +66,8 @@ impl<P: Affine> Multiplier<P> for Affine512 {
 
     #[inline(always)]
     unsafe fn coef(p: &P, c: usize, r: usize) -> __m512i {
-        // SAFETY: AVX-512F (the trait's contract); c < cols and r < rows, so the entry
-        // is inside the matrices `affines` points to.
-        unsafe { _mm512_set1_epi64(*p.affines().add(c * p.rows() + r) as i64) }
+        // SAFETY: AVX-512F (the trait's contract); c < cols and r < rows (`affine`'s).
+        unsafe { _mm512_set1_epi64(p.affine(c, r) as i64) }
     }
 
     #[inline(always)]

@@ -1,7 +1,7 @@
 //! x86-64 SIMD kernels. Each module exposes `run` with the signature of the scalar
 //! kernel plus a non-temporal-store flag; callers check CPU support first.
 
-use super::{MAX_COLS, MAX_ROWS};
+use super::{Affine, MAX_COLS, MAX_ROWS, Tables};
 use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
 use std::mem::MaybeUninit;
 
@@ -63,6 +63,9 @@ macro_rules! driver {
             realign: bool,
         ) where
             $m: $crate::kernels::x86_64::vector::Multiplier<P>,
+            for<'x> $m: $crate::kernels::x86_64::vector::Multiplier<$crate::kernels::x86_64::Part<'x, P, false, false>>
+                + $crate::kernels::x86_64::vector::Multiplier<$crate::kernels::x86_64::Part<'x, P, true, false>>
+                + $crate::kernels::x86_64::vector::Multiplier<$crate::kernels::x86_64::Part<'x, P, false, true>>,
         {
             let aligned_at = |at: usize| outs.iter().all(|o| (*o as usize).wrapping_add(at) % 64 == 0);
             let nt;
@@ -85,9 +88,23 @@ macro_rules! driver {
                         3
                     }
                 };
-                // SAFETY: forwarded contract; every piece lies inside the range and is a
-                // multiple of 64 bytes long; pieces overlap only as `realign` allows.
-                unsafe { groups(p, ins, outs, &pieces[..used]) };
+                // Split by columns where crowded blocks come from cache (L3); from memory
+                // (`stream`: the job outgrows the last-level cache) the split measured slower.
+                if !stream && !P::ACCUMULATE && !P::SEEDED && $crate::kernels::x86_64::crowded(ins, outs, off, len) {
+                    for &(o, l, pnt) in &pieces[..used] {
+                        if l >= $crate::kernels::x86_64::SPLIT_MIN {
+                            // SAFETY: as below; `crowded` checked the split's shape.
+                            unsafe { split_tiles(p, ins, outs, o, l, pnt) };
+                        } else {
+                            // SAFETY: as below.
+                            unsafe { groups(p, ins, outs, &[(o, l, pnt)]) };
+                        }
+                    }
+                } else {
+                    // SAFETY: forwarded contract; every piece lies inside the range and is a
+                    // multiple of 64 bytes long; pieces overlap only as `realign` allows.
+                    unsafe { groups(p, ins, outs, &pieces[..used]) };
+                }
             } else {
                 nt = stream && aligned_at(off);
                 // SAFETY: forwarded contract; `staged` hands `groups` a copy of each
@@ -100,6 +117,84 @@ macro_rules! driver {
             }
             if nt {
                 std::arch::x86_64::_mm_sfence();
+            }
+        }
+
+        /// `[off, off + len)` of a multiplication whose blocks crowd the same cache sets
+        /// ([`crowded`](crate::kernels::x86_64::crowded)), in tiles and in passes of at
+        /// most [`CROWD_LIMIT`](crate::kernels::x86_64::CROWD_LIMIT) crowded blocks
+        /// each: the first columns are summed into a stack tile (in passes of up to the
+        /// limit), then the last columns, seeded with that sum, go to the outputs, which
+        /// are written once. Non-temporal stores (`nt`) in that last pass only.
+        ///
+        /// # Safety
+        /// As for `run`; outputs fewer than the limit and inputs more than the limit
+        /// less the outputs (what `crowded` checks); `len` a multiple of 64.
+        #[target_feature(enable = $feat)]
+        unsafe fn split_tiles<P: $crate::kernels::Tables>(
+            p: &P,
+            ins: &[*const u8],
+            outs: &[*mut u8],
+            off: usize,
+            len: usize,
+            nt: bool,
+        ) where
+            for<'x> $m: $crate::kernels::x86_64::vector::Multiplier<$crate::kernels::x86_64::Part<'x, P, false, false>>
+                + $crate::kernels::x86_64::vector::Multiplier<$crate::kernels::x86_64::Part<'x, P, true, false>>
+                + $crate::kernels::x86_64::vector::Multiplier<$crate::kernels::x86_64::Part<'x, P, false, true>>,
+        {
+            use $crate::kernels::x86_64::{Part, SplitTile, CROWD_LIMIT, SPLIT_TILE_BYTES};
+            use $crate::kernels::{MAX_COLS, MAX_ROWS};
+            let (rows, cols) = (outs.len(), ins.len());
+            let last = CROWD_LIMIT - rows;
+            let before = cols - last;
+            let tile = SPLIT_TILE_BYTES / rows / 64 * 64;
+            let mut stack = std::mem::MaybeUninit::<SplitTile>::uninit();
+            let base = stack.as_mut_ptr().cast::<u8>();
+            let mut sums = [std::ptr::null_mut::<u8>(); MAX_ROWS];
+            let mut seeds = [std::ptr::null::<u8>(); MAX_ROWS];
+            for r in 0..rows {
+                // SAFETY: rows * tile <= SPLIT_TILE_BYTES.
+                sums[r] = unsafe { base.add(r * tile) };
+                seeds[r] = sums[r];
+            }
+            let mut ip = [std::ptr::null::<u8>(); MAX_COLS];
+            let mut op = [std::ptr::null_mut::<u8>(); MAX_ROWS];
+            let mut t = 0;
+            while t < len {
+                let tl = tile.min(len - t);
+                for (d, s) in ip.iter_mut().zip(ins) {
+                    // SAFETY: off + t lies inside every block.
+                    *d = unsafe { s.add(off + t) };
+                }
+                for (d, o) in op.iter_mut().zip(outs) {
+                    // SAFETY: as above.
+                    *d = unsafe { o.add(off + t) };
+                }
+                let mut c0 = 0;
+                while c0 < before {
+                    let n = (before - c0).min(CROWD_LIMIT);
+                    let piece = [(0, tl, false)];
+                    // SAFETY: the inputs are readable over the tile; the sums are this
+                    // frame's stack, written whole by the first pass before any read, and
+                    // overlap no input.
+                    unsafe {
+                        if c0 == 0 {
+                            let v = Part::<P, false, false>::new(p, c0, n, seeds);
+                            groups(&v, &ip[c0..c0 + n], &sums[..rows], &piece)
+                        } else {
+                            let v = Part::<P, true, false>::new(p, c0, n, seeds);
+                            groups(&v, &ip[c0..c0 + n], &sums[..rows], &piece)
+                        }
+                    };
+                    c0 += n;
+                }
+                let v = Part::<P, false, true>::new(p, before, last, seeds);
+                // SAFETY: the seeds hold the first columns' sums over the tile; the outputs
+                // are writable over it, and aligned when `nt` (the tiles keep `off`'s
+                // alignment).
+                unsafe { groups(&v, &ip[before..cols], &op[..rows], &[(0, tl, nt)]) };
+                t += tl;
             }
         }
 
@@ -235,6 +330,126 @@ pub(crate) fn aligning_head(
         return None;
     }
     Some(64 - cand)
+}
+
+/// Most blocks one pass of a multiplication reads or writes at once when they crowd the
+/// same cache sets. Blocks laid back to back at a power-of-two size (one buffer of M
+/// blocks of 1 MiB, as DOCA's EC tasks take them) share their offset within the L2's
+/// set period, and where their pages are contiguous in physical memory every block's
+/// line of one step falls in one L2 set. Measured on 1 MiB blocks at 1 MiB apart: up
+/// to 9 such blocks run at the speed of blocks set apart; 14 (10+4) run 3.5x slower.
+pub(crate) const CROWD_LIMIT: usize = 9;
+
+/// Shortest range a crowded multiplication is split for; shorter ones run in one pass.
+pub(crate) const SPLIT_MIN: usize = 4 << 10;
+
+/// Smallest job (bytes read and written) split by columns: below it the blocks come
+/// from L2, where crowding costs less than the split's extra passes over the sums
+/// (measured: 10+4 and 8+4 on 64 KiB blocks lose a third when split).
+pub(crate) const SPLIT_MIN_BYTES: usize = 2 << 20;
+
+/// Most outputs of a multiplication split by columns. With more, the last pass takes
+/// few columns, the sums make several round trips, and the products, not the memory,
+/// bound the job (20+8 on 1 MiB blocks measured slower split).
+pub(crate) const SPLIT_MAX_ROWS: usize = 4;
+
+/// Bytes of stack for the sums of a split multiplication's first columns (one tile of
+/// every output; small enough to stay in L1 between the passes).
+pub(crate) const SPLIT_TILE_BYTES: usize = 16 << 10;
+
+#[repr(C, align(64))]
+pub(crate) struct SplitTile([MaybeUninit<u8>; SPLIT_TILE_BYTES]);
+
+/// The L2 set period the crowding test assumes (64 KiB: a 1 MiB, 16-way L2; larger L2s
+/// have longer periods, of which this is a divisor).
+const SET_PERIOD: usize = 64 << 10;
+
+/// Whether a multiplication over `[off, off + len)` should run split by columns: more
+/// than [`CROWD_LIMIT`] of its blocks sit within a few lines of one another in the L2's
+/// set period, the job is larger than L2 ([`SPLIT_MIN_BYTES`]), and a split brings every
+/// pass under the limit with few outputs ([`SPLIT_MAX_ROWS`]) and more inputs than the
+/// last pass takes.
+pub(crate) fn crowded(ins: &[*const u8], outs: &[*mut u8], off: usize, len: usize) -> bool {
+    const LINES: usize = SET_PERIOD / 64;
+    if len < SPLIT_MIN
+        || (ins.len() + outs.len()) * len <= SPLIT_MIN_BYTES
+        || ins.len() + outs.len() <= CROWD_LIMIT
+        || outs.len() > SPLIT_MAX_ROWS
+        || ins.len() <= CROWD_LIMIT - outs.len()
+    {
+        return false;
+    }
+    let set = |a: usize| (a.wrapping_add(off) / 64) % LINES;
+    let sets = || {
+        ins.iter()
+            .map(|p| set(*p as usize))
+            .chain(outs.iter().map(|p| set(*p as usize)))
+    };
+    let mut count = [0u16; LINES];
+    for s in sets() {
+        count[s] += 1;
+    }
+    // Blocks within two lines of each other share sets as the passes advance.
+    sets().any(|s| {
+        (0..5)
+            .map(|d| usize::from(count[(s + LINES + d - 2) % LINES]))
+            .sum::<usize>()
+            > CROWD_LIMIT
+    })
+}
+
+/// Columns `c0 .. c0 + cols` of a matrix, as a matrix of their own: one pass of a
+/// multiplication split by columns. `ACC`: the pass adds to its outputs; `SEED`: each
+/// output starts from its seed (the sums of the earlier passes).
+pub(crate) struct Part<'a, P, const ACC: bool, const SEED: bool> {
+    p: &'a P,
+    c0: usize,
+    cols: usize,
+    seeds: [*const u8; MAX_ROWS],
+}
+
+impl<'a, P, const ACC: bool, const SEED: bool> Part<'a, P, ACC, SEED> {
+    pub(crate) fn new(p: &'a P, c0: usize, cols: usize, seeds: [*const u8; MAX_ROWS]) -> Self {
+        Part { p, c0, cols, seeds }
+    }
+}
+
+impl<P: Tables, const ACC: bool, const SEED: bool> Tables for Part<'_, P, ACC, SEED> {
+    const ACCUMULATE: bool = ACC;
+    const SEEDED: bool = SEED;
+
+    #[inline(always)]
+    fn rows(&self) -> usize {
+        self.p.rows()
+    }
+
+    #[inline(always)]
+    fn cols(&self) -> usize {
+        self.cols
+    }
+
+    #[inline(always)]
+    fn table(&self, c: usize, r: usize) -> *const [u8; 32] {
+        self.p.table(self.c0 + c, r)
+    }
+
+    #[inline(always)]
+    fn masks(&self, c: usize) -> (u32, u32) {
+        self.p.masks(self.c0 + c)
+    }
+
+    #[inline(always)]
+    fn seed(&self, r: usize) -> *const u8 {
+        self.seeds[r]
+    }
+}
+
+impl<P: Affine, const ACC: bool, const SEED: bool> Affine for Part<'_, P, ACC, SEED> {
+    #[inline(always)]
+    unsafe fn affine(&self, c: usize, r: usize) -> u64 {
+        // SAFETY: c < cols, so c0 + c is a column of the whole matrix; r < rows.
+        unsafe { self.p.affine(self.c0 + c, r) }
+    }
 }
 
 /// How far ahead of the bytes being multiplied each source is prefetched: the hardware

@@ -98,7 +98,8 @@ pub(crate) trait Multiplier<P: ?Sized> {
 /// 0s and 1s, the source itself) to the outputs. `DENSE`: no column is all 0s and 1s
 /// (no per-column check). `ONE_FIRST`: output `r0` has coefficient 1 in every column,
 /// so the sources are added to it unmultiplied (the first parity row of a Vandermonde
-/// code). With `P::ACCUMULATE` the outputs' bytes are added to, else overwritten.
+/// code). With `P::ACCUMULATE` the outputs' bytes are added to; with `P::SEEDED` each
+/// output is its seed's bytes plus the products; else the products alone.
 ///
 /// # Safety
 /// The CPU supports `M`'s features; inputs readable and outputs writable over the range;
@@ -140,6 +141,13 @@ pub(crate) unsafe fn multiply<
                 for j in 0..S {
                     // SAFETY: the output is readable and writable over the range.
                     acc[k][j] = unsafe { M::R::load(outs[r0 + k].add(pos + M::R::BYTES * j)) };
+                }
+            }
+        } else if P::SEEDED {
+            for k in 0..N {
+                for j in 0..S {
+                    // SAFETY: the seeds are readable over the outputs' range (`Tables`).
+                    acc[k][j] = unsafe { M::R::load(p.seed(r0 + k).add(pos + M::R::BYTES * j)) };
                 }
             }
         }
