@@ -143,6 +143,90 @@ fn too_many_losses_say_which_and_write_nothing() {
     );
 }
 
+/// Flips one byte in the middle of a block file (its size unchanged: only its checksum
+/// tells).
+fn flip(p: &Path) {
+    let mut b = std::fs::read(p).unwrap();
+    let i = b.len() / 2;
+    b[i] ^= 0x40;
+    std::fs::write(p, b).unwrap();
+}
+
+/// Recover checks blocks in the pass that rebuilds: damage found there, in a block the
+/// rebuild read or in one it only checked, counts as a loss and the rebuild runs again
+/// without it; damage that makes the loss too large writes nothing, leaves nothing.
+#[test]
+fn damage_found_while_rebuilding_is_rebuilt_or_refused() {
+    let s = Scratch::new("ec-late");
+    let data = bytes(3 << 20, 9);
+    s.write("in.bin", &data);
+    let encode = |dir: &str| {
+        ok(&ec(
+            &[
+                "encode", "-i", "in.bin", "-o", dir, "-t", "10", "-r", "4", "--stripe", "64K",
+            ],
+            &s.0,
+        ))
+    };
+    // One block missing; a source of the rebuild damaged, and a redundancy block it
+    // does not read damaged.
+    encode("a");
+    let a = s.path("a");
+    std::fs::remove_file(a.join("data_block_3")).unwrap();
+    flip(&a.join("data_block_7"));
+    flip(&a.join("rdnc_block_3"));
+    let o = ec(
+        &["recover", "-i", "a", "-o", "out", "--stripe", "64K"],
+        &s.0,
+    );
+    ok(&o);
+    for want in [
+        "data_block_3 (missing)",
+        "data_block_7 (damaged",
+        "rdnc_block_3 (damaged",
+    ] {
+        assert!(o.stdout.contains(want), "{want}: {}", o.stdout);
+    }
+    assert_eq!(std::fs::read(s.path("out")).unwrap(), data);
+    ok(&ec(&["verify", "-i", "a"], &s.0));
+    // Four missing and one damaged: more than 4 lost, found only by the rebuild.
+    encode("b");
+    let b = s.path("b");
+    for f in [
+        "data_block_0",
+        "data_block_1",
+        "rdnc_block_0",
+        "rdnc_block_1",
+    ] {
+        std::fs::remove_file(b.join(f)).unwrap();
+    }
+    flip(&b.join("data_block_9"));
+    let o = ec(
+        &["recover", "-i", "b", "-o", "out2", "--stripe", "64K"],
+        &s.0,
+    );
+    assert_eq!(o.code, 1, "{}", o.stdout);
+    assert!(
+        o.stderr
+            .contains("DOCA_ERROR_NOT_FOUND: 5 blocks are missing or damaged"),
+        "{}",
+        o.stderr
+    );
+    assert!(o.stderr.contains("data_block_9 (damaged"), "{}", o.stderr);
+    assert!(!s.path("out2").exists());
+    for f in ["data_block_0", "rdnc_block_1"] {
+        assert!(!b.join(f).exists(), "{f} was written back");
+    }
+    for names in [s.names(), names_in(&b)] {
+        assert!(
+            !names
+                .iter()
+                .any(|n| n.contains(doca_tools::cleanup::TEMP_MARK)),
+            "temporaries left: {names:?}"
+        );
+    }
+}
+
 #[test]
 fn wrong_sized_blocks_are_rebuilt() {
     let s = Scratch::new("ec-size");

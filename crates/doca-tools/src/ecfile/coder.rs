@@ -74,10 +74,30 @@ impl StripeCoder {
 
     /// The inputs (`len` bytes each, back to back) and the outputs of the last job.
     pub(super) fn areas(&mut self, matrix: &Matrix, len: usize) -> Result<(&[u8], &[u8])> {
-        let (ins, outs) = (matrix.inputs(), matrix.outputs());
+        self.areas_n(matrix.inputs(), matrix.outputs(), len)
+    }
+
+    /// The first `ins` blocks of the input area and the first `outs` of the output
+    /// area, `len` bytes each.
+    pub(super) fn areas_n(
+        &mut self,
+        ins: usize,
+        outs: usize,
+        len: usize,
+    ) -> Result<(&[u8], &[u8])> {
         let out_at = self.out_at;
         let m = self.mmap.memory_mut()?;
         Ok((&m[..ins * len], &m[out_at..out_at + outs * len]))
+    }
+
+    /// `fill` writes the first `n` bytes of the input area; no job runs (a stripe that
+    /// is only passed through).
+    pub(super) fn load(
+        &mut self,
+        n: usize,
+        fill: impl FnOnce(&mut [u8]) -> Result<()>,
+    ) -> Result<()> {
+        fill(&mut self.mmap.memory_mut()?[..n])
     }
 
     /// `fill` writes the matrix's inputs (`len` bytes each, back to back) into the

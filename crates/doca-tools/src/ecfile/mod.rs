@@ -333,8 +333,18 @@ impl BlockState {
 
 /// Checks every block file: presence, size, and (with a manifest) checksum.
 pub fn scan(dir: &Path, layout: &Layout, opts: &Options) -> Result<Vec<BlockState>> {
+    scan_with(dir, layout, opts, true)
+}
+
+/// [`scan`], checking checksums only with `hash` (else a present block of the right
+/// size is `Ok` until its checksum says otherwise).
+fn scan_with(dir: &Path, layout: &Layout, opts: &Options, hash: bool) -> Result<Vec<BlockState>> {
     let mut states = Vec::with_capacity(layout.count());
-    let pb = progress(layout.block * layout.count() as u64, "check", opts.progress);
+    let pb = progress(
+        layout.block * layout.count() as u64,
+        "check",
+        opts.progress && hash && layout.sums.is_some(),
+    );
     let mut buf = vec![0u8; 4 << 20];
     for i in 0..layout.count() {
         crate::cleanup::interrupted()?;
@@ -344,6 +354,7 @@ pub fn scan(dir: &Path, layout: &Layout, opts: &Options) -> Result<Vec<BlockStat
             Err(e) => BlockState::Unreadable(e.to_string()),
             Ok(m) if m.len() != layout.block => BlockState::WrongSize(m.len()),
             Ok(_) => match &layout.sums {
+                Some(_) if !hash => BlockState::Ok,
                 None => BlockState::Ok,
                 Some(sums) => match hash_file(&path, &mut buf, &pb) {
                     Ok(h) if h == sums[i] => BlockState::Ok,
@@ -491,8 +502,52 @@ pub fn recover(
 ) -> Result<RecoverReport> {
     let t = Instant::now();
     let layout = Layout::read(dir, guess)?;
-    let states = scan(dir, &layout, opts)?;
-    let lost = losses(&layout, &states);
+    // With checksums, every block is checked in the pass that rebuilds (each read once):
+    // the blocks are only looked at here. A block that turns out damaged counts as lost
+    // and the rebuild runs again, its outputs from the first run never taking their names.
+    let checked_late = layout.sums.is_some();
+    let mut states = scan_with(dir, &layout, opts, !checked_late)?;
+    loop {
+        match rebuild(dev, dir, output, &layout, &states, checked_late, opts)? {
+            Attempt::Done(mut report) => {
+                report.secs = t.elapsed().as_secs_f64();
+                return Ok(*report);
+            }
+            Attempt::Damaged(bad) => {
+                for i in bad {
+                    states[i] = BlockState::Damaged;
+                }
+            }
+        }
+    }
+}
+
+/// How one rebuild ended: done, or blocks read as intact turned out damaged (their
+/// checksums, computed as they were read, do not match).
+enum Attempt {
+    Done(Box<RecoverReport>),
+    Damaged(Vec<usize>),
+}
+
+/// A stripe coder with the recover matrix of the rebuild (none when nothing is missing:
+/// the data blocks are only read and written).
+struct RecoverStripe {
+    coder: StripeCoder,
+    matrix: Option<doca_ec::Matrix>,
+}
+
+/// One rebuild of `recover`, from the block states found. With `checked_late`, blocks in
+/// the `Ok` state are checked against their checksums as they are read.
+fn rebuild(
+    dev: &Dev,
+    dir: &Path,
+    output: &Path,
+    layout: &Layout,
+    states: &[BlockState],
+    checked_late: bool,
+    opts: &Options,
+) -> Result<Attempt> {
+    let lost = losses(layout, states);
     if lost.len() > layout.rdnc {
         let intact = layout.count() - lost.len();
         return Err(Error::with_context(
@@ -519,7 +574,7 @@ pub fn recover(
     // M independent survivors (with a Vandermonde matrix the first M may not be); any
     // present block left out is rebuilt as well (and checked, never written back).
     let chosen = mds::independent_survivors(layout.kind, layout.data, layout.rdnc, &present)
-        .ok_or_else(|| unrecoverable(&layout, &lost_at))?;
+        .ok_or_else(|| unrecoverable(layout, &lost_at))?;
     let mut missing: Vec<u32> = lost_at.iter().map(|&i| i as u32).collect();
     if chosen[..] != present[..layout.data] {
         missing.extend(
@@ -530,39 +585,42 @@ pub fn recover(
         );
     }
     refuse_output_in_set(output, dir)?;
-    let mut out = AtomicFile::create(output, opts.force)?;
-    let stripe = stripe_len(&layout, opts.stripe);
-    let mut coder = StripeCoder::new(dev, layout.data, layout.rdnc.max(1), stripe)?;
-    let coding = coder
-        .ec
-        .matrix_create(layout.kind, layout.data, layout.rdnc)?;
-    let rec = if missing.is_empty() {
-        None
-    } else {
-        Some(coder.ec.recover_matrix_create(&coding, &missing)?)
-    };
-    // Sources: the survivors the recover matrix reads (all data blocks when nothing is
-    // lost).
-    let sources: Vec<usize> = match &rec {
-        Some(r) => r.survivors().unwrap_or_default().to_vec(),
-        None => (0..layout.data).collect(),
-    };
+    let out = AtomicFile::create(output, opts.force)?;
+    let stripe = stripe_len(layout, opts.stripe);
+    // Two coders circulate, as in encode: the main thread reads a stripe of the sources
+    // into one, rebuilds and hashes, while a writer thread writes the other's.
+    let (to_writer, stripes) = std::sync::mpsc::sync_channel::<(u64, usize, RecoverStripe)>(1);
+    let (give_back, free) = std::sync::mpsc::sync_channel::<RecoverStripe>(2);
+    let mut sources: Vec<usize> = (0..layout.data).collect();
+    for _ in 0..2 {
+        let coder = StripeCoder::new(dev, layout.data, layout.rdnc.max(1), stripe)?;
+        let matrix = if missing.is_empty() {
+            None
+        } else {
+            let coding = coder
+                .ec
+                .matrix_create(layout.kind, layout.data, layout.rdnc)?;
+            let r = coder.ec.recover_matrix_create(&coding, &missing)?;
+            // Sources: the survivors the recover matrix reads.
+            sources = r.survivors().unwrap_or_default().to_vec();
+            Some(r)
+        };
+        let _ = give_back.send(RecoverStripe { coder, matrix });
+    }
     let open = |i: usize| {
         let p = dir.join(layout.block_file(i));
         crate::open_regular(&p).map(|f| (p.clone(), f))
     };
     let files: Vec<(PathBuf, File)> = sources.iter().map(|&i| open(i)).collect::<Result<_>>()?;
-    // Without checksums, the blocks the rebuild does not read check it: the data is
-    // encoded again and compared with them.
-    let spares: Vec<(usize, PathBuf, File)> = if layout.sums.is_none() {
-        (0..layout.count())
-            .filter(|i| states[*i] == BlockState::Ok && !sources.contains(i))
-            .map(|i| open(i).map(|(p, f)| (i, p, f)))
-            .collect::<Result<_>>()?
-    } else {
-        Vec::new()
-    };
-    let mut checker = if spares.is_empty() {
+    // The present blocks the rebuild does not read. With checksums they are read only
+    // to be checked; without, they check the rebuild: the data is encoded again and
+    // compared with them.
+    let others: Vec<(usize, PathBuf, File)> = (0..layout.count())
+        .filter(|i| states[*i] == BlockState::Ok && !sources.contains(i))
+        .map(|i| open(i).map(|(p, f)| (i, p, f)))
+        .collect::<Result<_>>()?;
+    let mut on_disk: Vec<Xxh3> = others.iter().map(|_| Xxh3::new()).collect();
+    let mut checker = if others.is_empty() || checked_late {
         None
     } else {
         let c = StripeCoder::new(dev, layout.data, layout.rdnc, stripe)?;
@@ -590,116 +648,184 @@ pub fn recover(
             Err(e) => return Err(e),
         }
     }
-    let mut sums: Vec<Xxh3> = missing.iter().map(|_| Xxh3::new()).collect();
-    let content = std::cell::RefCell::new(ContentHasher::new(layout.data));
-    // The data blocks' stripe, side by side (for the check).
-    let full = std::cell::RefCell::new(if checker.is_some() {
+    // The data blocks' stripe, side by side (for the check without checksums).
+    let mut full = if checker.is_some() {
         crate::zeroed(layout.data * stripe, "the check's stripe")?
     } else {
         Vec::new()
-    });
-    let padding_ok = std::cell::Cell::new(true);
+    };
+    let mut scratch = vec![0u8; if others.is_empty() { 0 } else { stripe }];
+    let mut padding_ok = true;
+    let mut disagree: Option<(usize, u64)> = None;
     let pb = progress(layout.block * layout.data as u64, "recover", opts.progress);
-    let out_path = output.to_path_buf();
+    let (ins_n, outs_n) = (sources.len(), missing.len());
+    let (out_ref, rebuilt_ref, sources_ref, missing_ref) = (&out, &rebuilt, &sources, &missing);
     // Block i's stripe at `off`: its file bytes go into the original file.
-    let put = |out: &AtomicFile, i: usize, off: u64, bytes: &[u8]| -> Result<()> {
-        if i >= layout.data {
-            return Ok(());
-        }
-        let n = layout.file_bytes(i, off, bytes.len());
+    let put = move |i: usize, off: u64, bytes: &[u8]| -> Result<()> {
+        let n = if i < layout.data {
+            layout.file_bytes(i, off, bytes.len())
+        } else {
+            0
+        };
         if n > 0 {
             write_at(
-                out.file_ref(),
+                out_ref.file_ref(),
                 i as u64 * layout.block + off,
                 &bytes[..n],
-                &out_path,
+                out_ref.path(),
             )?;
-        }
-        content.borrow_mut().update(i, &bytes[..n]);
-        if bytes[n..].iter().any(|&b| b != 0) {
-            padding_ok.set(false);
-        }
-        let mut f = full.borrow_mut();
-        if !f.is_empty() {
-            let len = bytes.len();
-            f[i * len..(i + 1) * len].copy_from_slice(bytes);
         }
         Ok(())
     };
-    let mut disagree: Option<(usize, u64)> = None;
-    let mut theirs = vec![0u8; if checker.is_some() { stripe } else { 0 }];
-    let mut off = 0u64;
-    let mut plain = vec![0u8; if rec.is_none() { stripe } else { 0 }];
-    while off < layout.block {
-        crate::cleanup::interrupted()?;
-        let len = stripe.min((layout.block - off) as usize);
-        match &rec {
-            None => {
-                for (k, (p, f)) in files.iter().enumerate() {
-                    read_padded(f, off, &mut plain[..len], p)?;
-                    put(&out, sources[k], off, &plain[..len])?;
-                }
+    let (main_result, digests) = std::thread::scope(|s| {
+        // The writer: the file's bytes on its own thread, the rebuilt blocks going back
+        // into the directory on a second, so that writing into the page cache, the
+        // longest stage, runs on both cores. One file's writes do not overlap (the file
+        // system serializes them), so each thread has files of its own.
+        let writer = s.spawn(move || -> Result<()> {
+            for (off, len, mut st) in stripes {
+                let (ins, outs) = st.coder.areas_n(ins_n, outs_n, len)?;
+                std::thread::scope(|w| {
+                    let second = w.spawn(|| -> Result<()> {
+                        for (chunk, r) in outs.chunks(len).zip(rebuilt_ref) {
+                            if let Some(r) = r {
+                                write_at(r.file_ref(), off, chunk, r.path())?;
+                            }
+                        }
+                        Ok(())
+                    });
+                    let blocks = ins.chunks(len).zip(sources_ref.iter().copied()).chain(
+                        outs.chunks(len)
+                            .zip(missing_ref.iter().map(|&i| i as usize)),
+                    );
+                    for (chunk, i) in blocks {
+                        put(i, off, chunk)?;
+                    }
+                    second.join().unwrap_or_else(|_| {
+                        Err(Error::with_context(
+                            ErrorCode::Unexpected,
+                            "a block writer thread panicked",
+                        ))
+                    })
+                })?;
+                // The main thread may have stopped; the coder is then simply dropped.
+                let _ = give_back.send(st);
             }
-            Some(r) => coder.run::<Recover>(
-                r,
-                len,
-                |ins| {
+            Ok(())
+        });
+        let mut hashers = BlockHashers::new(layout);
+        let mut off = 0u64;
+        let r = (|| -> Result<()> {
+            while off < layout.block {
+                crate::cleanup::interrupted()?;
+                let len = stripe.min((layout.block - off) as usize);
+                // No coder back: the writer stopped (its error is reported below).
+                let Ok(mut st) = free.recv() else {
+                    return Ok(());
+                };
+                let fill = |ins: &mut [u8]| -> Result<()> {
                     for (k, chunk) in ins.chunks_mut(len).enumerate() {
                         let (p, f) = &files[k];
                         read_padded(f, off, chunk, p)?;
-                        put(&out, sources[k], off, chunk)?;
                     }
                     Ok(())
-                },
-                |outs| {
-                    for (o, chunk) in outs.chunks(len).enumerate() {
-                        sums[o].update(chunk);
-                        if let Some(r) = &rebuilt[o] {
-                            write_at(r.file_ref(), off, chunk, r.path())?;
-                        }
-                        put(&out, missing[o] as usize, off, chunk)?;
-                    }
-                    Ok(())
-                },
-            )?,
-        }
-        if let Some((c, m)) = checker.as_mut()
-            && disagree.is_none()
-        {
-            let f = full.borrow();
-            let data = &f[..layout.data * len];
-            c.run::<Create>(
-                m,
-                len,
-                |ins| {
-                    ins.copy_from_slice(data);
-                    Ok(())
-                },
-                |parity| {
-                    for (i, p, file) in &spares {
-                        let ours = if *i < layout.data {
-                            &data[i * len..(i + 1) * len]
-                        } else {
-                            &parity[(i - layout.data) * len..(i - layout.data + 1) * len]
-                        };
-                        read_padded(file, off, &mut theirs[..len], p)?;
-                        if let Some(at) = ours.iter().zip(&theirs[..len]).position(|(a, b)| a != b)
-                        {
-                            disagree = Some((*i, off + at as u64));
-                            break;
+                };
+                match &st.matrix {
+                    Some(m) => st.coder.code::<Recover>(m, len, fill)?,
+                    None => st.coder.load(ins_n * len, fill)?,
+                }
+                let (ins, outs) = st.coder.areas_n(ins_n, outs_n, len)?;
+                let blocks = ins
+                    .chunks(len)
+                    .zip(sources.iter().copied())
+                    .chain(outs.chunks(len).zip(missing.iter().map(|&i| i as usize)));
+                for (chunk, i) in blocks {
+                    hashers.update(i, off, chunk);
+                    if i < layout.data {
+                        let n = layout.file_bytes(i, off, len);
+                        padding_ok &= chunk[n..].iter().all(|&b| b == 0);
+                        if !full.is_empty() {
+                            full[i * len..(i + 1) * len].copy_from_slice(chunk);
                         }
                     }
-                    Ok(())
-                },
-            )?;
-        }
-        off += len as u64;
-        pb.inc((len * layout.data) as u64);
-    }
+                }
+                if checked_late {
+                    for ((_, p, f), h) in others.iter().zip(&mut on_disk) {
+                        read_padded(f, off, &mut scratch[..len], p)?;
+                        h.update(&scratch[..len]);
+                    }
+                }
+                if let Some((c, m)) = checker.as_mut()
+                    && disagree.is_none()
+                {
+                    let data = &full[..layout.data * len];
+                    c.run::<Create>(
+                        m,
+                        len,
+                        |ins| {
+                            ins.copy_from_slice(data);
+                            Ok(())
+                        },
+                        |parity| {
+                            for (i, p, file) in &others {
+                                let ours = if *i < layout.data {
+                                    &data[i * len..(i + 1) * len]
+                                } else {
+                                    &parity[(i - layout.data) * len..(i - layout.data + 1) * len]
+                                };
+                                read_padded(file, off, &mut scratch[..len], p)?;
+                                if let Some(at) =
+                                    ours.iter().zip(&scratch[..len]).position(|(a, b)| a != b)
+                                {
+                                    disagree = Some((*i, off + at as u64));
+                                    break;
+                                }
+                            }
+                            Ok(())
+                        },
+                    )?;
+                }
+                if to_writer.send((off, len, st)).is_err() {
+                    return Ok(());
+                }
+                off += len as u64;
+                pb.inc((len * layout.data) as u64);
+            }
+            Ok(())
+        })();
+        drop(to_writer);
+        let digests = writer
+            .join()
+            .unwrap_or_else(|_| {
+                Err(Error::with_context(
+                    ErrorCode::Unexpected,
+                    "the block writer thread panicked",
+                ))
+            })
+            .map(|()| hashers.finish());
+        (r, digests)
+    });
     pb.finish_and_clear();
+    main_result?;
+    let (digests, content) = digests?;
+    if let (true, Some(want)) = (checked_late, &layout.sums) {
+        let read = sources.iter().map(|&i| (i, digests[i])).chain(
+            others
+                .iter()
+                .zip(&on_disk)
+                .map(|((i, _, _), h)| (*i, h.digest())),
+        );
+        let bad: Vec<usize> = read
+            .filter(|&(i, d)| d != want[i])
+            .map(|(i, _)| i)
+            .collect();
+        if !bad.is_empty() {
+            return Ok(Attempt::Damaged(bad));
+        }
+    }
     if let Some(want) = &layout.sums {
-        for (o, &i) in missing.iter().enumerate() {
-            if sums[o].digest() != want[i as usize] {
+        for &i in &missing {
+            if digests[i as usize] != want[i as usize] {
                 return Err(not_written(format!(
                     "rebuilt {} does not match its checksum: other blocks are damaged in ways the checksums did not show",
                     layout.block_file(i as usize)
@@ -715,7 +841,7 @@ pub fn recover(
     }
     let proof = match (layout.content, &layout.sums) {
         (Some(want), _) => {
-            if content.borrow().digest() != want {
+            if content != want {
                 return Err(not_written(
                     "the recovered file does not match the digest of the original recorded when it was encoded".into(),
                 ));
@@ -724,7 +850,7 @@ pub fn recover(
         }
         (None, Some(_)) => Proof::Blocks,
         (None, None) => {
-            if !padding_ok.get() {
+            if !padding_ok {
                 return Err(not_written(format!(
                     "the data blocks hold bytes past the {} bytes {DATA_INFO} gives as the file's size: {DATA_INFO} is wrong, or the matrix and counts (-x, -t, -r) are",
                     layout.size
@@ -755,21 +881,21 @@ pub fn recover(
             }
         }
     };
-    out.file()
+    out.file_ref()
         .set_len(layout.size)
         .map_err(|e| io_error(format!("cannot write '{}'", output.display()), &e))?;
     for r in rebuilt.into_iter().flatten() {
         r.commit_with(opts.sync)?;
     }
     out.commit_with(opts.sync)?;
-    Ok(RecoverReport {
+    Ok(Attempt::Done(Box::new(RecoverReport {
         rebuilt: lost.into_iter().map(|(_, s)| s).collect(),
-        layout,
+        layout: layout.clone(),
         output: output.to_path_buf(),
         proof,
         not_written_back,
-        secs: t.elapsed().as_secs_f64(),
-    })
+        secs: 0.0,
+    })))
 }
 
 /// What a verify found.
