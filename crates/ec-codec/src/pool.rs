@@ -50,6 +50,8 @@ struct Pool {
     epoch: AtomicU64,
     /// Helpers between announcing themselves and letting go of the current work.
     active: AtomicUsize,
+    /// Helpers whose thread has started (its start-up, allocations included, done).
+    up: AtomicUsize,
     /// Helpers asleep, and the condition they sleep on (its mutex is `sleep`).
     sleepers: AtomicUsize,
     sleep: Mutex<()>,
@@ -63,6 +65,7 @@ fn pool() -> &'static Pool {
         work: AtomicPtr::new(std::ptr::null_mut()),
         epoch: AtomicU64::new(0),
         active: AtomicUsize::new(0),
+        up: AtomicUsize::new(0),
         sleepers: AtomicUsize::new(0),
         sleep: Mutex::new(()),
         wake: Condvar::new(),
@@ -140,9 +143,13 @@ impl Pool {
             }
             *started += 1;
         }
+        // A thread's start allocates, in the new thread: it is over before the call
+        // goes on, so that no later call (the data path) sees its allocations.
+        wait_until(|| self.up.load(Ordering::SeqCst) >= *started);
     }
 
     fn helper(&self) {
+        self.up.fetch_add(1, Ordering::SeqCst);
         let mut seen = self.epoch.load(Ordering::SeqCst);
         loop {
             // Wait for the next call: spin a while, then sleep.
