@@ -198,15 +198,7 @@ pub fn encode(
             Ok(())
         })();
         drop(to_writer);
-        let sums = writer
-            .join()
-            .unwrap_or_else(|_| {
-                Err(Error::with_context(
-                    ErrorCode::Unexpected,
-                    "the block writer thread panicked",
-                ))
-            })
-            .map(|()| hashers.finish());
+        let sums = writer_result(writer.join()).map(|()| hashers.finish());
         (r, sums)
     });
     pb.finish_and_clear();
@@ -243,6 +235,16 @@ pub fn encode(
         short,
         layout,
         secs: t.elapsed().as_secs_f64(),
+    })
+}
+
+/// A joined writer thread's outcome: its own, or an error when it panicked.
+fn writer_result(joined: std::thread::Result<Result<()>>) -> Result<()> {
+    joined.unwrap_or_else(|_| {
+        Err(Error::with_context(
+            ErrorCode::Unexpected,
+            "the block writer thread panicked",
+        ))
     })
 }
 
@@ -701,12 +703,7 @@ fn rebuild(
                     for (chunk, i) in blocks {
                         put(i, off, chunk)?;
                     }
-                    second.join().unwrap_or_else(|_| {
-                        Err(Error::with_context(
-                            ErrorCode::Unexpected,
-                            "a block writer thread panicked",
-                        ))
-                    })
+                    writer_result(second.join())
                 })?;
                 // The main thread may have stopped; the coder is then simply dropped.
                 let _ = give_back.send(st);
@@ -794,15 +791,7 @@ fn rebuild(
             Ok(())
         })();
         drop(to_writer);
-        let digests = writer
-            .join()
-            .unwrap_or_else(|_| {
-                Err(Error::with_context(
-                    ErrorCode::Unexpected,
-                    "the block writer thread panicked",
-                ))
-            })
-            .map(|()| hashers.finish());
+        let digests = writer_result(writer.join()).map(|()| hashers.finish());
         (r, digests)
     });
     pb.finish_and_clear();
