@@ -367,9 +367,12 @@ pub enum ConnectionEvent {
 
 type EventCb = Box<dyn FnMut(&Arc<Connection>, ConnectionEvent) + Send>;
 
+/// The records in flight and the outcomes the NIC reported for them, under one lock
+/// (a completion takes it once where it reports, once where the poll collects it).
 struct Ops {
     recs: Vec<Option<JobRecord>>,
     free: Vec<u32>,
+    done: VecDeque<(u32, Result<Done>)>,
 }
 
 pub(crate) struct Shared {
@@ -382,7 +385,6 @@ pub(crate) struct Shared {
     nic_gen: AtomicU64,
     conns: Mutex<Vec<Arc<Connection>>>,
     ops: Mutex<Ops>,
-    done: Mutex<VecDeque<(u32, Result<Done>)>>,
     events: Mutex<VecDeque<(u32, ConnEvent)>>,
     /// Connection manager requests not reported yet: (connection number).
     requests: Mutex<VecDeque<u32>>,
@@ -504,7 +506,7 @@ impl Shared {
             ErrorCode::ConnectionAborted,
             "the RDMA context stopped before the operation ended",
         );
-        lock(&self.done).push_back((user as u32, Err(e)));
+        lock(&self.ops).done.push_back((user as u32, Err(e)));
         self.queued.store(true, Ordering::Release);
         self.ring();
     }
@@ -530,7 +532,7 @@ impl Sink for SinkOf {
             if user & OUTGOING != 0 {
                 s.nic_ops.fetch_sub(1, Ordering::AcqRel);
             }
-            lock(&s.done).push_back((user as u32, r));
+            lock(&s.ops).done.push_back((user as u32, r));
             s.queued.store(true, Ordering::Release);
             s.ring();
         }
@@ -588,13 +590,13 @@ impl CtxOps for RdmaOps {
         let code = net::dev_code(dev);
         s.dev_code.store(code, Ordering::Release);
         lock(&s.conns).clear();
-        lock(&s.done).clear();
         s.nic_ops.store(0, Ordering::Release);
         lock(&s.events).clear();
         {
             let mut ops = lock(&s.ops);
             ops.recs.clear();
             ops.free.clear();
+            ops.done.clear();
         }
         let sink: Arc<dyn Sink> = Arc::new(SinkOf(Arc::downgrade(s)));
         let nic = Nic::start(dev, sink)?;
@@ -641,16 +643,20 @@ impl ChannelOps for RdmaOps {
             return false;
         }
         let mut any = false;
-        loop {
-            let next = lock(&s.done).pop_front();
-            let Some((i, r)) = next else { break };
-            let rec = {
+        let mut more = true;
+        while more {
+            // One lock per completion: its outcome, its record, and whether more wait.
+            let (rec, r) = {
                 let mut ops = lock(&s.ops);
+                let Some((i, r)) = ops.done.pop_front() else {
+                    break;
+                };
+                more = !ops.done.is_empty();
                 let rec = ops.recs.get_mut(i as usize).and_then(Option::take);
                 if rec.is_some() {
                     ops.free.push(i);
                 }
-                rec
+                (rec, r)
             };
             let Some(mut rec) = rec else { continue };
             any = true;
@@ -779,9 +785,7 @@ fn finish(rec: &mut JobRecord, d: &Done, s: &Shared) -> Result<()> {
             };
             rec.params[slot::RES_LEN_OP] = (d.len & 0xffff_ffff) | (op << 32);
             rec.params[slot::RES_IMM] = u64::from(d.imm.unwrap_or(0));
-            rec.params[slot::RES_CONN] = s
-                .conn_by_id(d.conn)
-                .map_or(0, |c| Arc::as_ptr(&c) as usize as u64);
+            rec.params[slot::RES_CONN] = s.conn_ptr(d.conn);
         }
         JOB_READ => {
             if d.len > 0
@@ -863,6 +867,14 @@ impl Shared {
         lock(&self.conns).iter().find(|c| c.id == id).cloned()
     }
 
+    /// The address of connection `id` (`struct doca_rdma_connection *`; 0: none).
+    fn conn_ptr(&self, id: u32) -> u64 {
+        lock(&self.conns)
+            .iter()
+            .find(|c| c.id == id)
+            .map_or(0, |c| Arc::as_ptr(c) as usize as u64)
+    }
+
     fn own_conn(&self, c: *const Connection) -> Result<u32> {
         let conns = lock(&self.conns);
         let found = conns.iter().find(|x| std::ptr::eq(Arc::as_ptr(x), c));
@@ -913,8 +925,8 @@ impl Rdma {
             ops: Mutex::new(Ops {
                 recs: Vec::new(),
                 free: Vec::new(),
+                done: VecDeque::new(),
             }),
-            done: Mutex::new(VecDeque::new()),
             events: Mutex::new(VecDeque::new()),
             requests: Mutex::new(VecDeque::new()),
             inflight: AtomicU32::new(0),
@@ -1284,9 +1296,11 @@ impl Shared {
             Ok(cmd) => {
                 // SAFETY: the command's memory is the record's buffers (contract).
                 if let Some(outcome) = unsafe { self.direct(&cmd, &rec) } {
-                    let i = self.keep(rec);
                     self.inflight.fetch_add(1, Ordering::AcqRel);
-                    lock(&self.done).push_back((i, outcome));
+                    let mut ops = lock(&self.ops);
+                    let i = Self::keep_in(&mut ops, rec);
+                    ops.done.push_back((i, outcome));
+                    drop(ops);
                     self.queued.store(true, Ordering::Release);
                     self.ring();
                     return Ok(());
@@ -1336,7 +1350,11 @@ impl Shared {
 
     /// Keeps a record in flight; its index.
     fn keep(&self, rec: JobRecord) -> u32 {
-        let mut ops = lock(&self.ops);
+        Self::keep_in(&mut lock(&self.ops), rec)
+    }
+
+    /// [`keep`](Self::keep) under the lock already taken.
+    fn keep_in(ops: &mut Ops, rec: JobRecord) -> u32 {
         match ops.free.pop() {
             Some(i) => {
                 ops.recs[i as usize] = Some(rec);
