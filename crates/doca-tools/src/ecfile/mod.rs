@@ -339,35 +339,73 @@ pub fn scan(dir: &Path, layout: &Layout, opts: &Options) -> Result<Vec<BlockStat
 }
 
 /// [`scan`], checking checksums only with `hash` (else a present block of the right
-/// size is `Ok` until its checksum says otherwise).
+/// size is `Ok` until its checksum says otherwise). The checksums are computed on up to
+/// four threads (as many as the machine runs at once), each reading whole blocks.
 fn scan_with(dir: &Path, layout: &Layout, opts: &Options, hash: bool) -> Result<Vec<BlockState>> {
     let mut states = Vec::with_capacity(layout.count());
-    let pb = progress(
-        layout.block * layout.count() as u64,
-        "check",
-        opts.progress && hash && layout.sums.is_some(),
-    );
-    let mut buf = vec![0u8; 4 << 20];
     for i in 0..layout.count() {
-        crate::cleanup::interrupted()?;
         let path = dir.join(layout.block_file(i));
-        let state = match std::fs::metadata(&path) {
+        states.push(match std::fs::metadata(&path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => BlockState::Missing,
             Err(e) => BlockState::Unreadable(e.to_string()),
             Ok(m) if m.len() != layout.block => BlockState::WrongSize(m.len()),
-            Ok(_) => match &layout.sums {
-                Some(_) if !hash => BlockState::Ok,
-                None => BlockState::Ok,
-                Some(sums) => match hash_file(&path, &mut buf, &pb) {
-                    Ok(h) if h == sums[i] => BlockState::Ok,
-                    Ok(_) => BlockState::Damaged,
-                    Err(e) => BlockState::Unreadable(e.to_string()),
-                },
-            },
-        };
-        states.push(state);
+            Ok(_) => BlockState::Ok,
+        });
     }
+    let Some(sums) = layout.sums.as_ref().filter(|_| hash) else {
+        return Ok(states);
+    };
+    let todo: Vec<usize> = (0..layout.count())
+        .filter(|&i| states[i] == BlockState::Ok)
+        .collect();
+    let pb = progress(layout.block * todo.len() as u64, "check", opts.progress);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 4)
+        .min(todo.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let found = std::sync::Mutex::new(Vec::with_capacity(todo.len()));
+    let worker = || -> Result<()> {
+        // A slice that stays in the cache between the read and the hash.
+        let mut buf = vec![0u8; 256 << 10];
+        loop {
+            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(&i) = todo.get(k) else {
+                return Ok(());
+            };
+            crate::cleanup::interrupted()?;
+            let path = dir.join(layout.block_file(i));
+            let state = match hash_file(&path, &mut buf, &pb) {
+                Ok(h) if h == sums[i] => BlockState::Ok,
+                Ok(_) => BlockState::Damaged,
+                Err(e) => BlockState::Unreadable(e.to_string()),
+            };
+            found
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((i, state));
+        }
+    };
+    let results: Vec<Result<()>> = std::thread::scope(|s| {
+        let helpers: Vec<_> = (1..threads).map(|_| s.spawn(worker)).collect();
+        let mut all = vec![worker()];
+        for h in helpers {
+            all.push(h.join().unwrap_or_else(|_| {
+                Err(Error::with_context(
+                    ErrorCode::Unexpected,
+                    "a checksum thread panicked",
+                ))
+            }));
+        }
+        all
+    });
     pb.finish_and_clear();
+    for r in results {
+        r?;
+    }
+    for (i, st) in found.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        states[i] = st;
+    }
     Ok(states)
 }
 
@@ -909,8 +947,11 @@ impl VerifyReport {
     }
 }
 
-/// Checks every block (presence, size, checksum) and, when all are present, that the
-/// redundancy blocks are what the data blocks encode to.
+/// Checks every block: presence, size and, with a manifest, checksum. Blocks that all
+/// match the checksums recorded when they were written are the blocks that encode wrote,
+/// redundancy consistent with data, so nothing more is read. Without a manifest (DOCA's
+/// sample layout) and every block present, the redundancy blocks are compared with what
+/// the data blocks encode to, which is the only way damage shows there.
 pub fn verify(
     dev: &Dev,
     dir: &Path,
@@ -919,65 +960,9 @@ pub fn verify(
 ) -> Result<VerifyReport> {
     let layout = Layout::read(dir, guess)?;
     let states = scan(dir, &layout, opts)?;
-    let found = losses(&layout, &states);
-    let present: Vec<usize> = (0..layout.count())
-        .filter(|i| states[*i] == BlockState::Ok)
-        .collect();
-    let recoverable = found.len() <= layout.rdnc
-        && mds::independent_survivors(layout.kind, layout.data, layout.rdnc, &present).is_some();
-    let lost: Vec<String> = found.into_iter().map(|(_, s)| s).collect();
     let mut inconsistent = Vec::new();
-    if lost.is_empty() {
-        let stripe = stripe_len(&layout, opts.stripe);
-        let mut coder = StripeCoder::new(dev, layout.data, layout.rdnc, stripe)?;
-        let coding = coder
-            .ec
-            .matrix_create(layout.kind, layout.data, layout.rdnc)?;
-        let files: Vec<(PathBuf, File)> = (0..layout.count())
-            .map(|i| {
-                let p = dir.join(layout.block_file(i));
-                crate::open_regular(&p).map(|f| (p.clone(), f))
-            })
-            .collect::<Result<_>>()?;
-        let mut theirs = vec![0u8; stripe];
-        let mut bad = vec![None::<u64>; layout.rdnc];
-        let pb = progress(
-            layout.block * layout.count() as u64,
-            "verify",
-            opts.progress,
-        );
-        let mut off = 0u64;
-        while off < layout.block {
-            crate::cleanup::interrupted()?;
-            let len = stripe.min((layout.block - off) as usize);
-            coder.run::<Create>(
-                &coding,
-                len,
-                |ins| {
-                    for (i, chunk) in ins.chunks_mut(len).enumerate() {
-                        read_padded(&files[i].1, off, chunk, &files[i].0)?;
-                    }
-                    Ok(())
-                },
-                |parity| {
-                    for (r, chunk) in parity.chunks(len).enumerate() {
-                        let (p, f) = &files[layout.data + r];
-                        read_padded(f, off, &mut theirs[..len], p)?;
-                        if bad[r].is_none()
-                            && let Some(at) =
-                                chunk.iter().zip(&theirs[..len]).position(|(a, b)| a != b)
-                        {
-                            bad[r] = Some(off + at as u64);
-                        }
-                    }
-                    Ok(())
-                },
-            )?;
-            off += len as u64;
-            pb.inc((len * layout.count()) as u64);
-        }
-        pb.finish_and_clear();
-        for (r, b) in bad.iter().enumerate() {
+    if layout.sums.is_none() && states.iter().all(|s| *s == BlockState::Ok) {
+        for (r, b) in check_parity(dev, dir, &layout, opts)?.iter().enumerate() {
             if let Some(at) = b {
                 inconsistent.push(format!(
                     "{} differs from the data's encoding at byte {at}",
@@ -986,10 +971,143 @@ pub fn verify(
             }
         }
     }
+    let found = losses(&layout, &states);
+    let present: Vec<usize> = (0..layout.count())
+        .filter(|i| states[*i] == BlockState::Ok)
+        .collect();
+    let recoverable = found.len() <= layout.rdnc
+        && mds::independent_survivors(layout.kind, layout.data, layout.rdnc, &present).is_some();
+    let lost: Vec<String> = found.into_iter().map(|(_, s)| s).collect();
     Ok(VerifyReport {
         layout,
         lost,
         inconsistent,
         recoverable,
     })
+}
+
+/// A stripe of every block for [`check_parity`]: the data slices in the coder's input
+/// area, the redundancy slices read beside them.
+struct CheckStripe {
+    coder: StripeCoder,
+    matrix: doca_ec::Matrix,
+    theirs: Vec<u8>,
+}
+
+/// One pass over every block of a whole set: per redundancy block, the first offset
+/// where it differs from the data's encoding. A reader thread reads a stripe of every
+/// block while the calling thread encodes the stripe before it and compares.
+fn check_parity(
+    dev: &Dev,
+    dir: &Path,
+    layout: &Layout,
+    opts: &Options,
+) -> Result<Vec<Option<u64>>> {
+    // Nothing is written: a stripe small enough to stay in the cache between the read
+    // that brings it and the job and the comparison that use it (about 4 MiB of all
+    // blocks; 16 MiB stripes measured at half the speed).
+    let asked = match opts.stripe {
+        0 => ((4usize << 20) / layout.count()).clamp(64 << 10, 1 << 20),
+        n => n,
+    };
+    let stripe = stripe_len(layout, asked);
+    let (data, rdnc) = (layout.data, layout.rdnc);
+    let files: Vec<(PathBuf, File)> = (0..layout.count())
+        .map(|i| {
+            let p = dir.join(layout.block_file(i));
+            crate::open_regular(&p).map(|f| (p.clone(), f))
+        })
+        .collect::<Result<_>>()?;
+    // Stripes are small: several circulate, so that neither side waits for the other's
+    // wake-up at every hand-over.
+    const CIRCULATING: usize = 4;
+    let (to_main, full) = std::sync::mpsc::sync_channel::<(u64, usize, CheckStripe)>(CIRCULATING);
+    let (give_back, free) = std::sync::mpsc::sync_channel::<CheckStripe>(CIRCULATING);
+    for _ in 0..CIRCULATING {
+        let coder = StripeCoder::new(dev, data, rdnc, stripe)?;
+        let matrix = coder.ec.matrix_create(layout.kind, data, rdnc)?;
+        let theirs = crate::zeroed(rdnc * stripe, "stripes; give a smaller --stripe")?;
+        let _ = give_back.send(CheckStripe {
+            coder,
+            matrix,
+            theirs,
+        });
+    }
+    let pb = progress(
+        layout.block * layout.count() as u64,
+        "verify",
+        opts.progress,
+    );
+    let files = &files;
+    let (read_result, checked) = std::thread::scope(|s| {
+        let reader = s.spawn(move || -> Result<()> {
+            let mut off = 0u64;
+            while off < layout.block {
+                crate::cleanup::interrupted()?;
+                let len = stripe.min((layout.block - off) as usize);
+                // No stripe back: the checking side stopped (its error is reported).
+                let Ok(mut st) = free.recv() else {
+                    return Ok(());
+                };
+                st.coder.load(data * len, |ins| {
+                    for (i, chunk) in ins.chunks_mut(len).enumerate() {
+                        read_padded(&files[i].1, off, chunk, &files[i].0)?;
+                    }
+                    Ok(())
+                })?;
+                for (r, chunk) in st.theirs[..rdnc * len].chunks_mut(len).enumerate() {
+                    let (p, f) = &files[data + r];
+                    read_padded(f, off, chunk, p)?;
+                }
+                if to_main.send((off, len, st)).is_err() {
+                    return Ok(());
+                }
+                off += len as u64;
+            }
+            Ok(())
+        });
+        let mut bad = vec![None::<u64>; rdnc];
+        let r = (|| -> Result<()> {
+            for (off, len, mut st) in full {
+                let CheckStripe {
+                    coder,
+                    matrix,
+                    theirs,
+                } = &mut st;
+                // The inputs are in place already (the reader loaded them).
+                coder.code::<Create>(matrix, len, |_| Ok(()))?;
+                let (_, parity) = coder.areas(matrix, len)?;
+                for (r, (ours, theirs)) in parity
+                    .chunks(len)
+                    .zip(theirs[..rdnc * len].chunks(len))
+                    .enumerate()
+                {
+                    // Whole slices compare as memory does; the byte is looked for only
+                    // where they differ.
+                    if bad[r].is_none()
+                        && ours != theirs
+                        && let Some(at) = ours.iter().zip(theirs).position(|(a, b)| a != b)
+                    {
+                        bad[r] = Some(off + at as u64);
+                    }
+                }
+                pb.inc((len * layout.count()) as u64);
+                // The reader may have stopped; the stripe is then simply dropped.
+                let _ = give_back.send(st);
+            }
+            Ok(())
+        })();
+        // Unblocks a reader waiting for a stripe back.
+        drop(give_back);
+        let read = reader.join().unwrap_or_else(|_| {
+            Err(Error::with_context(
+                ErrorCode::Unexpected,
+                "the block reader thread panicked",
+            ))
+        });
+        (read, r.map(|()| bad))
+    });
+    pb.finish_and_clear();
+    read_result?;
+    checked
 }
