@@ -156,9 +156,22 @@ pub fn encode(
         let writer = s.spawn(move || -> Result<()> {
             for (off, len, mut st) in stripes {
                 let (ins, parity) = st.coder.areas(&st.matrix, len)?;
-                for (i, chunk) in ins.chunks(len).chain(parity.chunks(len)).enumerate() {
-                    write_at(outs_ref[i].file_ref(), off, chunk, outs_ref[i].path())?;
-                }
+                // Two threads write, every other block each: writing into the page cache
+                // is the longest stage, and one file's writes do not overlap (the file
+                // system serializes them), so each thread has files of its own.
+                let write_half = |half: usize| -> Result<()> {
+                    let chunks = ins.chunks(len).chain(parity.chunks(len)).enumerate();
+                    for (i, chunk) in chunks.filter(|(i, _)| i % 2 == half) {
+                        write_at(outs_ref[i].file_ref(), off, chunk, outs_ref[i].path())?;
+                    }
+                    Ok(())
+                };
+                std::thread::scope(|w| {
+                    let second = w.spawn(|| write_half(1));
+                    let first = write_half(0);
+                    let second = writer_result(second.join());
+                    first.and(second)
+                })?;
                 // The main thread may have stopped; the coder is then simply dropped.
                 let _ = give_back.send(st);
             }
