@@ -253,10 +253,15 @@ pub fn encode(
 
 /// A joined writer thread's outcome: its own, or an error when it panicked.
 fn writer_result(joined: std::thread::Result<Result<()>>) -> Result<()> {
+    thread_result(joined, "the block writer thread")
+}
+
+/// A joined thread's outcome: its own, or an error naming `what` when it panicked.
+fn thread_result<T>(joined: std::thread::Result<Result<T>>, what: &str) -> Result<T> {
     joined.unwrap_or_else(|_| {
         Err(Error::with_context(
             ErrorCode::Unexpected,
-            "the block writer thread panicked",
+            format!("{what} panicked"),
         ))
     })
 }
@@ -377,15 +382,12 @@ fn scan_with(dir: &Path, layout: &Layout, opts: &Options, hash: bool) -> Result<
         .clamp(1, 4)
         .min(todo.len().max(1));
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let found = std::sync::Mutex::new(Vec::with_capacity(todo.len()));
-    let worker = || -> Result<()> {
+    // Each worker takes the next block to check and returns what it found.
+    let worker = || -> Result<Vec<(usize, BlockState)>> {
         // A slice that stays in the cache between the read and the hash.
         let mut buf = vec![0u8; 256 << 10];
-        loop {
-            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let Some(&i) = todo.get(k) else {
-                return Ok(());
-            };
+        let mut found = Vec::new();
+        while let Some(&i) = todo.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
             crate::cleanup::interrupted()?;
             let path = dir.join(layout.block_file(i));
             let state = match hash_file(&path, &mut buf, &pb) {
@@ -393,31 +395,25 @@ fn scan_with(dir: &Path, layout: &Layout, opts: &Options, hash: bool) -> Result<
                 Ok(_) => BlockState::Damaged,
                 Err(e) => BlockState::Unreadable(e.to_string()),
             };
-            found
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push((i, state));
+            found.push((i, state));
         }
+        Ok(found)
     };
-    let results: Vec<Result<()>> = std::thread::scope(|s| {
+    let results: Vec<_> = std::thread::scope(|s| {
         let helpers: Vec<_> = (1..threads).map(|_| s.spawn(worker)).collect();
         let mut all = vec![worker()];
-        for h in helpers {
-            all.push(h.join().unwrap_or_else(|_| {
-                Err(Error::with_context(
-                    ErrorCode::Unexpected,
-                    "a checksum thread panicked",
-                ))
-            }));
-        }
+        all.extend(
+            helpers
+                .into_iter()
+                .map(|h| thread_result(h.join(), "a checksum thread")),
+        );
         all
     });
     pb.finish_and_clear();
     for r in results {
-        r?;
-    }
-    for (i, st) in found.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        states[i] = st;
+        for (i, st) in r? {
+            states[i] = st;
+        }
     }
     Ok(states)
 }
@@ -1112,12 +1108,7 @@ fn check_parity(
         })();
         // Unblocks a reader waiting for a stripe back.
         drop(give_back);
-        let read = reader.join().unwrap_or_else(|_| {
-            Err(Error::with_context(
-                ErrorCode::Unexpected,
-                "the block reader thread panicked",
-            ))
-        });
+        let read = thread_result(reader.join(), "the block reader thread");
         (read, r.map(|()| bad))
     });
     pb.finish_and_clear();
