@@ -299,16 +299,16 @@ fn a_1x_project_builds_with_cmake_meson_and_make_and_runs_over_tcp() {
     for (round, tool) in ["cmake", "meson", "make"].into_iter().enumerate() {
         let host = build(tool, "doca-1");
         let dpu = build(tool, "doca-1-dpu");
-        // A port nobody listens on now.
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port()
-            .to_string();
-        let mut c = default_machine(&dpu.join("dma_receiver"));
-        c.args([&port, "03:00.0", &format!("reply {round} from the DPU")]);
-        let mut r = Running::spawn(c, "dma_receiver");
+        let (mut r, port) = spawn_listening("dma_receiver", |port| {
+            let mut c = default_machine(&dpu.join("dma_receiver"));
+            c.args([
+                &port.to_string(),
+                "03:00.0",
+                &format!("reply {round} from the DPU"),
+            ]);
+            c
+        });
+        let port = port.to_string();
         let text = format!("text {round} from the host");
         let out = run_beside(
             &host.join("dma_sender"),

@@ -560,15 +560,6 @@ struct Storage {
     rt: PathBuf,
 }
 
-/// A TCP port nothing listens on now.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 impl Storage {
     fn path(&self, name: &str) -> String {
         self.dir.join(name).to_str().unwrap().to_owned()
@@ -580,29 +571,26 @@ impl Storage {
         let mut run = Vec::new();
         let mut addrs = Vec::new();
         for f in files {
-            let port = free_port().to_string();
             let file = self.path(f);
-            let c = match ns {
-                Some((ns, addr)) => {
-                    addrs.push(format!("{addr}:{port}"));
-                    let mut c = Command::new("ip");
-                    c.args(["netns", "exec", ns, "env", "UCX_TLS=tcp"])
-                        .arg(&self.host)
-                        .args(["target", &port, &file]);
-                    c
-                }
-                None => {
-                    addrs.push(format!("127.0.0.1:{port}"));
-                    let mut c = Command::new(&self.host);
-                    c.args(["target", &port, &file]);
-                    c
-                }
-            };
-            let mut c = c;
-            c.env_remove("DOCA_SW_TOPOLOGY")
-                .env_remove("DOCA_SW_ROLE")
-                .env("DOCA_SW_RUNTIME_DIR", &self.rt);
-            run.push(Running::spawn(c, &format!("storage target {f}")));
+            let (t, port) = spawn_listening(&format!("storage target {f}"), |port| {
+                let port = port.to_string();
+                let mut c = match ns {
+                    Some((ns, _)) => {
+                        let mut c = Command::new("ip");
+                        c.args(["netns", "exec", ns, "env", "UCX_TLS=tcp"])
+                            .arg(&self.host);
+                        c
+                    }
+                    None => Command::new(&self.host),
+                };
+                c.args(["target", &port, &file])
+                    .env_remove("DOCA_SW_TOPOLOGY")
+                    .env_remove("DOCA_SW_ROLE")
+                    .env("DOCA_SW_RUNTIME_DIR", &self.rt);
+                c
+            });
+            run.push(t);
+            addrs.push(format!("{}:{port}", ns.map_or("127.0.0.1", |n| n.1)));
         }
         (run, addrs)
     }

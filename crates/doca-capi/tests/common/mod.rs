@@ -202,6 +202,8 @@ pub struct Running {
     what: String,
     out: Option<std::thread::JoinHandle<Vec<u8>>>,
     err: Option<std::thread::JoinHandle<Vec<u8>>>,
+    /// Its standard output so far, as the collecting thread reads it.
+    so_far: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
 }
 
 impl Running {
@@ -214,20 +216,50 @@ impl Running {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {what}: {e}"));
-        let collect = |mut r: Box<dyn Read + Send>| {
+        let so_far = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let collect = |mut r: Box<dyn Read + Send>, seen: Option<std::sync::Arc<_>>| {
             std::thread::spawn(move || {
                 let mut v = Vec::new();
-                let _ = r.read_to_end(&mut v);
+                let mut chunk = [0u8; 4096];
+                while let Ok(n) = r.read(&mut chunk) {
+                    if n == 0 {
+                        break;
+                    }
+                    v.extend_from_slice(&chunk[..n]);
+                    if let Some(seen) = &seen {
+                        let seen: &std::sync::Mutex<Vec<u8>> = seen;
+                        seen.lock().unwrap().extend_from_slice(&chunk[..n]);
+                    }
+                }
                 v
             })
         };
-        let out = child.stdout.take().map(|o| collect(Box::new(o)));
-        let err = child.stderr.take().map(|e| collect(Box::new(e)));
+        let out = child
+            .stdout
+            .take()
+            .map(|o| collect(Box::new(o), Some(so_far.clone())));
+        let err = child.stderr.take().map(|e| collect(Box::new(e), None));
         Running {
             child,
             what: what.to_string(),
             out,
             err,
+            so_far,
+        }
+    }
+
+    /// Waits until its standard output holds `needle` (true), or it ends or `limit`
+    /// passes first (false).
+    pub fn wait_printed(&mut self, needle: &str, limit: std::time::Duration) -> bool {
+        let start = std::time::Instant::now();
+        loop {
+            if String::from_utf8_lossy(&self.so_far.lock().unwrap()).contains(needle) {
+                return true;
+            }
+            if self.ended().is_some() || start.elapsed() > limit {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
         }
     }
 
@@ -287,6 +319,35 @@ impl Running {
     pub fn finish(self) -> Output {
         self.finish_beside(None)
     }
+}
+
+/// A TCP port nothing listens on now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Starts a program that listens on the port it is given (`make` builds its command)
+/// and waits until it prints "listening on port". A port found free may be taken
+/// (by another program's connection or listener) before the program binds it: the
+/// program then ends at once, and another port is tried. Returns it and its port.
+pub fn spawn_listening(what: &str, mut make: impl FnMut(u16) -> Command) -> (Running, u16) {
+    for tries in 1.. {
+        let port = free_port();
+        let mut r = Running::spawn(make(port), what);
+        if r.wait_printed("listening on port", PROGRAM_LIMIT) {
+            return (r, port);
+        }
+        if r.ended().is_none() || tries == 5 {
+            r.fail(&format!(
+                "did not say it listens (port {port}, try {tries})"
+            ));
+        }
+    }
+    unreachable!()
 }
 
 impl Drop for Running {
