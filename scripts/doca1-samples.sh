@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Builds NVIDIA's DOCA 1.3 DMA samples (not part of this project) unchanged against the
-# 1.x libraries installed by scripts/install-capi.sh, host and DPU flavours, through the
-# 1.x pkg-config module names, and runs them:
+# Builds NVIDIA's DOCA 1.3 DMA and comm channel samples (not part of this project)
+# unchanged against the 1.x libraries installed by scripts/install-capi.sh, host and DPU
+# flavours, through the 1.x pkg-config module names, and runs them:
 #
 #   bash scripts/doca1-samples.sh --samples DIR --prefix PREFIX [--rounds N] [--netns]
 #
@@ -14,6 +14,12 @@
 # the sender on the host side exporting its buffer and sending the JSON descriptor),
 # the copied text checked on both sides. With --netns (root, iproute2) the two run in
 # two network namespaces joined by a veth pair, the descriptor crossing TCP between them.
+#
+# Where DIR also holds the 1.3 comm channel samples (the files that define
+# create_comm_channel_client and create_comm_channel_server with the 1.3 endpoint
+# attributes, whatever their names), they are built the same way and run as two
+# processes: the server on the DPU side, then the client on the host side, once per
+# round against the same server, each exchange checked on both sides.
 set -euo pipefail
 samples="" prefix="" rounds=3 netns=0
 while [ $# -gt 0 ]; do
@@ -34,6 +40,9 @@ for f in dma_common.c dma_common.h dma_local_copy.c dma_remote_copy_sender.c dma
     [ -n "$p" ] || { echo "$f not found under $samples" >&2; exit 2; }
     src+=("$p")
 done
+# The comm channel samples, found by what they define.
+cc_client="$(grep -rlE --include='*.c' '^create_comm_channel_client\(char \*server_name\)' "$samples" | head -n 1 || true)"
+cc_server="$(grep -rlE --include='*.c' '^create_comm_channel_server\(char \*server_name\)' "$samples" | head -n 1 || true)"
 out="$(mktemp -d)"
 ns_a="doca1s-a-$$" ns_b="doca1s-b-$$"
 cleanup() {
@@ -128,6 +137,49 @@ if command -v g++ >/dev/null; then
         { echo "FAIL the receiver as C++"; exit 1; }
     echo "ok   the receiver compiles as C++20 (the memory map reached through the headers it includes)"
 fi
+if [ -n "$cc_client" ] && [ -n "$cc_server" ]; then
+    mkdir -p "$out/cc"
+    cp "$cc_client" "$out/cc/client.c"
+    cp "$cc_server" "$out/cc/server.c"
+    cat >"$out/cc/main_cc.c" <<'EOF'
+#include <stdio.h>
+#include <string.h>
+
+#include <doca_error.h>
+
+doca_error_t create_comm_channel_client(char *server_name);
+doca_error_t create_comm_channel_server(char *server_name);
+
+int main(int argc, char **argv)
+{
+	doca_error_t r;
+
+	if (argc != 3 || (strcmp(argv[1], "client") != 0 && strcmp(argv[1], "server") != 0)) {
+		fprintf(stderr, "usage: %s client|server NAME\n", argv[0]);
+		return 2;
+	}
+	if (strcmp(argv[1], "server") == 0)
+		r = create_comm_channel_server(argv[2]);
+	else
+		r = create_comm_channel_client(argv[2]);
+	printf("%s: %s\n", argv[1], doca_get_error_string(r));
+	return r == DOCA_SUCCESS ? 0 : 1;
+}
+EOF
+    for side in doca-1 doca-1-dpu; do
+        pc="$prefix/lib/pkgconfig/$side"
+        # shellcheck disable=SC2046
+        cc "${strict[@]}" "$out"/cc/*.c -o "$out/cc1-$side" \
+            $(PKG_CONFIG_PATH="$pc" pkg-config --cflags --libs doca-common doca-comm-channel) 2>"$out/cc.log" ||
+            { echo "FAIL build of the comm channel samples ($side)"; cat "$out/cc.log"; exit 1; }
+        if grep -q warning "$out/cc.log"; then
+            echo "FAIL build of the comm channel samples ($side): warnings"; cat "$out/cc.log"; exit 1
+        fi
+    done
+else
+    cc_client=""
+    echo "skip the comm channel samples: none under $samples"
+fi
 echo "built both flavours with ${strict[*]}"
 
 host_ip=127.0.0.1
@@ -176,3 +228,25 @@ for r in $(seq 1 "$rounds"); do
     fi
     echo "ok   dma_remote_copy_sender/receiver ($r)$([ "$netns" = 1 ] && echo ", two namespaces")"
 done
+
+if [ -n "$cc_client" ]; then
+    # The server answers every client until it is stopped; several clients in turn.
+    name="cc_sample_server_$$"
+    timeout 120 "$out/cc1-doca-1-dpu" server "$name" >"$out/ccs.log" 2>&1 &
+    server=$!
+    for _ in $(seq 1 100); do
+        grep -q "Server started Listening" "$out/ccs.log" && break
+        sleep 0.1
+    done
+    for r in $(seq 1 "$rounds"); do
+        timeout 60 "$out/cc1-doca-1" client "$name" >"$out/ccc.log" 2>&1 ||
+            { echo "FAIL cc_client ($r)"; cat "$out/ccc.log" "$out/ccs.log"; kill "$server"; exit 1; }
+        if ! grep -q "Server response: Hello From Server" "$out/ccc.log" ||
+            [ "$(grep -c "Received message: Hello From Client" "$out/ccs.log")" != "$r" ]; then
+            echo "FAIL cc_client/cc_server ($r)"; cat "$out/ccc.log" "$out/ccs.log"; kill "$server"; exit 1
+        fi
+        echo "ok   cc_client/cc_server ($r): the client's hello and the server's answer"
+    done
+    kill "$server" 2>/dev/null || true
+    wait "$server" 2>/dev/null || true
+fi
