@@ -287,16 +287,25 @@ unsafe extern "C" fn ping_cb(
     _p: *const u::ucp_am_recv_param_t,
 ) -> u::ucs_status_t {
     let ep = BACK.load(Ordering::Relaxed) as usize as u::ucp_ep_h;
-    // SAFETY: zeroed params; the data is valid during the callback (the send copies it
-    // out or UCX keeps it until the send completes).
+    // SAFETY: the data is valid during the callback.
+    unsafe { reply(ep, data, len) };
+    u::UCS_OK
+}
+
+/// Sends `len` bytes at `data` to the requester as a reply (active message 2), letting
+/// go of the request at once: a 64-byte message completes inline or is copied out.
+///
+/// # Safety
+/// `ep` is a live endpoint; `data` is readable for `len` bytes during the call.
+unsafe fn reply(ep: u::ucp_ep_h, data: *const c_void, len: usize) {
+    // SAFETY: zeroed params; the caller's contract.
     unsafe {
         let p: u::ucp_request_param_t = std::mem::zeroed();
         let r = u::ucp_am_send_nbx(ep, 2, ptr::null(), 0, data, len, &p);
-        if !r.is_null() && !u::ucs_ptr_is_err(r) {
+        if u::ucs_ptr_is_ptr(r) {
             u::ucp_request_free(r);
         }
     }
-    u::UCS_OK
 }
 
 /// Messages of the second raw ping-pong: the responder's handler only keeps them (as a
@@ -327,15 +336,8 @@ unsafe extern "C" fn ping_kept_cb(
 fn answer_kept(ep: u::ucp_ep_h, answered: &mut u64) {
     while *answered < LOOP_PINGS.load(Ordering::Acquire) {
         let msg: [u64; 8] = std::array::from_fn(|k| LOOP_MSG[k].load(Ordering::Relaxed));
-        // SAFETY: zeroed params; the message outlives the send (completed inline or
-        // copied out: the request is only freed).
-        unsafe {
-            let p: u::ucp_request_param_t = std::mem::zeroed();
-            let r = u::ucp_am_send_nbx(ep, 2, ptr::null(), 0, msg.as_ptr().cast(), 64, &p);
-            if u::ucs_ptr_is_ptr(r) {
-                u::ucp_request_free(r);
-            }
-        }
+        // SAFETY: the responder's live endpoint; the message is readable during the call.
+        unsafe { reply(ep, msg.as_ptr().cast(), 64) };
         *answered += 1;
     }
 }

@@ -200,11 +200,14 @@ pub const PROGRAM_LIMIT: std::time::Duration = std::time::Duration::from_secs(30
 pub struct Running {
     pub child: std::process::Child,
     what: String,
-    out: Option<std::thread::JoinHandle<Vec<u8>>>,
-    err: Option<std::thread::JoinHandle<Vec<u8>>>,
-    /// Its standard output so far, as the collecting thread reads it.
-    so_far: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    /// The threads collecting stdout and stderr (joined once the program has ended).
+    collectors: Vec<std::thread::JoinHandle<()>>,
+    /// Its standard output and error so far, as the collecting threads read them.
+    out: Collected,
+    err: Collected,
 }
+
+type Collected = std::sync::Arc<std::sync::Mutex<Vec<u8>>>;
 
 impl Running {
     /// Starts `c` (stdin as the caller set it), collecting stdout and stderr.
@@ -216,35 +219,29 @@ impl Running {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {what}: {e}"));
-        let so_far = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let collect = |mut r: Box<dyn Read + Send>, seen: Option<std::sync::Arc<_>>| {
+        let (out, err) = (Collected::default(), Collected::default());
+        let collect = |mut r: Box<dyn Read + Send>, into: &Collected| {
+            let into = into.clone();
             std::thread::spawn(move || {
-                let mut v = Vec::new();
                 let mut chunk = [0u8; 4096];
-                while let Ok(n) = r.read(&mut chunk) {
-                    if n == 0 {
-                        break;
-                    }
-                    v.extend_from_slice(&chunk[..n]);
-                    if let Some(seen) = &seen {
-                        let seen: &std::sync::Mutex<Vec<u8>> = seen;
-                        seen.lock().unwrap().extend_from_slice(&chunk[..n]);
-                    }
+                while let Ok(n @ 1..) = r.read(&mut chunk) {
+                    into.lock().unwrap().extend_from_slice(&chunk[..n]);
                 }
-                v
             })
         };
-        let out = child
-            .stdout
-            .take()
-            .map(|o| collect(Box::new(o), Some(so_far.clone())));
-        let err = child.stderr.take().map(|e| collect(Box::new(e), None));
+        let mut collectors = Vec::new();
+        if let Some(o) = child.stdout.take() {
+            collectors.push(collect(Box::new(o), &out));
+        }
+        if let Some(e) = child.stderr.take() {
+            collectors.push(collect(Box::new(e), &err));
+        }
         Running {
             child,
             what: what.to_string(),
+            collectors,
             out,
             err,
-            so_far,
         }
     }
 
@@ -252,14 +249,26 @@ impl Running {
     /// passes first (false).
     pub fn wait_printed(&mut self, needle: &str, limit: std::time::Duration) -> bool {
         let start = std::time::Instant::now();
+        let seen = |r: &Running| String::from_utf8_lossy(&r.out.lock().unwrap()).contains(needle);
         loop {
-            if String::from_utf8_lossy(&self.so_far.lock().unwrap()).contains(needle) {
+            if seen(self) {
                 return true;
             }
-            if self.ended().is_some() || start.elapsed() > limit {
+            if self.ended().is_some() {
+                // All it printed, read to the end.
+                self.join_collectors();
+                return seen(self);
+            }
+            if start.elapsed() > limit {
                 return false;
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
+    fn join_collectors(&mut self) {
+        for h in self.collectors.drain(..) {
+            let _ = h.join();
         }
     }
 
@@ -270,10 +279,9 @@ impl Running {
 
     /// What it printed so far (all of it, once it has ended).
     pub fn printed(&mut self) -> (Vec<u8>, Vec<u8>) {
-        let join = |h: Option<std::thread::JoinHandle<Vec<u8>>>| {
-            h.map(|h| h.join().unwrap_or_default()).unwrap_or_default()
-        };
-        (join(self.out.take()), join(self.err.take()))
+        self.join_collectors();
+        let take = |c: &Collected| std::mem::take(&mut *c.lock().unwrap());
+        (take(&self.out), take(&self.err))
     }
 
     /// Kills it and fails the test with `why` and what it printed.
