@@ -38,6 +38,16 @@
 #
 #   PKG_CONFIG_PATH=DIR/lib/pkgconfig gcc app.c $(pkg-config --cflags --libs doca-1)
 #   PKG_CONFIG_PATH=DIR/lib/pkgconfig/doca-1 meson setup build
+#
+# DOCA 1.5: 2.2's headers with DIR/include/doca-1.5/ first (doca_api_level.h, which adds
+# the 1.5 declarations), DIR/lib/doca-1.5/libdoca_common.so.1 (with
+# libdoca_{dma,argp,comm_channel,sha,compress} linking to it), and the pkg-config modules
+# doca-1.5 and doca-1.5-dpu; DIR/lib/pkgconfig/doca-1.5/ and doca-1.5-dpu/ hold them under
+# the names 1.5 build files ask for (doca, doca-common, doca-dma, doca-argp,
+# doca-comm-channel, doca-sha, doca-compress; and, adding nothing, the names of the 1.5
+# libraries this SDK does not implement, such as doca-flow):
+#
+#   PKG_CONFIG_PATH=DIR/lib/pkgconfig/doca-1.5 cmake -S . -B build
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 
@@ -174,7 +184,7 @@ version1=1.4.0079
 stage1="$stage/doca-1"
 mkdir -p "$stage1/lib/dpu" "$stage1/include/dpu" "$stage1/pc/doca-1" "$stage1/pc/doca-1-dpu"
 generation_libs 1 "$version1" "$stage1/lib" dma argp comm_channel
-for h in doca_error.h doca_log.h doca_argp.h doca_compat.h doca_config.h doca_common_defines.h doca_build_config.h; do
+for h in doca_error.h doca_log.h doca_argp.h doca_compat.h doca_config.h doca_api_level.h doca_common_defines.h doca_build_config.h; do
     cp "$root/crates/doca-capi/include/$h" "$stage1/include/"
 done
 cp "$root"/crates/doca-capi/include1/doca_*.h "$stage1/include/"
@@ -204,7 +214,48 @@ mv "$stage1/include" "$inc/doca-1"
 mv "$stage1/lib" "$lib/doca-1"
 rm -rf "$stage1"
 
+# ---- DOCA 1.5, beside the others ----
+# 1.5 is 2.2's API (work queues and jobs, getters and setters) with the 1.x memory map
+# and PCI addresses: 2.2's headers, with DIR/include/doca-1.5/doca_api_level.h found
+# first (it defines DOCA_API_1_5, which declares 1.5's own names), and
+# DIR/lib/doca-1.5/libdoca_common.so.1, 2.2's library with 1.5's meanings of
+# the names the two share.
+version15=1.5.1007
+stage15="$stage/doca-1.5"
+mkdir -p "$stage15/lib" "$stage15/pc/doca-1.5" "$stage15/pc/doca-1.5-dpu"
+generation_libs 15 "$version15" "$stage15/lib" dma argp comm_channel sha compress
+mkdir -p "$stage15/include"
+cp "$root/crates/doca-capi/include15/doca_api_level.h" "$stage15/include/"
+pc15="$root/crates/doca-capi/pkgconfig15"
+# The modules 1.5 projects ask for, host and DPU flavours: doca-1.5 (and doca-1.5-dpu) in
+# DIR/lib/pkgconfig, and the 1.5 names in DIR/lib/pkgconfig/doca-1.5/ and doca-1.5-dpu/.
+for d in doca-1.5 doca-1.5-dpu; do
+    for spec in "$d:Core and libraries: -ldoca_dma -ldoca_argp -ldoca_comm_channel -ldoca_sha -ldoca_compress" \
+        "$d/doca:Core and libraries: -ldoca_dma -ldoca_argp -ldoca_comm_channel -ldoca_sha -ldoca_compress" \
+        "$d/doca-common:Core:" "$d/doca-dma:DMA: -ldoca_dma" "$d/doca-argp:Argp: -ldoca_argp" \
+        "$d/doca-comm-channel:Comm Channel: -ldoca_comm_channel" "$d/doca-sha:SHA: -ldoca_sha" \
+        "$d/doca-compress:Compress: -ldoca_compress"; do
+        IFS=: read -r out title libs <<<"$spec"
+        sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version15|" -e "s|@NAME@|${out##*/}|" \
+            -e "s|@TITLE@|$title|" -e "s|@LIBS@|$libs|" "$pc15/$d.pc.in" >"$stage15/pc/$out.pc"
+    done
+    # The 1.5 libraries this SDK does not implement: present, adding nothing.
+    for spec in "apsh:App Shield:doca_apsh.h" dpi:DPI:doca_dpi.h "dpdk-bridge:DPDK Bridge:doca_dpdk.h" \
+        flow:Flow:doca_flow.h "flow-grpc:Flow gRPC:doca_flow_grpc_client.h" ipsec:IPsec:doca_ipsec.h \
+        regex:RegEx:doca_regex.h telemetry:Telemetry:doca_telemetry.h; do
+        IFS=: read -r name title header <<<"$spec"
+        sed -e "s|@VERSION@|$version15|" -e "s|@NAME@|doca-$name|" -e "s|@TITLE@|$title|" \
+            -e "s|@HEADER@|$header|" "$pc15/doca-absent.pc.in" >"$stage15/pc/$d/doca-$name.pc"
+    done
+done
+rm -rf "$inc/doca-1.5" "$lib/doca-1.5" "$pc/doca-1.5" "$pc/doca-1.5-dpu"
+mv "$stage15/include" "$inc/doca-1.5"
+mv "$stage15/pc/doca-1.5.pc" "$stage15/pc/doca-1.5-dpu.pc" "$pc/"
+mv "$stage15/pc/doca-1.5" "$stage15/pc/doca-1.5-dpu" "$pc/"
+mv "$stage15/lib" "$lib/doca-1.5"
+rm -rf "$stage15"
+
 for f in "$stage"/*; do
     mv -f "$f" "$lib/"
 done
-echo "installed the DOCA $version, $version3 and $version1 C libraries in $prefix (pkg-config: PKG_CONFIG_PATH=$pc)"
+echo "installed the DOCA $version, $version3, $version1 and $version15 C libraries in $prefix (pkg-config: PKG_CONFIG_PATH=$pc)"

@@ -5,6 +5,7 @@
 #define DOCA_CONFIG_H_
 
 #include <doca_build_config.h>
+#include <doca_api_level.h>
 
 /** This implementation runs entirely in software on the host CPU. */
 #define DOCA_SOFTWARE_IMPLEMENTATION 1

@@ -165,6 +165,27 @@ __DOCA_EXPERIMENTAL
 doca_error_t doca_devinfo_rep_get_is_pci_addr_equal(const struct doca_devinfo_rep *devinfo_rep,
 						    const char *pci_addr_str, uint8_t *is_equal);
 
+#ifdef DOCA_API_1_5
+/* DOCA 1.5 (pkg-config modules under lib/pkgconfig/doca-1.5). */
+
+/** The device's PCI address (as lspci shows it). */
+__DOCA_EXPERIMENTAL
+doca_error_t doca_devinfo_get_pci_addr(const struct doca_devinfo *devinfo, struct doca_pci_bdf *pci_addr);
+
+/** The representor's PCI address. */
+__DOCA_EXPERIMENTAL
+doca_error_t doca_devinfo_rep_get_pci_addr(const struct doca_devinfo_rep *devinfo_rep, struct doca_pci_bdf *pci_addr);
+
+/** 1 when the device can export a memory map (doca_mmap_export). */
+__DOCA_EXPERIMENTAL
+doca_error_t doca_devinfo_get_is_mmap_export_supported(const struct doca_devinfo *devinfo, uint8_t *mmap_export);
+
+/** 1 when the device can create a memory map from an export. */
+__DOCA_EXPERIMENTAL
+doca_error_t doca_devinfo_get_is_mmap_from_export_supported(const struct doca_devinfo *devinfo,
+							   uint8_t *from_export);
+#endif /* DOCA_API_1_5 */
+
 #ifdef __cplusplus
 }
 #endif

@@ -109,6 +109,39 @@ doca_error_t doca_mmap_set_max_num_devices(struct doca_mmap *mmap, uint32_t max_
 __DOCA_EXPERIMENTAL
 doca_error_t doca_mmap_set_permissions(struct doca_mmap *mmap, uint32_t access_mask);
 
+#ifdef DOCA_API_1_5
+/*
+ * DOCA 1.5 (pkg-config modules under lib/pkgconfig/doca-1.5): doca_mmap_create gives a
+ * map that is started first, then given devices (doca_mmap_dev_add) and memory ranges
+ * (doca_mmap_populate), and exported once (doca_mmap_export).
+ */
+
+/** Sets how many memory ranges the map may hold (before the first start). */
+__DOCA_EXPERIMENTAL
+doca_error_t doca_mmap_set_max_num_chunks(struct doca_mmap *mmap, uint32_t max_num_chunks);
+
+/** How many memory ranges the map may hold. */
+__DOCA_EXPERIMENTAL
+doca_error_t doca_mmap_get_max_num_chunks(struct doca_mmap *mmap, uint32_t *max_num_chunks);
+
+/**
+ * Adds the range [addr, addr + len) to a started map; pg_sz is a power of two of at
+ * least 4096. free_cb(addr, len, opaque), if given, is called once the map and its
+ * buffers are gone.
+ */
+__DOCA_EXPERIMENTAL
+doca_error_t doca_mmap_populate(struct doca_mmap *mmap, void *addr, size_t len, size_t pg_sz,
+				doca_mmap_memrange_free_cb_t *free_cb, void *opaque);
+
+/**
+ * A descriptor of the map for doca_mmap_create_from_export on the other side, in memory
+ * the caller frees with free(). A map is exported once.
+ */
+__DOCA_EXPERIMENTAL
+doca_error_t doca_mmap_export(struct doca_mmap *mmap, const struct doca_dev *dev, void **export_desc,
+			      size_t *export_desc_len);
+#endif /* DOCA_API_1_5 */
+
 #ifdef __cplusplus
 }
 #endif

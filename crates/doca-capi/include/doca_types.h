@@ -5,6 +5,7 @@
 #define DOCA_TYPES_H_
 
 #include <stdint.h>
+#include <doca_config.h>
 
 #ifdef __linux__
 #include <linux/types.h>
@@ -88,6 +89,23 @@ enum doca_mtu_size {
 	DOCA_MTU_SIZE_4K_BYTES = 0x4,
 	DOCA_MTU_SIZE_RAW_ETHERNET = 0x5,
 };
+
+#ifdef DOCA_API_1_5
+/*
+ * DOCA 1.5 (pkg-config modules under lib/pkgconfig/doca-1.5): a PCI function's bus,
+ * device and function numbers; raw holds all three.
+ */
+struct doca_pci_bdf {
+	union {
+		uint16_t raw; /**< bus << 8 | device << 3 | function. */
+		struct {
+			uint16_t function : 3; /**< Function, 0..7. */
+			uint16_t device : 5;   /**< Device, 0..31. */
+			uint16_t bus : 8;      /**< Bus, 0..255. */
+		};
+	};
+};
+#endif /* DOCA_API_1_5 */
 
 #ifdef __cplusplus
 }

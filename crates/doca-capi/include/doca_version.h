@@ -12,6 +12,13 @@
 extern "C" {
 #endif
 
+#if defined(DOCA_API_1_5)
+/* DOCA 1.5 (pkg-config modules under lib/pkgconfig/doca-1.5). */
+#define DOCA_VER_MAJOR 1
+#define DOCA_VER_MINOR 5
+#define DOCA_VER_PATCH 1007
+#define DOCA_VER_STRING "1.5.1007"
+#else
 /** Major version of the DOCA API. */
 #define DOCA_VER_MAJOR 2
 /** Minor version of the DOCA API. */
@@ -20,6 +27,7 @@ extern "C" {
 #define DOCA_VER_PATCH 80
 /** The version as text. */
 #define DOCA_VER_STRING "2.2.0080"
+#endif
 
 /** A version as one comparable number. */
 #define DOCA_VERSION_NUM(major, minor, patch) ((size_t)((major) << 24 | (minor) << 16 | (patch)))

@@ -71,6 +71,7 @@ pub mod sync_event;
 mod task_type_example;
 pub mod tasks;
 pub mod v1;
+pub mod v15;
 pub mod v3;
 
 /// `doca_error_t`.

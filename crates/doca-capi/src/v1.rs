@@ -96,7 +96,7 @@ const IFACE_NAME_SIZE: usize = 256;
 const IBDEV_NAME_SIZE: usize = 64;
 
 /// `struct doca_pci_bdf` as a `uint16_t`: bus (bits 8-15), device (3-7), function (0-2).
-fn bdf(a: PciAddr) -> u16 {
+pub(crate) fn bdf(a: PciAddr) -> u16 {
     (u16::from(a.bus) << 8) | (u16::from(a.device & 0x1f) << 3) | u16::from(a.function & 7)
 }
 

@@ -493,6 +493,17 @@ pub fn c_prototype(f: &RustFn) -> String {
 /// every header of the crate's `headers_dir` as installed in `installed` under the
 /// prefix: any prototype that disagrees is a "conflicting types" error.
 pub fn check_shadow_prototypes(headers_dir: &str, installed: &str, fns: &[RustFn], name: &str) {
+    check_shadow_prototypes_with(headers_dir, installed, fns, name, &[]);
+}
+
+/// [`check_shadow_prototypes`] with more compiler arguments (`-DDOCA_API_1_5`).
+pub fn check_shadow_prototypes_with(
+    headers_dir: &str,
+    installed: &str,
+    fns: &[RustFn],
+    name: &str,
+    extra: &[&str],
+) {
     let mut text = String::from("#include <stdbool.h>\n#include <stdint.h>\n#include <stdio.h>\n");
     text.push_str(&include_all(headers_dir));
     for f in fns {
@@ -504,6 +515,7 @@ pub fn check_shadow_prototypes(headers_dir: &str, installed: &str, fns: &[RustFn
     let out = Command::new("cc")
         .args(STRICT)
         .args(["-DDOCA_ALLOW_EXPERIMENTAL_API", "-c", "-o", "/dev/null"])
+        .args(extra)
         .arg(&src)
         .arg(format!("-I{}", prefix().join(installed).display()))
         .output()
@@ -527,11 +539,30 @@ pub fn pkg_flags(modules: &str) -> Vec<String> {
 /// The functions the headers of `dir` declare: the declarations after a marker line
 /// (`__DOCA_EXPERIMENTAL`, `DOCA_EXPERIMENTAL` or `DOCA_STABLE`).
 pub fn header_functions(dir: &str) -> BTreeSet<String> {
+    header_functions_where(dir, false)
+}
+
+/// The functions the headers of `dir` declare for DOCA 1.5 only (inside
+/// `#ifdef DOCA_API_1_5` blocks; [`header_functions`] leaves them out).
+pub fn header_functions_15(dir: &str) -> BTreeSet<String> {
+    header_functions_where(dir, true)
+}
+
+fn header_functions_where(dir: &str, in_15: bool) -> BTreeSet<String> {
     let mut set = BTreeSet::new();
     for h in headers(dir) {
         let text = std::fs::read_to_string(&h).unwrap();
         let mut lines = text.lines();
+        let mut inside = false;
         while let Some(l) = lines.next() {
+            if l == "#ifdef DOCA_API_1_5" {
+                inside = true;
+            } else if l == "#endif /* DOCA_API_1_5 */" {
+                inside = false;
+            }
+            if inside != in_15 {
+                continue;
+            }
             if !matches!(
                 l,
                 "__DOCA_EXPERIMENTAL" | "DOCA_EXPERIMENTAL" | "DOCA_STABLE"
