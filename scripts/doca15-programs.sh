@@ -22,7 +22,7 @@ while [ $# -gt 0 ]; do
     --comm-channel-bench) ccb="$2"; shift 2 ;;
     --prefix) prefix="$2"; shift 2 ;;
     --rounds) rounds="$2"; shift 2 ;;
-    -h | --help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
 done
