@@ -35,6 +35,7 @@ impl<P: Tables> Multiplier<P> for Shuffle256 {
     // two tables fit in the 16 registers.
     const TWO_REGISTERS_UP_TO: usize = 4;
     const PREFETCH: bool = true;
+    const STREAM_AHEAD: usize = 1024;
     const CHEAP_PRODUCT: bool = false;
     const PAIR_COLUMNS: bool = false;
     type Coef = (__m256i, __m256i);

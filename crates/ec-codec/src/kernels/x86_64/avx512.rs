@@ -14,6 +14,7 @@ impl<P: Tables> Multiplier<P> for Shuffle512 {
     type R = __m512i;
     const TWO_REGISTERS_UP_TO: usize = 0;
     const PREFETCH: bool = true;
+    const STREAM_AHEAD: usize = 1024;
     const CHEAP_PRODUCT: bool = false;
     const PAIR_COLUMNS: bool = false;
     type Coef = (__m512i, __m512i);

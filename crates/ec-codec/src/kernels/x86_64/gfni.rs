@@ -14,6 +14,7 @@ impl<P: Affine> Multiplier<P> for Affine256 {
     type R = __m256i;
     const TWO_REGISTERS_UP_TO: usize = 8;
     const PREFETCH: bool = false;
+    const STREAM_AHEAD: usize = super::PREFETCH_AHEAD;
     const CHEAP_PRODUCT: bool = true;
     const PAIR_COLUMNS: bool = false;
     type Coef = __m256i;
@@ -49,6 +50,7 @@ impl<P: Affine> Multiplier<P> for Affine512 {
     type R = __m512i;
     const TWO_REGISTERS_UP_TO: usize = 8;
     const PREFETCH: bool = false;
+    const STREAM_AHEAD: usize = super::PREFETCH_AHEAD;
     const CHEAP_PRODUCT: bool = true;
     const PAIR_COLUMNS: bool = true;
     type Coef = __m512i;
