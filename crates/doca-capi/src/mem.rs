@@ -44,7 +44,7 @@ pub type doca_mmap_memrange_free_cb_t =
 ///
 /// # Safety
 /// `p` is NULL or readable.
-unsafe fn user_data(p: *const doca_data) -> Data {
+pub(crate) unsafe fn user_data(p: *const doca_data) -> Data {
     // SAFETY: the caller's contract.
     unsafe { p.as_ref() }.copied().unwrap_or_default()
 }

@@ -11,25 +11,14 @@
 //! programs, `DOCA_API_1_5`); everything else is 2.2's.
 
 use crate::dev::{doca_devinfo, doca_devinfo_rep};
-use crate::mem::doca_mmap;
+use crate::mem::{doca_mmap, user_data};
 use crate::v1::bdf;
 use crate::{
-    Result, doca_error_t, err, ffi, handle, handle_mut, invalid, new_handle, out_ptr, put,
+    Result, doca_data, doca_error_t, err, ffi, handle, handle_mut, invalid, new_handle, out_ptr,
+    put,
 };
-use doca_core::{Data, ErrorCode, Mmap};
+use doca_core::{ErrorCode, Mmap};
 use std::ffi::{c_char, c_void};
-
-/// `union doca_data` as the C side passes it.
-type doca_data = Data;
-
-/// The user data behind an optional `const union doca_data *`.
-///
-/// # Safety
-/// `p` is NULL or readable.
-unsafe fn user_data(p: *const doca_data) -> Data {
-    // SAFETY: the caller's contract.
-    unsafe { p.as_ref() }.copied().unwrap_or_default()
-}
 
 /// `struct doca_pci_bdf`: bus (bits 8-15), device (3-7) and function (0-2) in one
 /// `uint16_t`.
