@@ -773,6 +773,21 @@ pub unsafe extern "C" fn doca_mmap_create_from_export(
     dev: *mut doca_dev,
     mmap: *mut *mut doca_mmap,
 ) -> doca_error_t {
+    // SAFETY: the same contract; 1.x has a name (which plays no part), not user data.
+    unsafe { create_from_json_export(std::ptr::null(), export_desc, export_desc_len, dev, mmap) }
+}
+/// A memory map from `doca_mmap_export`'s JSON text (with or without the NUL that ends
+/// it): the 1.x and 1.5 forms of `doca_mmap_create_from_export`.
+///
+/// # Safety
+/// As for `doca_mmap_create_from_export`: `export_desc` holds `export_desc_len` bytes.
+pub(crate) unsafe fn create_from_json_export(
+    user_data: *const crate::doca_data,
+    export_desc: *const u8,
+    export_desc_len: usize,
+    dev: *mut doca_dev,
+    mmap: *mut *mut doca_mmap,
+) -> doca_error_t {
     let mut blob = Vec::new();
     let r = ffi(|| {
         if export_desc.is_null() || export_desc_len == 0 {
@@ -789,7 +804,7 @@ pub unsafe extern "C" fn doca_mmap_create_from_export(
     // SAFETY: the same contract, with the binary descriptor the text stands for.
     unsafe {
         crate::mem::doca_mmap_create_from_export(
-            std::ptr::null(),
+            user_data,
             blob.as_ptr().cast(),
             blob.len(),
             dev,
@@ -797,7 +812,6 @@ pub unsafe extern "C" fn doca_mmap_create_from_export(
         )
     }
 }
-
 // ---- work queues ----
 
 /// `doca_workq_property_set`: the depth, while the queue is attached to no context.

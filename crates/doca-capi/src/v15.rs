@@ -14,10 +14,9 @@ use crate::dev::{doca_devinfo, doca_devinfo_rep};
 use crate::mem::{doca_mmap, user_data};
 use crate::v1::bdf;
 use crate::{
-    Result, doca_data, doca_error_t, err, ffi, handle, handle_mut, invalid, new_handle, out_ptr,
-    put,
+    Result, doca_data, doca_error_t, ffi, handle, handle_mut, invalid, new_handle, out_ptr, put,
 };
-use doca_core::{ErrorCode, Mmap};
+use doca_core::Mmap;
 use std::ffi::{c_char, c_void};
 
 /// `struct doca_pci_bdf`: bus (bits 8-15), device (3-7) and function (0-2) in one
@@ -143,25 +142,12 @@ pub unsafe extern "C" fn doca_mmap_create_from_export(
     dev: *mut crate::dev::doca_dev,
     mmap: *mut *mut doca_mmap,
 ) -> doca_error_t {
-    let mut blob = Vec::new();
-    let r = ffi(|| {
-        if export_desc.is_null() || export_desc_len == 0 {
-            return Err(err(ErrorCode::InvalidValue, "export_desc is NULL or empty"));
-        }
-        // SAFETY: the caller's descriptor of export_desc_len bytes (the C contract).
-        let text = unsafe { std::slice::from_raw_parts(export_desc.cast::<u8>(), export_desc_len) };
-        blob = doca_core::memory::export_desc_from_json(text)?;
-        Ok(())
-    });
-    if r != crate::DOCA_SUCCESS {
-        return r;
-    }
-    // SAFETY: the same contract, with the binary descriptor the text stands for.
+    // SAFETY: the same contract.
     unsafe {
-        crate::mem::doca_mmap_create_from_export(
+        crate::v1::create_from_json_export(
             user_data_p,
-            blob.as_ptr().cast(),
-            blob.len(),
+            export_desc.cast(),
+            export_desc_len,
             dev,
             mmap,
         )
