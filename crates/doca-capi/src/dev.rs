@@ -104,6 +104,15 @@ unsafe fn free_list<T: Handle<Kind = kind::Borrowed>>(list: *mut *mut T) -> Resu
     Ok(())
 }
 
+/// The local devices of the machine in force. Listing fails only on the user's
+/// configuration (a topology file or `DOCA_SW_ROLE` that cannot be used), not on a
+/// mistake in the call, and the returned code alone does not say which file or line
+/// is wrong: the reason is logged at error level.
+pub(crate) fn machine_devices() -> Result<Vec<DevInfo>> {
+    doca_core::devinfo_list()
+        .inspect_err(|e| crate::log::internal(crate::log::LEVEL_ERROR, &e.to_string()))
+}
+
 /// `doca_devinfo_list_create`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_devinfo_list_create(
@@ -112,7 +121,7 @@ pub unsafe extern "C" fn doca_devinfo_list_create(
 ) -> doca_error_t {
     ffi(|| {
         give_list(dev_list, nb_devs, || {
-            let infos = doca_core::devinfo_list()?;
+            let infos = machine_devices()?;
             Ok(infos
                 .into_iter()
                 .map(|info| doca_devinfo { info })

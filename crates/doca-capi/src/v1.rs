@@ -1093,7 +1093,7 @@ pub unsafe extern "C" fn doca_comm_channel_ep_create(
             ));
         }
         new_handle(ep, "ep", || {
-            let info = doca_core::device::devinfo_list()?
+            let info = crate::dev::machine_devices()?
                 .into_iter()
                 .next()
                 .ok_or_else(|| {

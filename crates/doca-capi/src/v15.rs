@@ -159,3 +159,27 @@ pub unsafe extern "C" fn doca_mmap_create_from_export(
 pub extern "C" fn doca_version_runtime() -> *const c_char {
     c"1.5.1007".as_ptr()
 }
+
+/// `doca_workq_submit` of the 1.5 library: as 2.2's, except that a job's destination is
+/// written from the start of its data section, over the data it holds, and its data
+/// length becomes what the job wrote. DOCA up to 2.0.2 treats output buffers so (2.0.2's
+/// guide: "the data length of the buffer is ignored when using the buffer as an output
+/// parameter"); 1.5 programs copy into the same destination buffer again and again.
+#[unsafe(export_name = "doca15__workq_submit")]
+pub unsafe extern "C" fn doca_workq_submit(
+    workq: *mut crate::exec::doca_workq,
+    job: *const crate::exec::doca_job,
+) -> doca_error_t {
+    ffi(|| {
+        // SAFETY: NULL or a live handle used by this thread.
+        let w = unsafe { handle_mut(workq, "workq") }?;
+        // SAFETY: the job struct matches its type; its context is live (the C contract).
+        let (ctx, t) = unsafe { crate::exec::job_head(job) }?;
+        w.wq.submit_in_place(&ctx.ctx, |rec| {
+            // SAFETY: as above.
+            unsafe { crate::exec::fill_from_c(job, ctx, t, rec) }?;
+            rec.flags |= doca_core::JobRecord::OVERWRITES_DST;
+            Ok(())
+        })
+    })
+}

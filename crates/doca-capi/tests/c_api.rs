@@ -786,6 +786,48 @@ fn host_and_dpu_builds_run_at_once() {
     assert!(run(&dpu, &[], false).contains("role_probe: ok"));
 }
 
+/// A topology file or role that cannot be used fails the device list with
+/// INVALID_VALUE, and the reason (file, line, what is wrong) is logged at error level,
+/// where a program that never raises its log level sees it.
+#[test]
+fn unusable_topology_is_logged_with_its_reason() {
+    let host = compile(
+        &crate_dir().join("tests/c/role_probe.c"),
+        "role_probe-host",
+        "doca",
+    );
+    let file = scratch().join("topology-without-vuid.toml");
+    std::fs::write(
+        &file,
+        "role = \"host\"\n[[host.device]]\npci_addr = \"0000:af:00.0\"\n\
+         [[dpu.device]]\npci_addr = \"0000:03:00.0\"\n  [[dpu.device.representor]]\n  \
+         pci_addr = \"0000:af:00.0\"\n",
+    )
+    .unwrap();
+    let o = Command::new(&host)
+        .env("DOCA_SW_TOPOLOGY", &file)
+        .env_remove("DOCA_SW_ROLE")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("[ERR]")
+            && err.contains(&file.display().to_string())
+            && err.contains("line 6")
+            && err.contains("missing field `vuid`"),
+        "{err}"
+    );
+    let o = Command::new(&host)
+        .env_remove("DOCA_SW_TOPOLOGY")
+        .env("DOCA_SW_ROLE", "nic")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(err.contains("[ERR]") && err.contains("nic"), "{err}");
+}
+
 /// With -l 60, a failed job's reason is logged when the program retrieves it.
 #[test]
 fn failed_jobs_log_their_reason_at_debug_level() {

@@ -21,8 +21,10 @@ fn src() -> PathBuf {
 }
 
 /// A local copy on the DPU side: the map started before it gets its device and two
-/// ranges, a third range refused, data set on the source, a memcpy job, the ranges
-/// handed back through their free callback once the map is gone.
+/// ranges, a third range refused, data set on the source, a memcpy job, a second memcpy
+/// into the same destination written over the first (1.5 ignores an output buffer's
+/// data length), the ranges handed back through their free callback once the map is
+/// gone.
 #[test]
 fn local_dma_copy_as_1_5_samples_do_it() {
     let c = compile_in(
@@ -48,6 +50,12 @@ fn local_dma_copy_as_1_5_samples_do_it() {
             assert!(out.contains("max chunks 2"), "{out}");
             assert!(
                 out.contains("copied 30 bytes: This is a sample piece of text"),
+                "{out}"
+            );
+            assert!(
+                out.contains(
+                    "copied again into the same destination: 14 bytes, data length 15: RRRRRRRRRRRRRR\n"
+                ),
                 "{out}"
             );
             assert!(

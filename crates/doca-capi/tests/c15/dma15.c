@@ -268,6 +268,30 @@ static int run_local(struct core *c, const char *text)
 		return fail("the DMA job", result);
 	printf("dma15: copied %zu bytes: %s\n", len - 1, dst);
 
+	/*
+	 * 1.5 writes an output buffer over the data it holds (the data length is ignored):
+	 * the same destination takes a second, shorter copy at its start, and its data
+	 * length becomes what was written.
+	 */
+	{
+		size_t again = len / 2, dst_len = 0;
+
+		memset(src, 'R', again - 1);
+		src[again - 1] = '\0';
+		result = doca_buf_set_data(src_buf, src, again);
+		if (result == DOCA_SUCCESS)
+			result = dma_copy(c, dst_buf, src_buf);
+		if (result != DOCA_SUCCESS)
+			return fail("a second copy into the same destination", result);
+		result = doca_buf_get_data_len(dst_buf, &dst_len);
+		if (result != DOCA_SUCCESS)
+			return fail("reading the destination's data length", result);
+		printf("dma15: copied again into the same destination: %zu bytes, data length %zu: %s\n",
+		       again - 1, dst_len, dst);
+		if (dst_len != again || memcmp(dst, src, again) != 0 || memcmp(dst + again, text + again, len - again) != 0)
+			return fail("the second copy did not land over the first", DOCA_ERROR_UNEXPECTED);
+	}
+
 	/* The DPU side does not export (the host does). */
 	result = doca_mmap_export(c->mmap, c->dev, &desc, &desc_len);
 	printf("dma15: export on this side: %s\n", doca_get_error_name(result));

@@ -74,6 +74,11 @@ impl JobRecord {
     /// A flag of the record: its task table says a completed job writes results back
     /// to the program ([`TaskSpec::write_back`](super::TaskSpec::write_back)).
     pub const WRITES_BACK: u32 = 1;
+    /// A flag of the record: the job writes its destination (one buffer, not a list)
+    /// from the start of the destination's data section, over whatever data it holds,
+    /// and leaves the data length at what it wrote. DOCA up to 2.0.2 (the 1.5 face)
+    /// treats output buffers so; later DOCA appends to the data.
+    pub const OVERWRITES_DST: u32 = 2;
 
     #[inline]
     /// A record with no buffers.
@@ -203,7 +208,13 @@ impl JobRecord {
     #[inline]
     pub(crate) fn take_dst_base(&mut self) {
         self.dst_base = match self.buf(Self::DST) {
-            Some(d) if d.next().is_none() => d.data_len(),
+            Some(d) if d.next().is_none() => {
+                if self.flags & Self::OVERWRITES_DST != 0 {
+                    0
+                } else {
+                    d.data_len()
+                }
+            }
             _ => NO_LEN,
         };
     }
