@@ -27,6 +27,8 @@
 #   buffer afterwards), checked byte by byte; the last commit's receiver then runs its
 #   setup and teardown against that sender. The two sides see one machine described by
 #   a topology file (host function af:00.0, its representor on DPU port 03:00.0).
+#   dma_bench and doca_dma_benchmark run their odd rounds with 2 engine threads per
+#   device (jobs complete asynchronously), their even rounds without.
 #   Needs gflags, libpmem and json-c (apt-get install libgflags-dev libpmem-dev
 #   libjson-c-dev).
 #
@@ -49,7 +51,7 @@ while [ $# -gt 0 ]; do
     --comm-channel-bench) ccb="$2"; shift 2 ;;
     --dma-bench) dmab="$2"; shift 2 ;;
     --doca-dma-benchmark) gdb="$2"; shift 2 ;;
-    -h | --help) sed -n '2,44p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,46p' "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -94,6 +96,33 @@ cmake_build() {
     local own
     own="$(grep -oE "warning: .*\[-W[a-z-]+(=[0-9])?\]" "$build.make.log" | grep -oE "\[-W[^]]*\]" | sort -u | tr -d '[]' | tr '\n' ' ' || true)"
     echo "ok   $name built with its CMakeLists.txt${own:+ (warnings of its own code: $own)}"
+}
+
+# engine_of ROUND: the engine threads of a round's devices: none (jobs run in the
+# caller) in even rounds, 2 in odd ones.
+engine_of() { [ $(($1 % 2)) = 1 ] && echo 2 || true; }
+
+# machine THREADS HOST-PCI: writes a topology file (one host function, its representor
+# on DPU port 03:00.0, THREADS engine threads per device; 0: none) and prints its path.
+machine() {
+    local f="$out/machine-$1-$2.toml"
+    cat >"$f" <<TOML
+role = "host"
+[[host.device]]
+pci_addr = "0000:$2"
+iface_name = "ens7f0np0"
+ibdev_name = "mlx5_2"
+engine_threads = $1
+[[dpu.device]]
+pci_addr = "0000:03:00.0"
+iface_name = "p0"
+ibdev_name = "mlx5_0"
+engine_threads = $1
+  [[dpu.device.representor]]
+  pci_addr = "0000:$2"
+  vuid = "MT0000SW0001pf0hpf"
+TOML
+    echo "$f"
 }
 
 # ---- comm_channel_bench (1.5) ----
@@ -141,8 +170,9 @@ if [ -n "$dmab" ]; then
     sizes=(64 4096 65536)
     for ((r = 0; r < rounds; r++)); do
         size="${sizes[$((r % ${#sizes[@]}))]}" warm=$((3 + r)) iters=$((10 + r * 10))
-        if ! DOCA_SW_ROLE=dpu timeout 120 "$out/dmab/main" -p 03:00.0 -s "$size" -w "$warm" -i "$iters" \
-            >"$out/dmab.log" 2>&1; then
+        engine="$(engine_of "$r")"
+        if ! env ${engine:+DOCA_SW_TOPOLOGY="$(machine "$engine" 3b:00.0)"} DOCA_SW_ROLE=dpu timeout 120 \
+            "$out/dmab/main" -p 03:00.0 -s "$size" -w "$warm" -i "$iters" >"$out/dmab.log" 2>&1; then
             cat "$out/dmab.log"
             echo "FAIL dma_bench, round $r" >&2
             exit 1
@@ -159,7 +189,7 @@ if [ -n "$dmab" ]; then
             exit 1
         fi
         avg="$(grep -o "average duration [0-9.]* us" "$out/dmab.log")"
-        echo "ok   dma_bench round $r: $warm checked and $iters timed copies of $size bytes into one destination, $avg"
+        echo "ok   dma_bench round $r: $warm checked and $iters timed copies of $size bytes into one destination, $avg${engine:+, $engine engine threads}"
     done
 fi
 
@@ -180,21 +210,6 @@ if [ -n "$gdb" ]; then
         if [ "$tree" != "$gdb" ]; then what="doca_dma_benchmark 872dc54" build="$out/gdb-old"; fi
         PKG_CONFIG_LIBDIR="$prefix/lib/pkgconfig/doca-1:$sys_pc" cmake_build "$what" "$tree" "$build" CMAKE_CXX_FLAGS
     done
-    cat >"$out/machine.toml" <<'TOML'
-role = "host"
-[[host.device]]
-pci_addr = "0000:af:00.0"
-iface_name = "ens7f0np0"
-ibdev_name = "mlx5_2"
-[[dpu.device]]
-pci_addr = "0000:03:00.0"
-iface_name = "p0"
-ibdev_name = "mlx5_0"
-  [[dpu.device.representor]]
-  pci_addr = "0000:af:00.0"
-  vuid = "MT0000SW0001pf0hpf"
-TOML
-    export DOCA_SW_TOPOLOGY="$out/machine.toml"
     recv_ip=127.0.0.1 in_dpu=() in_host=()
     if [ "$netns" = 1 ]; then
         ip netns add "$ns_a"
@@ -217,22 +232,23 @@ TOML
     # pair BIN [receiver args...]: the receiver on the DPU side, then the sender (872dc54)
     # on the host side; both logs in $out.
     pair() {
-        local bin="$1" rc=0
-        shift
-        ("${in_dpu[@]}" env DOCA_SW_ROLE=dpu timeout 60 "$bin" --is_server=false "$@" >"$out/recv.log" 2>&1
+        local bin="$1" topo="$2" rc=0
+        shift 2
+        ("${in_dpu[@]}" env DOCA_SW_TOPOLOGY="$topo" DOCA_SW_ROLE=dpu timeout 60 "$bin" --is_server=false "$@" >"$out/recv.log" 2>&1
             echo $? >"$out/recv.rc") &
         for _ in $(seq 1 100); do
             grep -q "Waiting for sender node" "$out/recv.log" 2>/dev/null && break
             sleep 0.1
         done
-        "${in_host[@]}" env DOCA_SW_ROLE=host timeout 60 "$out/gdb-old/dma_test" --is_server=true \
+        "${in_host[@]}" env DOCA_SW_TOPOLOGY="$topo" DOCA_SW_ROLE=host timeout 60 "$out/gdb-old/dma_test" --is_server=true \
             --receiver_ip="$recv_ip" >"$out/send.log" 2>&1 || rc=$?
         wait
         echo "$rc" >"$out/send.rc"
     }
     pattern="$(awk 'BEGIN { for (i = 0; i < 1023; i++) printf "%c", 97 + i % 25 }')"
     for ((r = 0; r < rounds; r++)); do
-        pair "$out/gdb-old/dma_test"
+        engine="$(engine_of "$r")"
+        pair "$out/gdb-old/dma_test" "$(machine "${engine:-0}" af:00.0)"
         got="$(sed -n 's/^Server buffer //p' "$out/send.log")"
         # The receiver wrote 64 '0' bytes over one 64-byte block; everything else is the
         # sender's pattern.
@@ -255,9 +271,9 @@ TOML
             echo "FAIL doca_dma_benchmark 872dc54, round $r: sender $(cat "$out/send.rc"), receiver $(cat "$out/recv.rc"), buffer: $block" >&2
             exit 1
         fi
-        echo "ok   doca_dma_benchmark 872dc54 round $r: the DPU read a block and wrote block $block of the host's buffer$([ "$netns" = 1 ] && echo ", two namespaces")"
+        echo "ok   doca_dma_benchmark 872dc54 round $r: the DPU read a block and wrote block $block of the host's buffer${engine:+, $engine engine threads}$([ "$netns" = 1 ] && echo ", two namespaces")"
     done
-    pair "$out/gdb-head/dma_test" --benchmarks=none
+    pair "$out/gdb-head/dma_test" "$(machine 0 af:00.0)" --benchmarks=none
     if [ "$(cat "$out/send.rc")" != 0 ] || [ "$(cat "$out/recv.rc")" != 0 ] ||
         grep -q "\[ERR\]" "$out/send.log" "$out/recv.log" ||
         ! grep -q "Exported data was received" "$out/recv.log" ||
