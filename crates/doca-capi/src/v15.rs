@@ -162,9 +162,9 @@ pub extern "C" fn doca_version_runtime() -> *const c_char {
 
 /// `doca_workq_submit` of the 1.5 library: as 2.2's, except that a job's destination is
 /// written from the start of its data section, over the data it holds, and its data
-/// length becomes what the job wrote. DOCA up to 2.0.2 treats output buffers so (2.0.2's
-/// guide: "the data length of the buffer is ignored when using the buffer as an output
-/// parameter"); 1.5 programs copy into the same destination buffer again and again.
+/// length becomes what the job wrote. DOCA up to 2.0.2 treats output buffers so (the 2.2
+/// Core guide's note on what changed after 2.0.2); 1.5 programs copy into the same
+/// destination buffer again and again.
 #[unsafe(export_name = "doca15__workq_submit")]
 pub unsafe extern "C" fn doca_workq_submit(
     workq: *mut crate::exec::doca_workq,
