@@ -26,6 +26,7 @@
 //! Every number is checked: counts within DOCA's limits, the block size a multiple of 64
 //! whose M blocks hold the file, and no product that overflows.
 
+use super::xxh3::Xxh3;
 use crate::io_error;
 use doca_core::{Error, ErrorCode, Result};
 use doca_ec::MatrixType;
@@ -33,7 +34,7 @@ use std::ffi::{OsStr, OsString};
 use std::fmt::Write as _;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
-use xxhash_rust::xxh3::{Xxh3, xxh3_64, xxh3_128};
+use xxhash_rust::xxh3::{xxh3_64, xxh3_128};
 
 /// The sample's size-and-name file.
 pub const DATA_INFO: &str = "data_info";

@@ -18,12 +18,20 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use xxhash_rust::xxh3::Xxh3;
+use xxh3::Xxh3;
 
 mod coder;
 mod manifest;
 pub mod mds;
 mod staging;
+#[cfg(target_arch = "x86_64")]
+pub mod xxh3;
+/// XXH3 as `xxhash_rust` computes it (its vector code, NEON on 64-bit Arm, is chosen
+/// when it is compiled).
+#[cfg(not(target_arch = "x86_64"))]
+pub mod xxh3 {
+    pub use xxhash_rust::xxh3::Xxh3;
+}
 use coder::{StripeCoder, input_unchanged, read_input, read_padded, stripe_len, write_at};
 pub use manifest::{ContentHasher, DATA_INFO, Layout, MANIFEST, kind_name, parse_kind};
 use staging::{Staging, existing_outputs, is_set_member};
