@@ -215,35 +215,27 @@ fn consume(acc: &mut [u64; 8], stripes: &mut usize, data: &[u8]) {
 mod x86 {
     use super::{P32_1, PER_BLOCK, SCRAMBLE_AT, SECRET, STRIPE};
     use std::arch::x86_64::*;
-    use std::sync::atomic::{AtomicU8, Ordering};
 
     #[derive(Clone, Copy, PartialEq, Eq, Debug)]
     pub(super) enum Kind {
-        Sse2 = 1,
-        Avx2 = 2,
+        Sse2,
+        Avx2,
     }
 
     /// The vector code of the erasure-coding kernel in force (`DOCA_EC_ISA` holds both
     /// to the same class of CPU): AVX2 with the vector kernels, SSE2 (part of every
-    /// x86-64 CPU) with the table kernels.
+    /// x86-64 CPU) with the table kernels. Both answers are kept where they are made
+    /// (the codec decides once, the standard library caches the CPU's features).
     pub(super) fn kind() -> Kind {
-        static KIND: AtomicU8 = AtomicU8::new(0);
-        match KIND.load(Ordering::Relaxed) {
-            1 => return Kind::Sse2,
-            2 => return Kind::Avx2,
-            _ => {}
-        }
         use ec_codec::Isa;
-        let k = match ec_codec::dispatch::selected() {
+        match ec_codec::dispatch::selected() {
             Isa::Avx512 | Isa::Gfni512 | Isa::Avx2 | Isa::Gfni256
                 if is_x86_feature_detected!("avx2") =>
             {
                 Kind::Avx2
             }
             _ => Kind::Sse2,
-        };
-        KIND.store(k as u8, Ordering::Relaxed);
-        k
+        }
     }
 
     /// SSE2, which every x86-64 CPU has.
