@@ -1,6 +1,7 @@
 /* PID 1 of the emulated machine that runs the codec's test binaries on a CPU model with
  * AVX-512 and GFNI: mounts /proc, prints the CPU flags that matter, runs each test
- * binary listed in /tests/list (one "NAME ENV=VALUE..." per line), reports each exit
+ * binary listed in /tests/list (one "NAME ENV=VALUE... ARG..." per line: words with an
+ * '=' set the environment, the others are passed to the binary), reports each exit
  * status on the console and powers the machine off. */
 #include <fcntl.h>
 #include <stdio.h>
@@ -54,21 +55,30 @@ int main(void) {
             continue;
         char *save = NULL;
         char *name = strtok_r(line, " ", &save);
-        char *envs[16];
-        int ne = 0;
+        char *envs[16], *args[16];
+        int ne = 0, na = 0;
         char *e;
-        while ((e = strtok_r(NULL, " ", &save)) && ne < 15)
-            envs[ne++] = e;
+        while ((e = strtok_r(NULL, " ", &save))) {
+            if (strchr(e, '=') && ne < 15)
+                envs[ne++] = e;
+            else if (!strchr(e, '=') && na < 13)
+                args[na++] = e;
+        }
         envs[ne] = NULL;
         char path[512];
         snprintf(path, sizeof path, "/tests/%s", name);
         printf("EMU run %s", name);
         for (int i = 0; i < ne; i++)
             printf(" %s", envs[i]);
+        for (int i = 0; i < na; i++)
+            printf(" %s", args[i]);
         printf("\n");
         pid_t pid = fork();
         if (pid == 0) {
-            char *argv[] = {path, "--test-threads=1", NULL};
+            char *argv[16] = {path, "--test-threads=1"};
+            for (int i = 0; i < na; i++)
+                argv[2 + i] = args[i];
+            argv[2 + na] = NULL;
             char *envp[20] = {"PATH=/", "HOME=/tmp", "RUST_BACKTRACE=1"};
             for (int i = 0; i <= ne; i++)
                 envp[3 + i] = envs[i];

@@ -9,7 +9,7 @@ use super::vector::Multiplier;
 use crate::kernels::Tables;
 use std::arch::x86_64::*;
 
-driver!("avx2", Shuffle256, group_rows);
+driver!("avx2", Shuffle256, group_rows, 8);
 
 /// Most tables a pass of 5 to 8 outputs may read per step: 32-byte steps read every table
 /// twice as often per byte as 64-byte ones, which pays while the tables stay in L1.

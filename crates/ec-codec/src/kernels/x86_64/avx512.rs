@@ -4,7 +4,7 @@ use super::vector::Multiplier;
 use crate::kernels::Tables;
 use std::arch::x86_64::*;
 
-driver!("avx512f,avx512bw", Shuffle512, |_| 16);
+driver!("avx512f,avx512bw", Shuffle512, |_| 16, 16);
 
 /// Nibble-table multiplication on 512-bit registers: a coefficient is its low- and
 /// high-nibble product tables, each in all four lanes.

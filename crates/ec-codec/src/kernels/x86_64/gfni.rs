@@ -80,9 +80,9 @@ impl<P: Affine> Multiplier<P> for Affine512 {
 }
 
 pub(crate) mod v256 {
-    driver!("avx2,gfni", super::Affine256, |_| 8);
+    driver!("avx2,gfni", super::Affine256, |_| 8, 8);
 }
 
 pub(crate) mod v512 {
-    driver!("avx512f,avx512bw,gfni", super::Affine512, |_| 16);
+    driver!("avx512f,avx512bw,gfni", super::Affine512, |_| 16, 16);
 }

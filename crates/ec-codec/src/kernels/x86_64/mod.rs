@@ -5,7 +5,8 @@ use super::{Affine, MAX_COLS, MAX_ROWS, Tables};
 use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
 use std::mem::MaybeUninit;
 
-/// Calls `$f::<_, N, $d, $o>` for N = 1..=16 chosen at run time.
+/// Calls `$f::<_, N, $d, $o>` for N = 1..=16 chosen at run time (`$f` instantiates its
+/// work only for the N its kernel's groups reach: see `group`).
 macro_rules! for_n {
     ($n:expr, $f:ident, $d:expr, $o:expr, $($arg:expr),*) => {
         match $n {
@@ -40,7 +41,7 @@ macro_rules! for_n {
 /// Each group runs [`vector::multiply`] with the kernel's [`Multiplier`](vector::Multiplier)
 /// `$m`, inside functions compiled with the kernel's features `$feat`.
 macro_rules! driver {
-    ($feat:literal, $m:ty, $g:expr) => {
+    ($feat:literal, $m:ty, $g:expr, $max:literal) => {
         /// Runs the kernel over `[off, off + len)`, storing with non-temporal stores
         /// where `stream` and the outputs are 64-byte aligned. With `realign` the bulk
         /// may start where most blocks are aligned ([`aligning_head`]), the first and
@@ -226,7 +227,9 @@ macro_rules! driver {
                 } else {
                     p.all_mul(r0, n)
                 };
-                let one_first = p.one_rows(r0, n) & 1 != 0;
+                // (A group with columns of 0s and 1s takes its row of ones as products:
+                // such matrices are rare, and the pair of shortcuts is not compiled.)
+                let one_first = dense && p.one_rows(r0, n) & 1 != 0;
                 for &(off, len, nt) in pieces {
                     // SAFETY: forwarded contract; n <= g and r0 + n <= rows.
                     unsafe {
@@ -237,10 +240,7 @@ macro_rules! driver {
                             (true, false) => {
                                 for_n!(n, group, true, false, p, ins, outs, r0, off, len, nt)
                             }
-                            (false, true) => {
-                                for_n!(n, group, false, true, p, ins, outs, r0, off, len, nt)
-                            }
-                            (false, false) => {
+                            (false, _) => {
                                 for_n!(n, group, false, false, p, ins, outs, r0, off, len, nt)
                             }
                         }
@@ -273,7 +273,12 @@ macro_rules! driver {
             $m: $crate::kernels::x86_64::vector::Multiplier<P>,
         {
             use $crate::kernels::x86_64::vector::{Multiplier, multiply};
-            if N <= <$m as Multiplier<P>>::TWO_REGISTERS_UP_TO {
+            // The branches are constants, so only the multiplications this kernel can
+            // reach are compiled: groups of at most `$max` outputs (what `$g` gives), two
+            // registers a step only up to the kernel's limit.
+            if const { N > $max } {
+                unreachable!("a group of {N} outputs, more than the kernel's {}", $max);
+            } else if const { N <= <$m as Multiplier<P>>::TWO_REGISTERS_UP_TO } {
                 // Steps of two registers, then one register for a remaining 64 bytes when
                 // a register holds 64.
                 let step = 2 * <<$m as Multiplier<P>>::R as $crate::kernels::x86_64::vector::Register>::BYTES;
@@ -281,7 +286,9 @@ macro_rules! driver {
                 // SAFETY: forwarded contract; the kernel's features are enabled here and
                 // main is a multiple of the step.
                 unsafe { multiply::<P, $m, N, 2, DENSE, ONE_FIRST>(p, ins, outs, r0, off, main, nt) }
-                if main < len {
+                // (With 32-byte registers a step is 64 bytes: there is never a rest, and
+                // no one-register pass is compiled.)
+                if const { <<$m as Multiplier<P>>::R as $crate::kernels::x86_64::vector::Register>::BYTES == 64 } && main < len {
                     // SAFETY: as above; the rest is a multiple of 64 and of the register.
                     unsafe {
                         multiply::<P, $m, N, 1, DENSE, ONE_FIRST>(p, ins, outs, r0, off + main, len - main, nt)
