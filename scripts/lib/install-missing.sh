@@ -9,6 +9,8 @@ install_missing() {
         echo "$who: missing packages: $* (install them as root)" >&2
         exit 2
     fi
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+    # Another install may be under way (CI runs the emulated CPU's set-up beside other
+    # steps): wait for dpkg's lock rather than fail.
+    apt-get -o DPkg::Lock::Timeout=600 update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq "$@" >/dev/null
 }
