@@ -62,6 +62,7 @@ fn lane(t: &[u8; 32], l: usize) -> u64 {
 }
 
 /// The bit matrix of the identity: a product by it is the source.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // x86-64 kernels only
 const IDENTITY: u64 = 0x0102_0408_1020_4080;
 
 /// Most coefficients of a piece the GFNI kernels run (8 KiB of bit matrices on the
@@ -97,6 +98,7 @@ pub fn warm_up() {
 }
 
 /// The tables of 1: a product by them is the source.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // x86-64 kernels only
 const ONE: [u8; 32] = [
     0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60,
     0x70, 0x80, 0x90, 0xa0, 0xb0, 0xc0, 0xd0, 0xe0, 0xf0,
@@ -206,6 +208,7 @@ pub unsafe fn multiply_as(
 
 /// A rows x cols piece of caller-owned tables (at most 32 x 288), read as `layout` says.
 #[derive(Clone, Copy)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // x86-64 kernels only
 struct Piece {
     layout: Layout,
     base: *const u8,
