@@ -2,7 +2,10 @@
 # Builds the DOCA C libraries of both API generations (2.2, and 3.x's progress engine
 # and tasks) and installs them side by side with their headers and pkg-config files:
 #
-#   scripts/install-capi.sh --prefix DIR [--profile release|dev]
+#   scripts/install-capi.sh --prefix DIR [--profile release|dev] [--reuse]
+#
+# --reuse: when DIR already holds what this script would install now (the same library
+# build, headers, pkg-config templates and script), it is left as it is.
 #
 # Installs DIR/include/doca_*.h, DIR/lib/libdoca_common.so.2 (the library) with
 # libdoca_{dma,sha,erasure_coding,compress,argp,comm_channel,rdma} as links to it (linker scripts for -l, soname
@@ -61,9 +64,28 @@ cargo build --quiet --profile "$profile" -p doca-capi --lib --manifest-path "$ro
 target="${CARGO_TARGET_DIR:-$root/target}"
 archive="$target/$outdir/libdoca_capi.a"
 [ -f "$archive" ] || { echo "install-capi: $archive was not built" >&2; exit 1; }
+# What the installed files are made of: with --reuse, an install of the same is kept.
+stamp_of() {
+    {
+        stat -c '%n %s %Y' "$archive"
+        (cd "$root" && find scripts/install-capi.sh scripts/lib/install-args.sh \
+            crates/doca-capi/include* crates/doca-capi/pkgconfig* crates/doca-capi/csrc \
+            -type f -print0 | sort -z | xargs -0 sha256sum)
+        echo "prefix $1"
+    } | sha256sum | cut -d' ' -f1
+}
+if [ "$reuse" = 1 ] && [ -f "$prefix/.doca-install-stamp" ]; then
+    prefix_abs="$(cd "$prefix" && pwd)"
+    if [ "$(cat "$prefix/.doca-install-stamp")" = "$(stamp_of "$prefix_abs")" ]; then
+        echo "install-capi: $prefix_abs already holds this build (--reuse)"
+        exit 0
+    fi
+fi
 
 mkdir -p "$prefix"
 prefix="$(cd "$prefix" && pwd)"
+# Written again once everything is in place.
+rm -f "$prefix/.doca-install-stamp"
 inc="$prefix/include"
 lib="$prefix/lib"
 pc="$lib/pkgconfig"
@@ -258,4 +280,6 @@ rm -rf "$stage15"
 for f in "$stage"/*; do
     mv -f "$f" "$lib/"
 done
+stamp_of "$prefix" >"$prefix/.doca-install-stamp.tmp.$$"
+mv -f "$prefix/.doca-install-stamp.tmp.$$" "$prefix/.doca-install-stamp"
 echo "installed the DOCA $version, $version3, $version1 and $version15 C libraries in $prefix (pkg-config: PKG_CONFIG_PATH=$pc)"

@@ -17,6 +17,10 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 
 . "$root/scripts/lib/install-args.sh"
 parse_install_args install-isal-compat 2,16 "$@"
+if [ "$reuse" = 1 ]; then
+    echo "install-isal-compat: --reuse is not an option of this script (its install only copies files)" >&2
+    exit 2
+fi
 
 cargo build --quiet --locked --profile "$profile" -p isal-compat --lib --manifest-path "$root/Cargo.toml"
 target="${CARGO_TARGET_DIR:-$root/target}"

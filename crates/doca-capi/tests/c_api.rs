@@ -2,8 +2,8 @@
 //! `scripts/install-capi.sh` into a scratch prefix, the C tests in `tests/c/` and the
 //! samples in `samples/` are compiled with strict flags ([`STRICT`]) and
 //! `pkg-config --cflags --libs doca` (or `doca-dpu` for DPU-side programs), and run
-//! (under valgrind's memcheck when it is installed) with no topology file and no
-//! environment variables, and again with engine threads. Drift checks compare the
+//! with no topology file and no environment variables (under valgrind's memcheck when
+//! it is installed), and again with engine threads. Drift checks compare the
 //! headers with the Rust `extern "C"` functions and with DOCA 2.2's includes.
 
 mod common;

@@ -1,8 +1,8 @@
 //! The 1.x C interface (DOCA 1.3-1.4 Core and DMA) as a DOCA program sees it: installed
 //! beside the other generations by `scripts/install-capi.sh`, the programs in
 //! `tests/c1/` are compiled with strict flags and `pkg-config --cflags --libs doca-1`
-//! (the DPU side with `doca-1-dpu`), and run with no topology file and again with
-//! engine threads, under valgrind when it is installed. A symbol check compares the
+//! (the DPU side with `doca-1-dpu`), and run with no topology file (under valgrind when
+//! it is installed) and again with engine threads. A symbol check compares the
 //! headers of `include1/` with what the installed library exports.
 
 mod common;

@@ -48,6 +48,38 @@ pub fn install(script: &Path, prefix: &Path) {
     );
 }
 
+/// Runs an install script that takes `--reuse` (`bash SCRIPT --prefix PREFIX --profile P
+/// --reuse`) into `prefix`, shared by every test binary that asks for the same prefix:
+/// the script keeps an install of the same build, and a lock beside the prefix has one
+/// process install at a time while the others wait (each C test binary of a crate would
+/// otherwise install the same libraries again).
+pub fn install_shared(script: &Path, prefix: &Path) {
+    std::fs::create_dir_all(prefix.parent().expect("the prefix has a parent")).unwrap();
+    let mut lock_name = prefix
+        .file_name()
+        .expect("the prefix has a name")
+        .to_owned();
+    lock_name.push(".lock");
+    let lock = std::fs::File::create(prefix.with_file_name(lock_name)).unwrap();
+    lock.lock().unwrap();
+    let out = Command::new("bash")
+        .arg(script)
+        .arg("--prefix")
+        .arg(prefix)
+        .args(["--profile", cargo_profile(), "--reuse"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{} failed:\n{}{}",
+        script.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The lock goes with the file.
+    drop(lock);
+}
+
 /// The directory of ISA-L's own `libisal.so.2` as the `erasure-isa-l-sys` build script
 /// built it from source under a cargo profile directory (`target/debug`,
 /// `target/release`): the newest such build, or `None`.
