@@ -216,7 +216,8 @@ while :; do
         break
     fi
 done
-pkill -f "bochs-bin.*$work/bochsrc" 2>/dev/null || true
+# The emulator itself, not xvfb-run around it (which then stops its X server).
+pkill -f "^$work/bochs-bin .*$work/bochsrc" 2>/dev/null || true
 wait "$emu" 2>/dev/null || true
 echo "emulated-isa-tests: $(($(date +%s) - start)) s in the emulator"
 if [ "$status" != 0 ]; then
