@@ -21,18 +21,14 @@ for line in sys.stdin:
     if m.get("reason") != "compiler-artifact" or not m.get("executable"):
         continue
     name = m["target"]["name"]
-    manifest = m["manifest_path"]
-    package = os.path.basename(os.path.dirname(manifest))
-    # A crate is named by its package name (doca-core), its lib target by the crate name.
-    pkg_names = {package}
-    pid = m.get("package_id", "")
-    if "#" in pid:
-        tail = pid.rsplit("#", 1)[1]
-        pkg_names.add(tail.split("@", 1)[0] if "@" in tail else package)
-    if not pkg_names & set(packages):
+    directory = os.path.dirname(m["manifest_path"])
+    # path+file:///DIR#NAME@VERSION, or path+file:///DIR#VERSION where NAME is DIR.
+    tail = m["package_id"].rsplit("#", 1)[-1]
+    package = tail.split("@", 1)[0] if "@" in tail else os.path.basename(directory)
+    if package not in packages:
         continue
     if targets != ["*"] and name not in targets:
         continue
-    print(package, name, m["executable"], os.path.dirname(manifest))
+    print(package, name, m["executable"], directory)
 '
 }

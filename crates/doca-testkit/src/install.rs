@@ -32,20 +32,7 @@ pub fn cargo_profile() -> &'static str {
 /// into a fresh `prefix`, panicking with its output when it fails.
 pub fn install(script: &Path, prefix: &Path) {
     let _ = std::fs::remove_dir_all(prefix);
-    let out = Command::new("bash")
-        .arg(script)
-        .arg("--prefix")
-        .arg(prefix)
-        .args(["--profile", cargo_profile()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{} failed:\n{}{}",
-        script.display(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_install(script, prefix, &[]);
 }
 
 /// Runs an install script that takes `--reuse` (`bash SCRIPT --prefix PREFIX --profile P
@@ -62,11 +49,20 @@ pub fn install_shared(script: &Path, prefix: &Path) {
     lock_name.push(".lock");
     let lock = std::fs::File::create(prefix.with_file_name(lock_name)).unwrap();
     lock.lock().unwrap();
+    run_install(script, prefix, &["--reuse"]);
+    // The lock goes with the file.
+    drop(lock);
+}
+
+/// `bash SCRIPT --prefix PREFIX --profile P EXTRA...`, panicking with its output when it
+/// fails.
+fn run_install(script: &Path, prefix: &Path, extra: &[&str]) {
     let out = Command::new("bash")
         .arg(script)
         .arg("--prefix")
         .arg(prefix)
-        .args(["--profile", cargo_profile(), "--reuse"])
+        .args(["--profile", cargo_profile()])
+        .args(extra)
         .output()
         .unwrap();
     assert!(
@@ -76,8 +72,6 @@ pub fn install_shared(script: &Path, prefix: &Path) {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    // The lock goes with the file.
-    drop(lock);
 }
 
 /// The directory of ISA-L's own `libisal.so.2` as the `erasure-isa-l-sys` build script
