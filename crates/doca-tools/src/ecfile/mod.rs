@@ -143,7 +143,11 @@ pub fn encode(
     let target = staging.as_ref().map_or(dir, |s| s.path.as_path());
     let n = layout.count();
     let outs: Vec<AtomicFile> = (0..n)
-        .map(|i| AtomicFile::create(&target.join(layout.block_file(i)), true))
+        .map(|i| {
+            let f = AtomicFile::create(&target.join(layout.block_file(i)), true)?;
+            f.reserve(layout.block)?;
+            Ok(f)
+        })
         .collect::<Result<_>>()?;
     let stripe = stripe_len(&layout, opts.stripe);
     let pb = progress(layout.block * data as u64, "encode", opts.progress);
@@ -643,6 +647,7 @@ fn rebuild(
     }
     refuse_output_in_set(output, dir)?;
     let out = AtomicFile::create(output, opts.force)?;
+    out.reserve(layout.size)?;
     let stripe = stripe_len(layout, opts.stripe);
     // Two coders circulate, as in encode: the main thread reads a stripe of the sources
     // into one, rebuilds and hashes, while a writer thread writes the other's.
@@ -696,7 +701,10 @@ fn rebuild(
             continue;
         }
         match AtomicFile::create(&dir.join(layout.block_file(i)), true) {
-            Ok(f) => rebuilt.push(Some(f)),
+            Ok(f) => {
+                f.reserve(layout.block)?;
+                rebuilt.push(Some(f));
+            }
             Err(e) if e.code() == ErrorCode::NotPermitted || read_only(&e) => {
                 not_written_back = Some(format!("'{}' cannot be written: {e}", dir.display()));
                 rebuilt.iter_mut().for_each(|r| *r = None);
