@@ -859,3 +859,80 @@ fn killed_at_random_moments_a_set_always_recovers() {
         check(round, &mut current);
     }
 }
+
+/// A small file system mounted for a test (tmpfs of `size` bytes), unmounted when
+/// dropped; `None` where mounting is not allowed (not root, or no mount namespace rights).
+struct SmallDisk(std::path::PathBuf);
+
+impl SmallDisk {
+    fn mount(at: &Path, size: usize) -> Option<SmallDisk> {
+        // SAFETY: geteuid cannot fail.
+        if unsafe { libc::geteuid() } != 0 {
+            return None;
+        }
+        std::fs::create_dir_all(at).unwrap();
+        let st = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(at)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .ok()?;
+        st.success().then(|| SmallDisk(at.to_path_buf()))
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// A disk without room for the outputs: encode and recover say so before writing, and
+/// leave nothing there (no temporaries, no partial blocks or file).
+#[test]
+fn a_full_disk_is_reported_before_anything_is_written() {
+    let s = Scratch::new("full-disk");
+    let data = bytes(3 << 20, 21);
+    encode_set(&s, "in.bin", &data, &[]);
+    let Some(disk) = SmallDisk::mount(&s.path("small"), 1 << 20) else {
+        eprintln!("not root or mount not allowed: the full-disk case is not run here");
+        return;
+    };
+    let o = run_within(EC, &["encode", "-i", "in.bin", "-o", "small/set"], &s.0, 60);
+    assert_eq!(o.code, 1, "{}", o.stdout);
+    assert!(o.stderr.contains("cannot set aside"), "{}", o.stderr);
+    assert!(o.stderr.contains("DOCA_ERROR_IO_FAILED"), "{}", o.stderr);
+    assert!(
+        names_in(&s.path("small/set")).is_empty(),
+        "{:?}",
+        names_in(&s.path("small/set"))
+    );
+    // Recover: the file does not fit; nothing under its name, no temporary.
+    std::fs::remove_file(s.path("set/data_block_1")).unwrap();
+    let o = run_within(
+        EC,
+        &[
+            "recover",
+            "-i",
+            "set",
+            "-o",
+            "small/out.bin",
+            "--no-write-back",
+        ],
+        &s.0,
+        60,
+    );
+    assert_eq!(o.code, 1, "{}", o.stdout);
+    assert!(o.stderr.contains("cannot set aside"), "{}", o.stderr);
+    assert!(
+        names_in(&s.path("small")).iter().all(|n| n == "set"),
+        "{:?}",
+        names_in(&s.path("small"))
+    );
+    drop(disk);
+    // Elsewhere the same set recovers.
+    let o = run_within(EC, &["recover", "-i", "set", "-o", "out.bin"], &s.0, 60);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(std::fs::read(s.path("out.bin")).unwrap(), data);
+}
