@@ -315,7 +315,7 @@ fn tool_end_to_end(a: &EcCtxArgs, reps: usize) {
     // not handed out yet, and measured up to 4x slower on a VM), except in a quick run.
     let warm = usize::from(reps > 1);
     for round in 0..reps + warm {
-        if round == warm && warm == 1 {
+        if warm == 1 && round == 1 {
             for v in [
                 &mut cat,
                 &mut cp,

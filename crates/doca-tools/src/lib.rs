@@ -385,11 +385,17 @@ mod tests {
         );
     }
 
-    #[test]
-    fn atomic_file_appears_only_on_commit() {
-        let dir = std::env::temp_dir().join(format!("doca-tools-af-{}", std::process::id()));
+    /// A fresh directory for one test, and the path of its output file.
+    fn test_dir(tag: &str) -> (PathBuf, PathBuf) {
+        let dir = std::env::temp_dir().join(format!("doca-tools-{tag}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("out.bin");
+        (dir, p)
+    }
+
+    #[test]
+    fn atomic_file_appears_only_on_commit() {
+        let (dir, p) = test_dir("af");
         {
             let mut f = AtomicFile::create(&p, false).unwrap();
             f.file().write_all(b"partial").unwrap();
@@ -412,9 +418,7 @@ mod tests {
 
     #[test]
     fn reserve_sizes_the_file_or_says_there_is_no_room() {
-        let dir = std::env::temp_dir().join(format!("doca-tools-rs-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("out.bin");
+        let (dir, p) = test_dir("rs");
         let mut f = AtomicFile::create(&p, false).unwrap();
         f.reserve(1 << 20).unwrap();
         if f.file_ref().metadata().unwrap().len() == 0 {
