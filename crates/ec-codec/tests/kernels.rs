@@ -156,6 +156,23 @@ fn shapes_from_one_to_the_maxima() {
     }
 }
 
+/// The nibble kernels' source-by-source loop walks tiles of 1 KiB (512 bytes with 32
+/// outputs): several tiles and a short last one, a lone source (set and written by one
+/// pass), groups of outputs short of four, blocks misaligned alike (the realigned
+/// head and tail run apart).
+#[test]
+fn source_by_source_over_tiles_with_a_short_last_tile() {
+    let shapes = [(4, 10), (32, 128), (5, 3), (1, 1), (7, 1), (32, 2)];
+    for (i, (rows, cols)) in shapes.into_iter().enumerate() {
+        for (j, (len, shift)) in [(3 * 1024 + 192, 0), (2 * 512 + 64, 0), (2048 + 128, 16)]
+            .into_iter()
+            .enumerate()
+        {
+            check(rows, cols, len, shift, 3000 + 10 * i as u64 + j as u64);
+        }
+    }
+}
+
 #[test]
 fn output_groups_over_staged_tiles_with_a_short_last_tile() {
     // More outputs than any kernel's group, so sources are staged tile by tile; block

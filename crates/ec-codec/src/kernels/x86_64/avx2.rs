@@ -38,6 +38,7 @@ impl<P: Tables> Multiplier<P> for Shuffle256 {
     const STREAM_AHEAD: usize = 1024;
     const CHEAP_PRODUCT: bool = false;
     const PAIR_COLUMNS: bool = false;
+    const SOURCE_MAJOR: bool = true;
     type Coef = (__m256i, __m256i);
     type Split = (__m256i, __m256i);
 

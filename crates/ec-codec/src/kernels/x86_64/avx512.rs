@@ -17,6 +17,7 @@ impl<P: Tables> Multiplier<P> for Shuffle512 {
     const STREAM_AHEAD: usize = 1024;
     const CHEAP_PRODUCT: bool = false;
     const PAIR_COLUMNS: bool = false;
+    const SOURCE_MAJOR: bool = true;
     type Coef = (__m512i, __m512i);
     type Split = (__m512i, __m512i);
 

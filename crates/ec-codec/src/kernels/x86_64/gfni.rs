@@ -17,6 +17,7 @@ impl<P: Affine> Multiplier<P> for Affine256 {
     const STREAM_AHEAD: usize = super::PREFETCH_AHEAD;
     const CHEAP_PRODUCT: bool = true;
     const PAIR_COLUMNS: bool = false;
+    const SOURCE_MAJOR: bool = false;
     type Coef = __m256i;
     type Split = __m256i;
 
@@ -53,6 +54,7 @@ impl<P: Affine> Multiplier<P> for Affine512 {
     const STREAM_AHEAD: usize = super::PREFETCH_AHEAD;
     const CHEAP_PRODUCT: bool = true;
     const PAIR_COLUMNS: bool = true;
+    const SOURCE_MAJOR: bool = false;
     type Coef = __m512i;
     type Split = __m512i;
 
