@@ -1083,6 +1083,28 @@ fn rdma_pair_22() {
     run_rdma_pair(&bin, "rdma22");
 }
 
+/// Both layers of RDMA access control in 2.2 (`tests/c/rdma_perms22.c`): eight
+/// responder contexts, one per combination of the RDMA read, write and atomic
+/// permissions, against memory exported with each combination; every read, write,
+/// fetch-and-add and compare-and-swap job lands only where both allow it, and the rest
+/// end with `NOT_PERMITTED` in the job's result, touching nothing (the responder checks
+/// every byte). Inline, with engine threads, with shared memory, and across two network
+/// namespaces.
+#[test]
+fn rdma_permissions_both_layers_22() {
+    let src = crate_dir().join("tests/c/rdma_perms22.c");
+    let bin = compile(&src, "rdma_perms22", "doca");
+    run_pair_everywhere(
+        &bin,
+        "perms22",
+        ["responder", "requester"],
+        [
+            "every combination checked",
+            "224 jobs, 160 refused with DOCA_ERROR_NOT_PERMITTED",
+        ],
+    );
+}
+
 /// The 1.x headers reach each other as DOCA 1.x's did: a C++ program that includes only
 /// `doca_buf.h`, `doca_buf_inventory.h` or `doca_dma.h` calls the memory map's
 /// functions (1.x programs do), and `doca_dma.h` alone reaches buffers, contexts and

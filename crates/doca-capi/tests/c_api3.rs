@@ -551,6 +551,30 @@ fn rdma_pair_3x() {
     run_rdma_pair(&bin, "rdma3");
 }
 
+/// Both layers of RDMA access control in 3.x (`tests/c3/rdma_perms3.c`): eight
+/// responder contexts, one per combination of the RDMA read, write and atomic flags,
+/// against memory exported with each combination; every read, write, fetch-and-add and
+/// compare-and-swap lands only where both allow it, remote-net sync event sets, adds and
+/// gets only where the context allows a write, an atomic, a read; the rest end with
+/// `NOT_PERMITTED` and touch nothing (the responder checks every byte). Inline, with
+/// engine threads, with shared memory (where the requester copies itself), and across
+/// two network namespaces.
+#[test]
+fn rdma_permissions_both_layers_3x() {
+    const RDMA: &str = "doca-common doca-rdma";
+    let src = crate_dir().join("tests/c3/rdma_perms3.c");
+    let bin = compile(&src, "rdma_perms3", RDMA);
+    run_pair_everywhere(
+        &bin,
+        "perms3",
+        ["responder", "requester"],
+        [
+            "every combination checked",
+            "248 operations, 172 refused with DOCA_ERROR_NOT_PERMITTED",
+        ],
+    );
+}
+
 /// The stand-in of DOCA's storage reference application (`tests/cpp/storage_standin.cpp`,
 /// C++17, host and DPU flavours): what it runs and where.
 struct Storage {

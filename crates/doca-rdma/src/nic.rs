@@ -6,8 +6,10 @@
 //! Every operation is a UCX active message with a [`Header`]; UCX picks the transport
 //! (shared memory or CMA on one machine, TCP between machines, verbs where there is an
 //! RDMA NIC) and the protocol (eager or rendezvous). The target checks every access to
-//! its memory against the export's listing ([`doca_core::memory::net::access`]): range,
-//! permission, device, revocation.
+//! its memory against both layers of access control a NIC checks: the access flags of
+//! the context that owns the connection (the queue pair's, `doca_rdma_set_permissions`),
+//! then the export's listing ([`doca_core::memory::net::access`]): range, permission,
+//! device, revocation. A refused access touches nothing and leaves both sides working.
 //!
 //! A requester's operation completes when the target answers (after the bytes are in
 //! its memory, or a message is in a posted receive), so that nothing that completed is
@@ -406,6 +408,8 @@ pub struct Nic {
     ctx_id: u64,
     /// The device served (its PCI address code).
     dev: u32,
+    /// The remote accesses its connections grant.
+    grants: AccessFlags,
 }
 
 impl std::fmt::Debug for Nic {
@@ -455,8 +459,11 @@ const WATCH_EVERY: Duration = Duration::from_millis(20);
 impl Nic {
     /// Starts a NIC serving device `dev` (remote accesses reach only memory exported on
     /// it; its traffic goes through the network its topology names, see
-    /// [`crate::netdev`]), handing completions to `sink`.
-    pub fn start(dev: &doca_core::Dev, sink: Arc<dyn Sink>) -> Result<Nic> {
+    /// [`crate::netdev`]), whose connections grant peers the remote accesses in
+    /// `grants` (the context's permissions: RDMA read, write, atomic; a peer's access
+    /// without its flag is refused with `NOT_PERMITTED` whatever the memory allows),
+    /// handing completions to `sink`.
+    pub fn start(dev: &doca_core::Dev, grants: AccessFlags, sink: Arc<dyn Sink>) -> Result<Nic> {
         let net = crate::netdev::choice(dev.as_devinfo())?;
         let listen_addr = net.listen;
         let dev = net::dev_code(dev);
@@ -476,7 +483,7 @@ impl Nic {
         let (tx, rx) = std::sync::mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("doca-rdma-nic".into())
-            .spawn(move || run(worker, sh, sink, dev, ctx_id, listen_addr, tx))
+            .spawn(move || run(worker, sh, sink, (dev, grants), ctx_id, listen_addr, tx))
             .map_err(|e| {
                 Error::with_context(
                     ErrorCode::NoMemory,
@@ -503,6 +510,7 @@ impl Nic {
             address,
             ctx_id,
             dev,
+            grants: grants & GRANT_ALL,
         })
     }
 
@@ -514,6 +522,7 @@ impl Nic {
             ctx_id: self.ctx_id,
             place: crate::wire::Place::here(),
             dev: self.dev,
+            grants: self.grants.bits(),
             worker: self.address.clone(),
         }
         .encode()
@@ -801,6 +810,8 @@ struct State {
     shared: Arc<Shared>,
     sink: Arc<dyn Sink>,
     dev: u32,
+    /// The remote accesses the context's connections grant (its permissions).
+    grants: AccessFlags,
     conns: HashMap<u32, Conn, SmallKeys>,
     /// Boxed: UCX reads a record's header bytes while the vector may grow.
     #[allow(clippy::vec_box)]
@@ -909,7 +920,7 @@ fn run(
     worker: Worker,
     shared: Arc<Shared>,
     sink: Arc<dyn Sink>,
-    dev: u32,
+    (dev, grants): (u32, AccessFlags),
     ctx_id: u64,
     listen_addr: Option<std::net::IpAddr>,
     ready: std::sync::mpsc::Sender<Result<()>>,
@@ -919,6 +930,7 @@ fn run(
         shared: Arc::clone(&shared),
         sink,
         dev,
+        grants: grants & GRANT_ALL,
         conns: HashMap::default(),
         pend: Vec::new(),
         pend_free: Vec::new(),
@@ -1345,12 +1357,14 @@ fn readable(fd: std::os::fd::RawFd, timeout_ms: i32) -> bool {
 /// An access to exported memory, checked; `None` for one of no bytes that names no
 /// export (a task without buffers), which touches nothing.
 fn checked_access(
+    grants: AccessFlags,
     token: [u64; 2],
     addr: u64,
     len: u64,
     need: AccessFlags,
     dev: u32,
 ) -> std::result::Result<Option<NetAccess>, ErrorCode> {
+    granted(grants, need)?;
     if len == 0 && token == [0, 0] {
         return Ok(None);
     }
@@ -1358,6 +1372,23 @@ fn checked_access(
         .map(Some)
         .map_err(|e| e.code())
 }
+
+/// The first layer of a remote access's check: the context that owns the connection
+/// (its queue pair's access flags, `doca_rdma_set_permissions`) must grant `need`, as
+/// the NIC refuses an RDMA read, write or atomic on a queue pair without the flag
+/// whatever the memory allows.
+fn granted(grants: AccessFlags, need: AccessFlags) -> std::result::Result<(), ErrorCode> {
+    if grants.contains(need) {
+        Ok(())
+    } else {
+        Err(ErrorCode::NotPermitted)
+    }
+}
+
+/// Every remote access a NIC's connections can grant: RDMA read, write and atomic.
+pub const GRANT_ALL: AccessFlags = AccessFlags::RDMA_READ
+    .union(AccessFlags::RDMA_WRITE)
+    .union(AccessFlags::RDMA_ATOMIC);
 
 /// Bounce buffers kept for reuse at most.
 const MAX_BOUNCES: usize = 64;
@@ -1425,7 +1456,7 @@ fn refused(code: ErrorCode) -> Error {
                 "the remote side has no live export with this key (never exported, forged, or revoked: its mmap stopped or its sync event was destroyed)"
             }
             ErrorCode::NotPermitted => {
-                "the remote side refused the access: its export does not grant it (permission, or another device)"
+                "the remote side refused the access: its RDMA context's permissions (doca_rdma_set_permissions) or its exported memory's (doca_mmap_set_permissions) do not grant it, or the memory is on another device"
             }
             ErrorCode::InvalidValue => {
                 "the remote side refused the access: the range lies outside its exported memory, or the message is longer than the posted receive"
@@ -2806,7 +2837,14 @@ impl State {
         let access = if h.b != n as u64 {
             Err(ErrorCode::InvalidValue)
         } else {
-            checked_access([h.t0, h.t1], h.a, h.b, AccessFlags::RDMA_WRITE, self.dev)
+            checked_access(
+                self.grants,
+                [h.t0, h.t1],
+                h.a,
+                h.b,
+                AccessFlags::RDMA_WRITE,
+                self.dev,
+            )
         };
         let g = match access {
             // A write of nothing (no buffers): only its immediate, if any, matters.
@@ -2894,7 +2932,14 @@ impl State {
         let err = match m.data.here() {
             Some(d) if k > 0 && k == m.data.len() as u64 && off + k <= total => {
                 let at = [h.t0, h.t1];
-                match checked_access(at, h.a, total, AccessFlags::RDMA_WRITE, self.dev) {
+                match checked_access(
+                    self.grants,
+                    at,
+                    h.a,
+                    total,
+                    AccessFlags::RDMA_WRITE,
+                    self.dev,
+                ) {
                     // SAFETY: the data holds k bytes; the guard checked that the whole
                     // write's bytes are exported writable memory, and copy_in keeps
                     // [off, off + k) inside them.
@@ -2959,7 +3004,14 @@ impl State {
             }
             .encode()
         };
-        match checked_access([h.t0, h.t1], h.a, h.b, AccessFlags::RDMA_READ, self.dev) {
+        match checked_access(
+            self.grants,
+            [h.t0, h.t1],
+            h.a,
+            h.b,
+            AccessFlags::RDMA_READ,
+            self.dev,
+        ) {
             Ok(Some(g)) => match g.local_ptr() {
                 Some(p) if h.flags & F_FRAG != 0 && g.len() > piece_max() => {
                     // In pieces, all under the one access, which ends with the last.
@@ -3055,13 +3107,19 @@ impl State {
         use doca_core::sync_event::net::{Op, apply};
         let h = m.hdr;
         self.release(m.data);
-        let op = if h.flags & F_EV_ADD != 0 {
-            Op::Add(h.a)
+        // As the NIC carries them: a set is a write of the event's value, an add an
+        // atomic fetch-and-add on it, a get a read of it.
+        let (op, need) = if h.flags & F_EV_ADD != 0 {
+            (Op::Add(h.a), AccessFlags::RDMA_ATOMIC)
         } else if h.flags & F_EV_SET != 0 {
-            Op::Set(h.a)
+            (Op::Set(h.a), AccessFlags::RDMA_WRITE)
         } else {
-            Op::Get
+            (Op::Get, AccessFlags::RDMA_READ)
         };
+        if let Err(code) = granted(self.grants, need) {
+            self.ack(h.conn, h.req, code as i32 as u64, 0);
+            return;
+        }
         match apply([h.t0, h.t1], op) {
             Ok(v) => self.ack(h.conn, h.req, 0, v),
             Err(e) => self.ack(h.conn, h.req, e.code() as i32 as u64, 0),
@@ -3071,7 +3129,9 @@ impl State {
     fn target_atomic(&mut self, m: Incoming) {
         let h = m.hdr;
         self.release(m.data);
-        let r = if !h.a.is_multiple_of(8) {
+        let r = if let Err(code) = granted(self.grants, AccessFlags::RDMA_ATOMIC) {
+            Err(code)
+        } else if !h.a.is_multiple_of(8) {
             Err(ErrorCode::InvalidValue)
         } else {
             net::access([h.t0, h.t1], h.a, 8, AccessFlags::RDMA_ATOMIC, self.dev)

@@ -188,8 +188,9 @@ pub struct Connection {
     peer: Mutex<Option<std::net::SocketAddr>>,
     /// The peer's process and device, when it runs on this machine and both sides
     /// allow shared memory (`DOCA_RDMA_SHM=1`): reads and writes of memory that process
-    /// exported on that device are then copied by this side (see [`Shared::direct`]).
-    direct: std::sync::OnceLock<(u32, u32)>,
+    /// exported on that device are then copied by this side (see [`Shared::direct`]),
+    /// where the peer's context grants the access (its permissions, the third).
+    direct: std::sync::OnceLock<(u32, u32, AccessFlags)>,
 }
 
 /// Connections of a context that hold a place (exported, connected, asked for,
@@ -329,17 +330,31 @@ impl Connection {
     }
 
     /// `doca_rdma_connection_disconnect`: the peer is told; tasks in flight on the
-    /// connection end with an error.
+    /// connection end with an error; the context's other connections go on. A
+    /// connection that has ended already (the peer disconnected: this is how DOCA's
+    /// samples acknowledge the disconnect callback; it failed; it was rejected; it was
+    /// disconnected before) is left as it is, with success. A request not answered yet
+    /// is `BAD_STATE` (accept or reject it), one not connected yet `NOT_CONNECTED`.
     pub fn disconnect(&self) -> Result<()> {
-        let was = self.state.swap(C_DISCONNECTED, Ordering::AcqRel);
-        if was != C_CONNECTED {
-            if was != C_DISCONNECTED {
-                self.state.store(was, Ordering::Release);
+        match self.state.compare_exchange(
+            C_CONNECTED,
+            C_DISCONNECTED,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => {}
+            Err(C_DISCONNECTED | C_FAILED | C_REJECTED) => return Ok(()),
+            Err(C_REQUESTED) => {
+                return Err(bad_state(
+                    "the connection is a peer's request not answered yet: accept or reject it",
+                ));
             }
-            return Err(Error::with_context(
-                ErrorCode::ConnectionAborted,
-                "the connection is not connected",
-            ));
+            Err(_) => {
+                return Err(Error::with_context(
+                    ErrorCode::NotConnected,
+                    "the connection is not connected yet (connect it, or wait for its established callback)",
+                ));
+            }
         }
         if let Some(s) = self.owner.upgrade()
             && let Some(nic) = lock(&s.nic).as_ref()
@@ -422,6 +437,37 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 fn invalid(msg: impl Into<std::borrow::Cow<'static, str>>) -> Error {
     Error::with_context(ErrorCode::InvalidValue, msg)
+}
+
+/// Hands the operations the NIC finished to the engine, in the order they finished;
+/// whether there were any.
+fn drain_done(s: &Shared, out: &mut PollOut<'_>) -> bool {
+    let mut any = false;
+    let mut more = true;
+    while more {
+        // One lock per completion: its outcome, its record, and whether more wait.
+        let (rec, r) = {
+            let mut ops = lock(&s.ops);
+            let Some((i, r)) = ops.done.pop_front() else {
+                break;
+            };
+            more = !ops.done.is_empty();
+            let rec = ops.recs.get_mut(i as usize).and_then(Option::take);
+            if rec.is_some() {
+                ops.free.push(i);
+            }
+            (rec, r)
+        };
+        let Some(mut rec) = rec else { continue };
+        any = true;
+        s.inflight.fetch_sub(1, Ordering::AcqRel);
+        let err = match r {
+            Ok(d) => finish(&mut rec, &d, s).err(),
+            Err(e) => Some(e),
+        };
+        out.complete(rec, err);
+    }
+    any
 }
 
 fn bad_state(msg: impl Into<std::borrow::Cow<'static, str>>) -> Error {
@@ -599,7 +645,7 @@ impl CtxOps for RdmaOps {
             ops.done.clear();
         }
         let sink: Arc<dyn Sink> = Arc::new(SinkOf(Arc::downgrade(s)));
-        let nic = Nic::start(dev, sink)?;
+        let nic = Nic::start(dev, lock(&s.conf).permissions, sink)?;
         let mut slot = lock(&s.nic);
         *slot = Some(nic);
         s.nic_gen.store(
@@ -642,32 +688,12 @@ impl ChannelOps for RdmaOps {
         if !s.queued.load(Ordering::Acquire) || !s.queued.swap(false, Ordering::AcqRel) {
             return false;
         }
-        let mut any = false;
-        let mut more = true;
-        while more {
-            // One lock per completion: its outcome, its record, and whether more wait.
-            let (rec, r) = {
-                let mut ops = lock(&s.ops);
-                let Some((i, r)) = ops.done.pop_front() else {
-                    break;
-                };
-                more = !ops.done.is_empty();
-                let rec = ops.recs.get_mut(i as usize).and_then(Option::take);
-                if rec.is_some() {
-                    ops.free.push(i);
-                }
-                (rec, r)
-            };
-            let Some(mut rec) = rec else { continue };
-            any = true;
-            s.inflight.fetch_sub(1, Ordering::AcqRel);
-            let err = match r {
-                Ok(d) => finish(&mut rec, &d, s).err(),
-                Err(e) => Some(e),
-            };
-            out.complete(rec, err);
-        }
+        let mut any = drain_done(s, out);
         loop {
+            // What the NIC finished before a connection's end is reported before it
+            // (a message received, then its sender's disconnect): completions that
+            // came in meanwhile go first.
+            any |= drain_done(s, out);
             let next = {
                 let req = lock(&s.requests).pop_front();
                 match req {
@@ -694,12 +720,33 @@ impl ChannelOps for RdmaOps {
                     }
                     ConnectionEvent::Established
                 }
+                // Each end is reported once: not after this side disconnected itself
+                // (both sides' disconnects crossed), nor a failure after an end.
                 Some(ConnEvent::Disconnected) => {
-                    c.state.store(C_DISCONNECTED, Ordering::Release);
+                    if c.state
+                        .compare_exchange(
+                            C_CONNECTED,
+                            C_DISCONNECTED,
+                            Ordering::AcqRel,
+                            Ordering::Acquire,
+                        )
+                        .is_err()
+                    {
+                        continue;
+                    }
                     ConnectionEvent::Disconnected
                 }
                 Some(ConnEvent::Failed) => {
-                    c.state.store(C_FAILED, Ordering::Release);
+                    let ended = c
+                        .state
+                        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |was| {
+                            (!matches!(was, C_DISCONNECTED | C_FAILED | C_REJECTED))
+                                .then_some(C_FAILED)
+                        })
+                        .is_err();
+                    if ended {
+                        continue;
+                    }
                     ConnectionEvent::Failed
                 }
             };
@@ -1120,7 +1167,8 @@ impl Rdma {
             ));
         }
         if crate::wire::Place::here().shares_machine(&d.place) {
-            let _ = conn.direct.set((d.place.pid, d.dev));
+            let grants = AccessFlags::from_bits_truncate(d.grants);
+            let _ = conn.direct.set((d.place.pid, d.dev, grants));
         }
         let nic = lock(&self.s.nic);
         let Some(nic) = nic.as_ref() else {
@@ -1402,7 +1450,16 @@ impl Shared {
             return None;
         }
         let c = self.conn_by_id(conn)?;
-        let &(pid, dev) = c.direct.get()?;
+        let &(pid, dev, grants) = c.direct.get()?;
+        // The peer's context does not grant it: its NIC refuses it, in words.
+        let need = if write {
+            AccessFlags::RDMA_WRITE
+        } else {
+            AccessFlags::RDMA_READ
+        };
+        if !grants.contains(need) {
+            return None;
+        }
         if c.state.load(Ordering::Acquire) != C_CONNECTED {
             return None;
         }

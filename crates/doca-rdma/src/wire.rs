@@ -7,7 +7,7 @@
 use doca_core::{Error, ErrorCode, Result};
 
 const MAGIC: [u8; 8] = *b"DOCARDMA";
-const VERSION: u16 = 3;
+const VERSION: u16 = 4;
 /// Bytes of a descriptor around the worker address.
 pub const DESC_OVERHEAD: usize = 88;
 /// Where the worker address starts in a descriptor.
@@ -30,6 +30,11 @@ pub struct ConnDesc {
     /// The exporting context's device (its PCI address code): memory exported on
     /// another device is not reachable through this connection.
     pub dev: u32,
+    /// The remote accesses the exporting context's connections grant
+    /// (`DOCA_ACCESS_FLAG_RDMA_*` bits): a peer that copies the exporter's memory itself
+    /// ([`Place::shm`]) does so only where they allow it; the exporter's NIC checks
+    /// every other access.
+    pub grants: u32,
     /// The UCX worker address of the exporting context.
     pub worker: Vec<u8>,
 }
@@ -105,6 +110,9 @@ impl Place {
     }
 }
 
+/// `DOCA_ACCESS_FLAG_RDMA_READ | _RDMA_WRITE | _RDMA_ATOMIC`.
+const GRANT_BITS: u32 = crate::nic::GRANT_ALL.bits();
+
 fn fnv1a(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for &b in bytes {
@@ -142,7 +150,7 @@ impl ConnDesc {
         };
         b.extend_from_slice(&seg.to_le_bytes());
         b.extend_from_slice(&self.dev.to_le_bytes());
-        b.extend_from_slice(&0u32.to_le_bytes());
+        b.extend_from_slice(&self.grants.to_le_bytes());
         debug_assert_eq!(b.len(), WORKER_AT);
         b.extend_from_slice(&self.worker);
         let sum = fnv1a(&b);
@@ -202,7 +210,8 @@ impl ConnDesc {
                 "the RDMA connection descriptor's checksum does not match (damaged in transit?)",
             ));
         }
-        if u32_at(76) != 0 {
+        let grants = u32_at(76);
+        if grants & !GRANT_BITS != 0 {
             return Err(invalid(
                 "the RDMA connection descriptor's header is damaged",
             ));
@@ -221,6 +230,7 @@ impl ConnDesc {
                 seg: u32_at(68),
             },
             dev: u32_at(72),
+            grants,
             worker: b[WORKER_AT..WORKER_AT + wlen].to_vec(),
         })
     }
@@ -350,6 +360,7 @@ mod tests {
             ctx_id: 42,
             place: Place::here(),
             dev: 0x3b00,
+            grants: GRANT_BITS & !2,
             worker: (0..100u8).collect(),
         }
     }

@@ -71,7 +71,7 @@ const LEN: usize = 1 << 20;
 fn start_target(len: usize, perms: AccessFlags) -> (Arc<Col>, Nic, Mmap) {
     let dev = device::devinfo_list().unwrap()[0].open().unwrap();
     let col = Arc::new(Col::default());
-    let nic = Nic::start(&dev, col.clone()).unwrap();
+    let nic = Nic::start(&dev, doca_rdma::nic::GRANT_ALL, col.clone()).unwrap();
     let key = random_u64().unwrap();
     let mut m = Mmap::new();
     m.set_memory(vec![0u8; len]).unwrap();
@@ -157,7 +157,7 @@ fn initiator_process() {
     let Some(_) = peer::role() else { return };
     let dev = device::devinfo_list().unwrap()[0].open().unwrap();
     let col = Arc::new(Col::default());
-    let nic = Nic::start(&dev, col.clone()).unwrap();
+    let nic = Nic::start(&dev, doca_rdma::nic::GRANT_ALL, col.clone()).unwrap();
     let key = random_u64().unwrap();
     // SAFETY: a control command.
     unsafe { nic.submit(Cmd::Register { conn: 1, key }) };
@@ -436,7 +436,7 @@ fn kill_mid_transfer(env: Vec<(&str, &str)>, rounds: usize) {
     let dev = device::devinfo_list().unwrap()[0].open().unwrap();
     for round in 0..rounds {
         let col = Arc::new(Col::default());
-        let mut nic = Nic::start(&dev, col.clone()).unwrap();
+        let mut nic = Nic::start(&dev, doca_rdma::nic::GRANT_ALL, col.clone()).unwrap();
         let key = random_u64().unwrap();
         // SAFETY: a control command.
         unsafe { nic.submit(Cmd::Register { conn: 1, key }) };
@@ -785,7 +785,7 @@ fn requester_victim_process() {
     let Some(_) = peer::role() else { return };
     let dev = device::devinfo_list().unwrap()[0].open().unwrap();
     let col = Arc::new(Col::default());
-    let nic = Nic::start(&dev, col.clone()).unwrap();
+    let nic = Nic::start(&dev, doca_rdma::nic::GRANT_ALL, col.clone()).unwrap();
     let key = random_u64().unwrap();
     // SAFETY: a control command.
     unsafe { nic.submit(Cmd::Register { conn: 1, key }) };
@@ -831,7 +831,7 @@ fn target_of_a_killed_requester_process() {
     let dev = device::devinfo_list().unwrap()[0].open().unwrap();
     for round in 0..3 {
         let col = Arc::new(Col::default());
-        let mut nic = Nic::start(&dev, col.clone()).unwrap();
+        let mut nic = Nic::start(&dev, doca_rdma::nic::GRANT_ALL, col.clone()).unwrap();
         let key = random_u64().unwrap();
         let mut m = Mmap::new();
         m.set_memory(vec![0u8; 4 * LEN]).unwrap();

@@ -326,7 +326,7 @@ fn forged_keys_are_dropped_and_a_stopped_peer_fails_operations() {
     // A third NIC that knows B's worker address but not conn 7's key.
     let cc = Arc::new(Col::default());
     let dev = device::devinfo_list().unwrap()[0].open().unwrap();
-    let c = Nic::start(&dev, cc.clone()).unwrap();
+    let c = Nic::start(&dev, doca_rdma::nic::GRANT_ALL, cc.clone()).unwrap();
     let mut forged = ConnDesc::decode(&p.b.descriptor(7, 0)).unwrap();
     forged.key = 12345;
     let msg = [5u8; 8];

@@ -16,8 +16,14 @@ struct Side {
 }
 
 fn side() -> Side {
+    side_with(|_| {})
+}
+
+/// [`side`], with settings of its own made before the start.
+fn side_with(set: impl FnOnce(&Rdma)) -> Side {
     let dev = device::devinfo_list().unwrap()[0].open().unwrap();
     let rdma = Rdma::new(&dev).unwrap();
+    set(&rdma);
     rdma.set_permissions(
         (AccessFlags::LOCAL_READ_WRITE
             | AccessFlags::RDMA_READ
@@ -384,6 +390,143 @@ fn the_connection_manager_listens_accepts_rejects_and_connects() {
     });
 }
 
+/// NVIDIA's multi-connection receiver as its samples write it (`rdma_common.c`): a
+/// context listens, accepts two senders, posts its receives; each disconnect callback
+/// answers with `doca_rdma_connection_disconnect`, which succeeds (and again, as the
+/// samples' clean-up repeats it). The first sender's end is reported once and stops
+/// nothing: the second sender's message still lands in the posted receive.
+#[test]
+fn one_connections_end_leaves_the_others_serving() {
+    use doca_rdma::ConnectionEvent;
+    use std::sync::{Arc, Mutex};
+    // As the sample's -nc 2 does (doca_rdma_set_max_num_connections).
+    let a = side_with(|r| r.set_max_num_connections(2).unwrap());
+    let b = side();
+    let c = side();
+    let port = 20000 + ((std::process::id() + 7919) % 20000) as u16;
+    a.rdma.start_listen_to_port(port).unwrap();
+    type Seen = Arc<Mutex<Vec<(u32, ConnectionEvent, Result<(), ErrorCode>)>>>;
+    let seen: Seen = Arc::default();
+    {
+        let seen = seen.clone();
+        a.rdma.on_connection_event(move |conn, ev| {
+            let r = match ev {
+                ConnectionEvent::Requested => conn.accept().map_err(|e| e.code()),
+                // The samples' acknowledgment, and their clean-up's second call.
+                ConnectionEvent::Disconnected => conn
+                    .disconnect()
+                    .and_then(|()| conn.disconnect())
+                    .map_err(|e| e.code()),
+                _ => Ok(()),
+            };
+            seen.lock().unwrap().push((conn.id(), ev, r));
+        });
+    }
+    // Completions of every side, kept while all progress.
+    type Done = Arc<Mutex<Vec<(u64, Result<(), ErrorCode>)>>>;
+    let done: Done = Arc::default();
+    let turn = |until: &mut dyn FnMut() -> bool| {
+        let t = Instant::now();
+        while !until() {
+            for s in [&a, &b, &c] {
+                s.pe.progress(|ev| {
+                    if let PeEvent::Task(t) = ev {
+                        let st = t.status().map_err(|e| e.code());
+                        done.lock().unwrap().push((t.record.user_data.0, st));
+                    }
+                });
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(20),
+                "nothing happened: events {:?}, completions {:?}",
+                seen.lock().unwrap(),
+                done.lock().unwrap()
+            );
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    };
+    let finished = |ud: u64| done.lock().unwrap().iter().find(|d| d.0 == ud).map(|d| d.1);
+    let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let cb = b.rdma.connect_to_addr(addr, Data(1)).unwrap();
+    let cc = c.rdma.connect_to_addr(addr, Data(2)).unwrap();
+    let established = |n: usize| {
+        seen.lock()
+            .unwrap()
+            .iter()
+            .filter(|e| e.1 == ConnectionEvent::Established)
+            .count()
+            == n
+    };
+    turn(&mut || established(2));
+
+    let m = mmap(1 << 16, AccessFlags::empty());
+    let (p, _) = m.memrange().unwrap();
+    let mut inv = BufInventory::new(8).unwrap();
+    inv.start().unwrap();
+    for (i, ud) in [(0usize, 101u64), (1, 102)] {
+        // SAFETY: offsets inside the 64 KiB mmap.
+        let rbuf = inv
+            .buf_by_addr(&m, unsafe { p.add(8192 + i * 4096) }, 4096)
+            .unwrap();
+        // SAFETY: the record owns its buffer.
+        unsafe { a.rdma.submit(job(JOB_RECV, ud, 0, None, Some(rbuf))) }.unwrap();
+    }
+    // SAFETY: the mmap's first bytes, nothing else writes them meanwhile.
+    unsafe {
+        std::ptr::copy_nonoverlapping(b"from one".as_ptr(), p, 8);
+        std::ptr::copy_nonoverlapping(b"from two".as_ptr(), p.add(64), 8);
+    }
+    let send = |s: &Side, conn: &std::sync::Arc<doca_rdma::Connection>, off: usize, ud: u64| {
+        // SAFETY: as above.
+        let src = inv.buf_by_data(&m, unsafe { p.add(off) }, 8).unwrap();
+        let cp = std::sync::Arc::as_ptr(conn) as u64;
+        // SAFETY: the record owns its buffer.
+        unsafe { s.rdma.submit(job(JOB_SEND, ud, cp, Some(src), None)) }.unwrap();
+    };
+    send(&b, &cb, 0, 201);
+    turn(&mut || finished(201).is_some() && finished(101).is_some());
+    assert_eq!(finished(201), Some(Ok(())));
+    assert_eq!(finished(101), Some(Ok(())));
+
+    // The first sender ends its connection; the receiver acknowledges it.
+    cb.disconnect().unwrap();
+    turn(&mut || {
+        seen.lock()
+            .unwrap()
+            .iter()
+            .any(|e| e.1 == ConnectionEvent::Disconnected)
+    });
+    assert!(
+        a.rdma.ctx().phase() == doca_core::exec::CtxPhase::Running,
+        "the receiver's context stopped"
+    );
+    assert_eq!(finished(102), None, "the posted receive ended");
+
+    // The second sender's message lands.
+    send(&c, &cc, 64, 202);
+    turn(&mut || finished(202).is_some() && finished(102).is_some());
+    assert_eq!(finished(202), Some(Ok(())));
+    assert_eq!(finished(102), Some(Ok(())));
+    // SAFETY: the second receive's bytes, landed.
+    let got = unsafe { std::slice::from_raw_parts(p.add(8192 + 4096), 8) };
+    assert_eq!(got, b"from two");
+
+    // Every disconnect callback's acknowledgment succeeded, and each end came once.
+    let seen = seen.lock().unwrap();
+    let ends: Vec<_> = seen
+        .iter()
+        .filter(|e| e.1 == ConnectionEvent::Disconnected)
+        .collect();
+    assert_eq!(ends.len(), 1, "{seen:?}");
+    assert!(ends.iter().all(|e| e.2.is_ok()), "{seen:?}");
+    drop(seen);
+    // The receiver's own ends, and a repeat, succeed too.
+    for conn in a.rdma.connections() {
+        conn.disconnect().unwrap();
+        conn.disconnect().unwrap();
+    }
+}
+
 /// The DOCA 2.2 face: contexts created with no device, jobs on work queues naming no
 /// connection (the context's one), a receive written over its buffer's data.
 #[test]
@@ -606,7 +749,10 @@ fn host_memory_exported_again_by_the_dpu_is_reached_through_it() {
     let d = {
         let rdma = Rdma::new(&dpu).unwrap();
         rdma.set_permissions(
-            (AccessFlags::LOCAL_READ_WRITE | AccessFlags::RDMA_READ | AccessFlags::RDMA_WRITE)
+            (AccessFlags::LOCAL_READ_WRITE
+                | AccessFlags::RDMA_READ
+                | AccessFlags::RDMA_WRITE
+                | AccessFlags::RDMA_ATOMIC)
                 .bits(),
         )
         .unwrap();

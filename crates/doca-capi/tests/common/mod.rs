@@ -896,18 +896,30 @@ pub fn runtime_dir(name: &str) -> PathBuf {
 /// (UCX over TCP, as between two machines) where they can be made. The client says
 /// "every ... type ran", the server "everything arrived".
 pub fn run_rdma_pair(bin: &Path, tag: &str) {
+    run_pair_everywhere(
+        bin,
+        tag,
+        ["server", "client"],
+        ["everything arrived", "type ran"],
+    );
+}
+
+/// Runs a pair program (`bin ROLES[0] DIR` serving, `bin ROLES[1] DIR` against it) in
+/// every setting [`run_rdma_pair`] names; each side's output must hold its `EXPECT`.
+pub fn run_pair_everywhere(bin: &Path, tag: &str, roles: [&str; 2], expect: [&str; 2]) {
     let rt = runtime_dir(tag);
     let shm: &[(&str, &Path)] = &[("DOCA_RDMA_SHM", Path::new("1"))];
+    let [serving, asking] = roles;
     for (round, engine, env) in [(0, false, &[][..]), (1, true, &[][..]), (2, false, shm)] {
         let dir = scratch().join(format!("{tag}-pair-{round}"));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let d = dir.to_str().unwrap();
-        let mut s = start_side_env(bin, &["server", d], engine, &rt, env);
-        let out = run_beside(bin, &["client", d], engine, env, Some(&mut s));
-        assert!(out.contains("type ran"), "{out}");
-        let sout = check(&s.finish(), "rdma server");
-        assert!(sout.contains("everything arrived"), "{sout}");
+        let mut s = start_side_env(bin, &[serving, d], engine, &rt, env);
+        let out = run_beside(bin, &[asking, d], engine, env, Some(&mut s));
+        assert!(out.contains(expect[1]), "{out}");
+        let sout = check(&s.finish(), &format!("{tag} {serving}"));
+        assert!(sout.contains(expect[0]), "{sout}");
     }
     let Some(pair) = doca_testkit::netns::NetPair::new(&format!("c{tag}")) else {
         return;
@@ -926,10 +938,13 @@ pub fn run_rdma_pair(bin: &Path, tag: &str) {
             .env_remove("DOCA_SW_ROLE");
         Running::spawn(c, &format!("{tag} {role} in {}", pair.ns[i]))
     };
-    let mut s = side(0, "server");
-    let c = side(1, "client");
-    let cout = check(&c.finish_beside(Some(&mut s)), "rdma client (namespace)");
-    assert!(cout.contains("type ran"), "{cout}");
-    let sout = check(&s.finish(), "rdma server (namespace)");
-    assert!(sout.contains("everything arrived"), "{sout}");
+    let mut s = side(0, serving);
+    let c = side(1, asking);
+    let cout = check(
+        &c.finish_beside(Some(&mut s)),
+        &format!("{tag} {asking} (namespace)"),
+    );
+    assert!(cout.contains(expect[1]), "{cout}");
+    let sout = check(&s.finish(), &format!("{tag} {serving} (namespace)"));
+    assert!(sout.contains(expect[0]), "{sout}");
 }

@@ -11,8 +11,8 @@ use std::sync::Arc;
 pub fn pair<S: Sink + Default>() -> (Nic, Arc<S>, Nic, Arc<S>) {
     let dev = device::devinfo_list().unwrap()[0].open().unwrap();
     let (ca, cb) = (Arc::new(S::default()), Arc::new(S::default()));
-    let a = Nic::start(&dev, ca.clone()).unwrap();
-    let b = Nic::start(&dev, cb.clone()).unwrap();
+    let a = Nic::start(&dev, doca_rdma::nic::GRANT_ALL, ca.clone()).unwrap();
+    let b = Nic::start(&dev, doca_rdma::nic::GRANT_ALL, cb.clone()).unwrap();
     let (ka, kb) = (random_u64().unwrap(), random_u64().unwrap());
     // SAFETY: control commands name no memory.
     unsafe {
