@@ -104,6 +104,15 @@ impl Endpoint {
         if let Err(e) = send_parts_fd(sock, head, msg, pass) {
             return match e {
                 Errno::AGAIN | Errno::NOBUFS | Errno::INTR => Err(Error::new(ErrorCode::Again)),
+                // The peer closed. What it sent before is still queued on this socket:
+                // the socket stays, so that receiving hands those messages over first
+                // and reports the end after them.
+                Errno::PIPE | Errno::CONNRESET => {
+                    if !self.lost.contains(&to.0) {
+                        self.lost.push(to.0);
+                    }
+                    Err(not_connected())
+                }
                 _ => {
                     self.drop_peer_fd(to);
                     if !self.lost.contains(&to.0) {
@@ -140,11 +149,22 @@ impl Endpoint {
         if matches!(self.mode, Mode::Idle) {
             return Err((bad_state("the endpoint neither listens nor connects"), None));
         }
-        if let Some(id) = self.lost.pop() {
-            if self.hot == Some(id) {
-                self.hot = None;
+        // A peer whose end a send found: what it sent before it went comes first, then
+        // its end.
+        if let Some(&id) = self.lost.last() {
+            match self.receive_from(id, buf) {
+                Ok(Some(got)) => return Ok(got),
+                r => {
+                    self.lost.pop();
+                    if self.hot == Some(id) {
+                        self.hot = None;
+                    }
+                    // receive_from closed it where it saw the end; a socket with
+                    // nothing more to give (or none) is closed here.
+                    self.drop_peer_fd(PeerId(id));
+                    return Err(r.err().unwrap_or((not_connected(), Some(PeerId(id)))));
+                }
             }
-            return Err((not_connected(), Some(PeerId(id))));
         }
         // The peer that spoke last is asked first (one system call); the others, and new
         // connections, through epoll, at least every 16th call.
@@ -303,8 +323,11 @@ impl Endpoint {
             ));
         }
         if !fits {
-            // The message fits (peeked): take it.
-            let _ = recv(sock, buf, RecvFlags::empty());
+            // The message fits (peeked): take it (after the one report of an end with
+            // messages unread, as above, which leaves the message queued).
+            if recv(sock, buf, RecvFlags::empty()) == Err(Errno::CONNRESET) {
+                let _ = recv(sock, buf, RecvFlags::empty());
+            }
         }
         p.recv_msgs.fetch_add(1, Ordering::Relaxed);
         p.recv_bytes.fetch_add(n as u64, Ordering::Relaxed);

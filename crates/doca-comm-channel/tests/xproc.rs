@@ -510,6 +510,138 @@ fn a_message_sent_before_the_peer_closes_comes_before_the_close() {
     }
 }
 
+/// A reply sent just before the service goes stays the client's even when the client
+/// sends first and its send is what finds the service gone (with or without a message
+/// of the client's unread there): the send says `NOT_CONNECTED`, the reply still comes,
+/// and the end after it.
+#[test]
+fn a_reply_comes_before_the_close_even_after_a_send_found_it() {
+    let dpu = device("dpu", "0000:03:00.0");
+    for (round, unread) in [(0, false), (1, true), (2, false), (3, true)] {
+        let n = name(&format!("late{round}"));
+        let mut s = Endpoint::new();
+        s.set_device(&dpu).unwrap();
+        s.set_device_rep(&dpu.open_rep("0000:3b:00.0").unwrap())
+            .unwrap();
+        s.listen(&n).unwrap();
+        let (mut c, server) = client(&n);
+        send(&mut c, b"one", server);
+        if unread {
+            send(&mut c, b"two", server);
+        }
+        let mut buf = [0u8; 64];
+        let from = loop {
+            match s.recvfrom(&mut buf) {
+                Ok((_, from)) => break from,
+                Err((e, _)) if e.code() == ErrorCode::Again => {
+                    std::thread::sleep(Duration::from_micros(100))
+                }
+                Err((e, _)) => panic!("{e}"),
+            }
+        };
+        while let Err(e) = s.sendto(b"reply", from) {
+            assert_eq!(e.code(), ErrorCode::Again);
+        }
+        drop(s);
+        assert_eq!(
+            c.sendto(b"late", server).unwrap_err().code(),
+            ErrorCode::NotConnected,
+            "round {round}"
+        );
+        let got = recv(&mut c, &mut buf).map(|(k, _)| buf[..k].to_vec());
+        assert_eq!(got, Ok(b"reply".to_vec()), "round {round}");
+        assert_eq!(
+            recv(&mut c, &mut buf).unwrap_err(),
+            ErrorCode::NotConnected,
+            "round {round}"
+        );
+    }
+}
+
+/// A service that answers one message and exits at once (NVIDIA's 2.2 `cc_server`).
+#[test]
+fn reply_then_exit_process() {
+    let Some(role) = peer::role() else {
+        return;
+    };
+    let dpu = device("dpu", "0000:03:00.0");
+    let mut ep = Endpoint::new();
+    ep.set_device(&dpu).unwrap();
+    ep.set_device_rep(&dpu.open_rep("0000:3b:00.0").unwrap())
+        .unwrap();
+    ep.listen(&role).unwrap();
+    peer::say("listening");
+    let mut buf = [0u8; 256];
+    loop {
+        match ep.recvfrom(&mut buf) {
+            Ok((n, from)) => {
+                let mut reply = b"re:".to_vec();
+                reply.extend_from_slice(&buf[..n]);
+                while let Err(e) = ep.sendto(&reply, from) {
+                    assert_eq!(e.code(), ErrorCode::Again);
+                }
+                let _ = ep.disconnect(from);
+                // Gone before the client looks: no destructor, no flush.
+                std::process::exit(0);
+            }
+            Err((e, _)) if e.code() == ErrorCode::Again => std::thread::yield_now(),
+            Err((e, _)) => panic!("{e}"),
+        }
+    }
+}
+
+/// The pair of NVIDIA's 2.2 `cc_server`/`cc_client` (the service replies and exits at
+/// once; the client sends, then waits for the reply) run again and again with busy
+/// threads taking the CPUs: every reply is received, none is reported as a lost
+/// connection. `DOCA_CC_CLOSE_ROUNDS` sets the number of rounds (default 200).
+#[test]
+fn a_service_that_replies_and_exits_is_heard_every_time_under_load() {
+    if peer::role().is_some() {
+        return;
+    }
+    let rounds: usize = std::env::var("DOCA_CC_CLOSE_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let busy: Vec<_> = (0..3)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut x = 0u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+                }
+            })
+        })
+        .collect();
+    let mut replies = 0;
+    let mut failures = Vec::new();
+    for round in 0..rounds {
+        let n = name(&format!("ccx{round}"));
+        let mut p = Peer::spawn("reply_then_exit_process", &n);
+        assert_eq!(p.recv(), "listening");
+        let (mut c, server) = client(&n);
+        let msg = format!("hello {round}");
+        send(&mut c, msg.as_bytes(), server);
+        let mut buf = [0u8; 256];
+        match recv(&mut c, &mut buf) {
+            Ok((k, _)) if buf[..k] == *format!("re:{msg}").as_bytes() => replies += 1,
+            other => failures.push((round, other.map(|(k, _)| buf[..k].to_vec()))),
+        }
+        p.finish();
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for b in busy {
+        b.join().unwrap();
+    }
+    assert!(
+        failures.is_empty(),
+        "{replies} of {rounds} replies; lost: {failures:?}"
+    );
+    assert_eq!(replies, rounds);
+}
+
 /// A process out of file descriptors: creating an endpoint is refused with
 /// `OPERATING_SYSTEM`, and a client whose connection cannot even get a socket reports
 /// that when it sends instead of answering `AGAIN` for ever.

@@ -88,14 +88,13 @@ pub fn compile(src: &Path, name: &str, module: &str) -> PathBuf {
 /// [`compile`] with the pkg-config modules of `dir` (`lib/pkgconfig/dpu`: the DPU
 /// flavour).
 pub fn compile_in(dir: &Path, src: &Path, name: &str, module: &str) -> PathBuf {
-    let bin = scratch().join("bin").join(name);
-    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    let (bin, tmp) = bin_path(name);
     let mut c = Command::new("cc");
     c.args(STRICT)
         .arg("-g")
         .arg(src)
         .arg("-o")
-        .arg(&bin)
+        .arg(&tmp)
         .args(pkg_config_in(
             dir,
             &["--cflags", "--libs"]
@@ -107,7 +106,20 @@ pub fn compile_in(dir: &Path, src: &Path, name: &str, module: &str) -> PathBuf {
         &c.output().unwrap(),
         &format!("compiling {}", src.display()),
     );
+    std::fs::rename(&tmp, &bin).unwrap();
     bin
+}
+
+/// Where program `name` goes, and the temporary name it is built under: renamed into
+/// place whole, so that a test running the program another test builds again never
+/// starts a half-written file.
+fn bin_path(name: &str) -> (PathBuf, PathBuf) {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let bin = scratch().join("bin").join(name);
+    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = bin.with_file_name(format!(".{name}.{}.{k}", std::process::id()));
+    (bin, tmp)
 }
 
 /// [`compile_in`] as C++20 (`c++ -std=c++20 -x c++`, warnings as errors), as programs
@@ -118,8 +130,7 @@ pub fn compile_cpp_in(dir: &Path, src: &Path, name: &str, module: &str) -> PathB
 
 /// [`compile_cpp_in`] in the C++ standard `std` (`c++17`: DOCA's own applications).
 pub fn compile_cpp_std_in(dir: &Path, src: &Path, name: &str, module: &str, std: &str) -> PathBuf {
-    let bin = scratch().join("bin").join(name);
-    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    let (bin, tmp) = bin_path(name);
     let mut c = Command::new("c++");
     c.args([
         &format!("-std={std}"),
@@ -132,7 +143,7 @@ pub fn compile_cpp_std_in(dir: &Path, src: &Path, name: &str, module: &str, std:
     ])
     .arg(src)
     .args(["-x", "none", "-o"])
-    .arg(&bin)
+    .arg(&tmp)
     .args(pkg_config_in(
         dir,
         &["--cflags", "--libs"]
@@ -144,6 +155,7 @@ pub fn compile_cpp_std_in(dir: &Path, src: &Path, name: &str, module: &str, std:
         &c.output().unwrap(),
         &format!("compiling {} as C++", src.display()),
     );
+    std::fs::rename(&tmp, &bin).unwrap();
     bin
 }
 
