@@ -14,8 +14,9 @@
 #     headers (argp's JSON files are compared with what json-c takes), and zlib's,
 #     liblz4's and OpenSSL's headers (compress and AES-GCM results are read back with
 #     them, and they read what those libraries write);
-#   - doca-rdma: UCX (libucx-dev), and iproute2's ip for the tests that put the two
-#     sides in two network namespaces;
+#   - doca-rdma: UCX (libucx-dev), iproute2's ip for the tests that put the two
+#     sides in two network namespaces, and nftables' nft for the faults those tests
+#     inject between them (random loss, partitions);
 #   - libisal.so.2's engine tests: Debian's liberasurecode with its headers (pyeclib is
 #     built against it from PyPI's source), and a python3 that can make a virtual
 #     environment and build C extensions.
@@ -55,6 +56,7 @@ test_packages_missing() {
     [ -f /usr/include/liberasurecode/erasurecode.h ] || echo liberasurecode-dev
     [ -f /usr/include/ucp/api/ucp.h ] || echo libucx-dev
     command -v ip >/dev/null 2>&1 || echo iproute2
+    command -v nft >/dev/null 2>&1 || echo nftables
     if command -v python3 >/dev/null 2>&1; then
         python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || echo python3-venv
         python3 -c 'import os, sysconfig; p = sysconfig.get_paths()["include"]; assert os.path.exists(os.path.join(p, "Python.h"))' \

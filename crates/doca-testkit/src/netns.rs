@@ -19,7 +19,12 @@ pub struct NetPair {
     pub addr: [String; 2],
     /// Links added with [`add_link`](NetPair::add_link): their interfaces and addresses.
     pub links: Vec<([String; 2], [String; 2])>,
+    /// Which pair of this process it is (tests of one process make theirs at once).
+    serial: u32,
 }
+
+/// Pairs made by this process so far: each one's interfaces get a name of their own.
+static SERIAL: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
 fn ip(args: &[&str]) -> bool {
     Command::new("ip")
@@ -42,9 +47,13 @@ impl NetPair {
     pub fn new(tag: &str) -> Option<NetPair> {
         let required = std::env::var("DOCA_REQUIRE_NETNS").is_ok_and(|v| v == "1");
         let id = std::process::id() % 100_000;
-        let ns = [format!("doca-{tag}-{id}-a"), format!("doca-{tag}-{id}-b")];
+        let serial = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 100;
+        let ns = [
+            format!("doca-{tag}-{id}-{serial}-a"),
+            format!("doca-{tag}-{id}-{serial}-b"),
+        ];
         // Interface names: at most 15 bytes.
-        let dev = [format!("dv{id}a"), format!("dv{id}b")];
+        let dev = [format!("d{id}x{serial}a"), format!("d{id}x{serial}b")];
         let n = (id % 250) + 1;
         let addr = [format!("169.254.{n}.1"), format!("169.254.{n}.2")];
         let p = NetPair {
@@ -52,6 +61,7 @@ impl NetPair {
             dev,
             addr,
             links: Vec::new(),
+            serial,
         };
         let ok = ip(&["netns", "add", &p.ns[0]])
             && ip(&["netns", "add", &p.ns[1]])
@@ -94,7 +104,8 @@ impl NetPair {
         }
         let id = std::process::id() % 100_000;
         let n = (id % 250) + 1;
-        let dev = [format!("dv{id}{k}a"), format!("dv{id}{k}b")];
+        let s = self.serial;
+        let dev = [format!("d{id}x{s}l{k}a"), format!("d{id}x{s}l{k}b")];
         let addr = [
             format!("169.254.{n}.{}", 64 * k + 1),
             format!("169.254.{n}.{}", 64 * k + 2),
@@ -139,6 +150,105 @@ impl NetPair {
             self.ns[i].clone(),
         ]
     }
+}
+
+/// A fault injected between the two sides ([`NetPair::fault`]), with nftables rules in
+/// each namespace (this kernel has no netem).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// Each side drops this percentage of the packets it receives, at random.
+    Loss(u32),
+    /// Each side drops every packet it receives: a full partition.
+    Partition,
+    /// No rule: the network as it is.
+    Healed,
+}
+
+impl NetPair {
+    /// Injects `fault` on both sides (replacing the one before); `false` where nftables
+    /// cannot be used here (no `nft`), which fails the test under
+    /// `DOCA_REQUIRE_NETNS=1`.
+    pub fn fault(&self, fault: Fault) -> bool {
+        let rule = match fault {
+            Fault::Loss(pct) => format!("numgen random mod 100 < {pct} counter drop"),
+            Fault::Partition => "counter drop".to_string(),
+            Fault::Healed => String::new(),
+        };
+        let ok = self.ns.iter().all(|ns| {
+            let script = format!(
+                "table inet doca_fault\ndelete table inet doca_fault\n\
+                 table inet doca_fault {{\n chain input {{\n  type filter hook input priority 0; policy accept;\n  {rule}\n }}\n}}\n"
+            );
+            nft(ns, &script)
+        });
+        let required = std::env::var("DOCA_REQUIRE_NETNS").is_ok_and(|v| v == "1");
+        assert!(
+            ok || !required,
+            "DOCA_REQUIRE_NETNS=1 but nftables rules cannot be set in the namespaces (is nft installed?)"
+        );
+        ok
+    }
+
+    /// Packets the fault's rules dropped on both sides since it was injected.
+    pub fn dropped(&self) -> u64 {
+        self.ns
+            .iter()
+            .filter_map(|ns| {
+                let o = Command::new("ip")
+                    .args([
+                        "netns",
+                        "exec",
+                        ns,
+                        "nft",
+                        "list",
+                        "table",
+                        "inet",
+                        "doca_fault",
+                    ])
+                    .output()
+                    .ok()?;
+                let text = String::from_utf8_lossy(&o.stdout).into_owned();
+                let at = text.find("counter packets ")? + "counter packets ".len();
+                text[at..].split_whitespace().next()?.parse::<u64>().ok()
+            })
+            .sum()
+    }
+
+    /// Takes side `i`'s end of the link down (`up`: false) or up again, waiting for the
+    /// carrier when it comes up.
+    pub fn link(&self, i: usize, up: bool) -> bool {
+        let state = if up { "up" } else { "down" };
+        if !ip(&["-n", &self.ns[i], "link", "set", &self.dev[i], state]) {
+            return false;
+        }
+        let t = std::time::Instant::now();
+        while up
+            && !(0..2).all(|k| link_up(&self.ns[k], &self.dev[k]))
+            && t.elapsed() < std::time::Duration::from_secs(5)
+        {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        true
+    }
+}
+
+/// Runs an nftables script in namespace `ns`.
+fn nft(ns: &str, script: &str) -> bool {
+    use std::io::Write;
+    let Ok(mut c) = Command::new("ip")
+        .args(["netns", "exec", ns, "nft", "-f", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+    else {
+        return false;
+    };
+    let wrote = c
+        .stdin
+        .take()
+        .is_some_and(|mut i| i.write_all(script.as_bytes()).is_ok());
+    c.wait().is_ok_and(|s| s.success()) && wrote
 }
 
 impl Drop for NetPair {
