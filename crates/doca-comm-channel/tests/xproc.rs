@@ -471,35 +471,46 @@ fn a_service_accepts_at_most_its_connections_and_its_service_channel_wakes() {
     assert_eq!(server.peers().len(), max);
 }
 
+/// A service (the DPU's 03:00.0 for the host's 3b:00.0) listening as `name`, in this
+/// process.
+fn listening(name: &str) -> Endpoint {
+    let dpu = device("dpu", "0000:03:00.0");
+    let mut s = Endpoint::new();
+    s.set_device(&dpu).unwrap();
+    s.set_device_rep(&dpu.open_rep("0000:3b:00.0").unwrap())
+        .unwrap();
+    s.listen(name).unwrap();
+    s
+}
+
+/// The service takes one message, replies "reply" to its sender, and goes at once.
+fn reply_and_go(mut s: Endpoint, buf: &mut [u8]) {
+    let from = loop {
+        match s.recvfrom(buf) {
+            Ok((_, from)) => break from,
+            Err((e, _)) if e.code() == ErrorCode::Again => {
+                std::thread::sleep(Duration::from_micros(100))
+            }
+            Err((e, _)) => panic!("{e}"),
+        }
+    };
+    while let Err(e) = s.sendto(b"reply", from) {
+        assert_eq!(e.code(), ErrorCode::Again);
+    }
+}
+
 /// A reply sent just before the service goes (with a message of the client's still
 /// unread there) reaches the client before the end of the connection does.
 #[test]
 fn a_message_sent_before_the_peer_closes_comes_before_the_close() {
-    let dpu = device("dpu", "0000:03:00.0");
     for round in 0..50 {
         let n = name(&format!("close{round}"));
-        let mut s = Endpoint::new();
-        s.set_device(&dpu).unwrap();
-        s.set_device_rep(&dpu.open_rep("0000:3b:00.0").unwrap())
-            .unwrap();
-        s.listen(&n).unwrap();
+        let s = listening(&n);
         let (mut c, server) = client(&n);
         send(&mut c, b"one", server);
         send(&mut c, b"two", server);
         let mut buf = [0u8; 64];
-        let from = loop {
-            match s.recvfrom(&mut buf) {
-                Ok((_, from)) => break from,
-                Err((e, _)) if e.code() == ErrorCode::Again => {
-                    std::thread::sleep(Duration::from_micros(100))
-                }
-                Err((e, _)) => panic!("{e}"),
-            }
-        };
-        while let Err(e) = s.sendto(b"reply", from) {
-            assert_eq!(e.code(), ErrorCode::Again);
-        }
-        drop(s);
+        reply_and_go(s, &mut buf);
         let got = recv(&mut c, &mut buf).map(|(k, _)| buf[..k].to_vec());
         assert_eq!(got, Ok(b"reply".to_vec()), "round {round}");
         assert_eq!(
@@ -516,33 +527,16 @@ fn a_message_sent_before_the_peer_closes_comes_before_the_close() {
 /// and the end after it.
 #[test]
 fn a_reply_comes_before_the_close_even_after_a_send_found_it() {
-    let dpu = device("dpu", "0000:03:00.0");
     for (round, unread) in [(0, false), (1, true), (2, false), (3, true)] {
         let n = name(&format!("late{round}"));
-        let mut s = Endpoint::new();
-        s.set_device(&dpu).unwrap();
-        s.set_device_rep(&dpu.open_rep("0000:3b:00.0").unwrap())
-            .unwrap();
-        s.listen(&n).unwrap();
+        let s = listening(&n);
         let (mut c, server) = client(&n);
         send(&mut c, b"one", server);
         if unread {
             send(&mut c, b"two", server);
         }
         let mut buf = [0u8; 64];
-        let from = loop {
-            match s.recvfrom(&mut buf) {
-                Ok((_, from)) => break from,
-                Err((e, _)) if e.code() == ErrorCode::Again => {
-                    std::thread::sleep(Duration::from_micros(100))
-                }
-                Err((e, _)) => panic!("{e}"),
-            }
-        };
-        while let Err(e) = s.sendto(b"reply", from) {
-            assert_eq!(e.code(), ErrorCode::Again);
-        }
-        drop(s);
+        reply_and_go(s, &mut buf);
         assert_eq!(
             c.sendto(b"late", server).unwrap_err().code(),
             ErrorCode::NotConnected,
@@ -564,12 +558,7 @@ fn reply_then_exit_process() {
     let Some(role) = peer::role() else {
         return;
     };
-    let dpu = device("dpu", "0000:03:00.0");
-    let mut ep = Endpoint::new();
-    ep.set_device(&dpu).unwrap();
-    ep.set_device_rep(&dpu.open_rep("0000:3b:00.0").unwrap())
-        .unwrap();
-    ep.listen(&role).unwrap();
+    let mut ep = listening(&role);
     peer::say("listening");
     let mut buf = [0u8; 256];
     loop {

@@ -690,10 +690,6 @@ impl ChannelOps for RdmaOps {
         }
         let mut any = drain_done(s, out);
         loop {
-            // What the NIC finished before a connection's end is reported before it
-            // (a message received, then its sender's disconnect): completions that
-            // came in meanwhile go first.
-            any |= drain_done(s, out);
             let next = {
                 let req = lock(&s.requests).pop_front();
                 match req {
@@ -703,6 +699,10 @@ impl ChannelOps for RdmaOps {
             };
             let Some((id, ev)) = next else { break };
             any = true;
+            // What the NIC finished before a connection's end is reported before it
+            // (a message received, then its sender's disconnect): completions that
+            // came in since the drain above go first.
+            drain_done(s, out);
             let Some(c) = s.conn_by_id(id) else { continue };
             let ev = match ev {
                 None => ConnectionEvent::Requested,

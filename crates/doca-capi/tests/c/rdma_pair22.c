@@ -21,36 +21,9 @@
 
 #include "common.h"
 #include "pair_files.h"
+#include "rdma_common22.h"
 
 #define MEM_LEN (16 * 1024)
-
-/* The first device that runs RDMA write jobs. */
-static struct doca_dev *open_rdma_device(void)
-{
-	struct doca_devinfo **list;
-	struct doca_dev *dev = NULL;
-	uint32_t n = 0, i;
-
-	CHECK(doca_devinfo_list_create(&list, &n));
-	for (i = 0; i < n && dev == NULL; i++)
-		if (doca_rdma_job_get_supported(list[i], DOCA_RDMA_JOB_WRITE) == DOCA_SUCCESS)
-			CHECK(doca_dev_open(list[i], &dev));
-	CHECK(doca_devinfo_list_destroy(list));
-	ASSERT(dev != NULL);
-	return dev;
-}
-
-static struct doca_mmap *make_mmap(struct doca_dev *dev, void *mem, size_t len, uint32_t perms)
-{
-	struct doca_mmap *m;
-
-	CHECK(doca_mmap_create(NULL, &m));
-	CHECK(doca_mmap_set_memrange(m, mem, len));
-	CHECK(doca_mmap_set_permissions(m, perms));
-	CHECK(doca_mmap_dev_add(m, dev));
-	CHECK(doca_mmap_start(m));
-	return m;
-}
 
 struct side {
 	struct doca_dev *dev;

@@ -20,55 +20,13 @@
 
 #include "common.h"
 #include "pair_files.h"
-
-#define REGIONS 8
-#define REGION 4096
-#define WRITE_LEN 64
-#define READ_AT 2048
-#define ATOMIC_AT 1024
-#define UNTOUCHED 0x5a
+#include "perm_matrix.h"
+#include "rdma_common22.h"
 
 static uint32_t flags_of(int k)
 {
 	return ((k & 1) ? DOCA_ACCESS_RDMA_READ : 0) | ((k & 2) ? DOCA_ACCESS_RDMA_WRITE : 0) |
 	       ((k & 4) ? DOCA_ACCESS_RDMA_ATOMIC : 0);
-}
-
-static uint8_t read_byte(int c, int m, size_t i)
-{
-	return (uint8_t)(c * 31 + m * 7 + i);
-}
-
-static uint64_t word_start(int c, int m)
-{
-	return 1000 + (uint64_t)c * 100 + (uint64_t)m;
-}
-
-static struct doca_dev *open_rdma_device(void)
-{
-	struct doca_devinfo **list;
-	struct doca_dev *dev = NULL;
-	uint32_t n = 0, i;
-
-	CHECK(doca_devinfo_list_create(&list, &n));
-	for (i = 0; i < n && dev == NULL; i++)
-		if (doca_rdma_job_get_supported(list[i], DOCA_RDMA_JOB_WRITE) == DOCA_SUCCESS)
-			CHECK(doca_dev_open(list[i], &dev));
-	CHECK(doca_devinfo_list_destroy(list));
-	ASSERT(dev != NULL);
-	return dev;
-}
-
-static struct doca_mmap *make_mmap(struct doca_dev *dev, void *mem, size_t len, uint32_t perms)
-{
-	struct doca_mmap *m;
-
-	CHECK(doca_mmap_create(NULL, &m));
-	CHECK(doca_mmap_set_memrange(m, mem, len));
-	CHECK(doca_mmap_set_permissions(m, perms));
-	CHECK(doca_mmap_dev_add(m, dev));
-	CHECK(doca_mmap_start(m));
-	return m;
 }
 
 struct side {
@@ -124,37 +82,14 @@ static doca_error_t run_job(struct side *s, struct doca_job *job)
 	return res.result;
 }
 
-static void fill(uint8_t *mem, int c)
-{
-	int m;
-	size_t i;
-	uint64_t w;
-
-	for (m = 0; m < REGIONS; m++) {
-		uint8_t *r = mem + (size_t)m * REGION;
-
-		memset(r, UNTOUCHED, REGION);
-		for (i = 0; i < WRITE_LEN; i++)
-			r[READ_AT + i] = read_byte(c, m, i);
-		w = word_start(c, m);
-		memcpy(r + ATOMIC_AT, &w, 8);
-	}
-}
-
-static void name(char *out, size_t n, const char *what, int c)
-{
-	snprintf(out, n, "%s_%d", what, c);
-}
-
 static int responder(void)
 {
 	struct doca_dev *dev = open_rdma_device();
 	uint8_t *mem = aligned_alloc(4096, (size_t)REGIONS * REGION);
 	struct doca_mmap *mmaps[REGIONS];
 	char file[64], peer[4096];
-	size_t i, len;
+	size_t len;
 	int c, m;
-	uint64_t v;
 
 	ASSERT(mem != NULL);
 	fill(mem, 0);
@@ -185,21 +120,7 @@ static int responder(void)
 		CHECK(doca_rdma_connect(s.rdma, peer, len));
 		name(file, sizeof(file), "done", c);
 		(void)get_file(file, peer, sizeof(peer));
-		for (m = 0; m < REGIONS; m++) {
-			uint8_t *r = mem + (size_t)m * REGION;
-			int write_ok = (c & 2) && (m & 2), atomic_ok = (c & 4) && (m & 4);
-
-			for (i = 0; i < REGION; i++) {
-				if (i < WRITE_LEN)
-					ASSERT(r[i] == (write_ok ? pattern(i) : UNTOUCHED));
-				else if (i >= READ_AT && i < READ_AT + WRITE_LEN)
-					ASSERT(r[i] == read_byte(c, m, i - READ_AT));
-				else if (i < ATOMIC_AT || i >= ATOMIC_AT + 8)
-					ASSERT(r[i] == UNTOUCHED);
-			}
-			memcpy(&v, r + ATOMIC_AT, 8);
-			ASSERT(v == (atomic_ok ? 7777 : word_start(c, m)));
-		}
+		check_round(mem, c);
 		printf("responder: round %d: every region as both layers allow\n", c);
 		end_side(&s, dev);
 		name(file, sizeof(file), "checked", c);
@@ -308,7 +229,7 @@ static int requester(void)
 			CHECK(doca_buf_reset_data_len(res));
 			at.base.type = DOCA_RDMA_JOB_ATOMIC_CMP_SWP;
 			at.cmp_data = word_start(c, m) + 1;
-			at.swap_or_add_data = 7777;
+			at.swap_or_add_data = SWAPPED;
 			expect(&s, &at.base, atomic_ok, c, m, "compare-and-swap", &refused);
 
 			CHECK(doca_buf_refcount_rm(src, NULL));

@@ -28,64 +28,10 @@
 
 #include "common3.h"
 #include "../c/pair_files.h"
+#include "rdma_common3.h"
 
 #define MEM_LEN (16 * 1024)
 #define NUM_TASKS 4
-
-static struct doca_dev *open_rdma_device(void)
-{
-	struct doca_devinfo **list;
-	struct doca_dev *dev = NULL;
-	uint32_t n = 0, i;
-
-	CHECK(doca_devinfo_create_list(&list, &n));
-	for (i = 0; i < n && dev == NULL; i++)
-		if (doca_rdma_cap_task_write_is_supported(list[i]) == DOCA_SUCCESS)
-			CHECK(doca_dev_open(list[i], &dev));
-	CHECK(doca_devinfo_destroy_list(list));
-	ASSERT(dev != NULL);
-	return dev;
-}
-
-static struct doca_mmap *make_mmap(struct doca_dev *dev, void *mem, size_t len, uint32_t perms)
-{
-	struct doca_mmap *m;
-
-	CHECK(doca_mmap_create(&m));
-	CHECK(doca_mmap_set_memrange(m, mem, len));
-	CHECK(doca_mmap_set_permissions(m, perms));
-	CHECK(doca_mmap_add_dev(m, dev));
-	CHECK(doca_mmap_start(m));
-	return m;
-}
-
-/* Completions: each callback records its task's status here. */
-struct result {
-	int done;
-	doca_error_t status;
-};
-
-static void task_done(struct doca_task *task, union doca_data task_user_data, union doca_data ctx_user_data)
-{
-	struct result *r = task_user_data.ptr;
-
-	(void)ctx_user_data;
-	r->status = doca_task_get_status(task);
-	r->done = 1;
-}
-
-#define CB(type) ((doca_rdma_task_##type##_completion_cb_t)(void (*)(void))task_done)
-
-static void wait_for(struct doca_pe *pe, struct result *r)
-{
-	time_t start = time(NULL);
-
-	while (!r->done) {
-		if (doca_pe_progress(pe) == 0)
-			usleep(10);
-		ASSERT(time(NULL) - start < 30);
-	}
-}
 
 static struct doca_rdma *make_rdma(struct doca_dev *dev, struct doca_pe *pe)
 {

@@ -32,85 +32,14 @@
 
 #include "common3.h"
 #include "../c/pair_files.h"
-
-#define REGIONS 8 /* every combination of read, write, atomic */
-#define REGION 4096
-#define WRITE_AT 0
-#define WRITE_LEN 64
-#define READ_AT 2048
-#define ATOMIC_AT 1024
-#define UNTOUCHED 0x5a
+#include "../c/perm_matrix.h"
+#include "rdma_common3.h"
 
 /* The DOCA flags of combination k (bit 0 read, bit 1 write, bit 2 atomic). */
 static uint32_t flags_of(int k)
 {
 	return ((k & 1) ? DOCA_ACCESS_FLAG_RDMA_READ : 0) | ((k & 2) ? DOCA_ACCESS_FLAG_RDMA_WRITE : 0) |
 	       ((k & 4) ? DOCA_ACCESS_FLAG_RDMA_ATOMIC : 0);
-}
-
-/* What the requester reads from region m in round c, and the atomic word's start. */
-static uint8_t read_byte(int c, int m, size_t i)
-{
-	return (uint8_t)(c * 31 + m * 7 + i);
-}
-
-static uint64_t word_start(int c, int m)
-{
-	return 1000 + (uint64_t)c * 100 + (uint64_t)m;
-}
-
-static struct doca_dev *open_rdma_device(void)
-{
-	struct doca_devinfo **list;
-	struct doca_dev *dev = NULL;
-	uint32_t n = 0, i;
-
-	CHECK(doca_devinfo_create_list(&list, &n));
-	for (i = 0; i < n && dev == NULL; i++)
-		if (doca_rdma_cap_task_write_is_supported(list[i]) == DOCA_SUCCESS)
-			CHECK(doca_dev_open(list[i], &dev));
-	CHECK(doca_devinfo_destroy_list(list));
-	ASSERT(dev != NULL);
-	return dev;
-}
-
-static struct doca_mmap *make_mmap(struct doca_dev *dev, void *mem, size_t len, uint32_t perms)
-{
-	struct doca_mmap *m;
-
-	CHECK(doca_mmap_create(&m));
-	CHECK(doca_mmap_set_memrange(m, mem, len));
-	CHECK(doca_mmap_set_permissions(m, perms));
-	CHECK(doca_mmap_add_dev(m, dev));
-	CHECK(doca_mmap_start(m));
-	return m;
-}
-
-struct result {
-	int done;
-	doca_error_t status;
-};
-
-static void task_done(struct doca_task *task, union doca_data task_user_data, union doca_data ctx_user_data)
-{
-	struct result *r = task_user_data.ptr;
-
-	(void)ctx_user_data;
-	r->status = doca_task_get_status(task);
-	r->done = 1;
-}
-
-#define CB(type) ((doca_rdma_task_##type##_completion_cb_t)(void (*)(void))task_done)
-
-static void wait_for(struct doca_pe *pe, struct result *r)
-{
-	time_t start = time(NULL);
-
-	while (!r->done) {
-		if (doca_pe_progress(pe) == 0)
-			usleep(10);
-		ASSERT(time(NULL) - start < 30);
-	}
 }
 
 /* A context as the samples make one: the responder's with only the RDMA flags it
@@ -145,29 +74,6 @@ static uint32_t responder_perms(int c)
 	return c == 0 ? DOCA_ACCESS_FLAG_LOCAL_READ_WRITE : flags_of(c);
 }
 
-/* The responder's memory before round c. */
-static void fill(uint8_t *mem, int c)
-{
-	int m;
-	size_t i;
-	uint64_t w;
-
-	for (m = 0; m < REGIONS; m++) {
-		uint8_t *r = mem + (size_t)m * REGION;
-
-		memset(r, UNTOUCHED, REGION);
-		for (i = 0; i < WRITE_LEN; i++)
-			r[READ_AT + i] = read_byte(c, m, i);
-		w = word_start(c, m);
-		memcpy(r + ATOMIC_AT, &w, 8);
-	}
-}
-
-static void name(char *out, size_t n, const char *what, int c)
-{
-	snprintf(out, n, "%s_%d", what, c);
-}
-
 static int responder(void)
 {
 	struct doca_dev *dev = open_rdma_device();
@@ -175,7 +81,7 @@ static int responder(void)
 	struct doca_mmap *mmaps[REGIONS];
 	struct doca_sync_event *event;
 	const uint8_t *ev_desc;
-	size_t ev_len, i;
+	size_t ev_len;
 	char file[64], peer[4096];
 	int c, m;
 	uint64_t expect_event = 0, v;
@@ -234,22 +140,7 @@ static int responder(void)
 			}
 		}
 
-		/* What landed, region by region. */
-		for (m = 0; m < REGIONS; m++) {
-			uint8_t *r = mem + (size_t)m * REGION;
-			int write_ok = (c & 2) && (m & 2), atomic_ok = (c & 4) && (m & 4);
-
-			for (i = 0; i < WRITE_LEN; i++)
-				ASSERT(r[WRITE_AT + i] == (write_ok ? pattern(i) : UNTOUCHED));
-			for (i = 0; i < WRITE_LEN; i++)
-				ASSERT(r[READ_AT + i] == read_byte(c, m, i));
-			memcpy(&v, r + ATOMIC_AT, 8);
-			ASSERT(v == (atomic_ok ? 7777 : word_start(c, m)));
-			for (i = WRITE_LEN; i < REGION; i++)
-				if (i != ATOMIC_AT && (i < READ_AT || i >= READ_AT + WRITE_LEN) &&
-				    (i < ATOMIC_AT || i >= ATOMIC_AT + 8))
-					ASSERT(r[i] == UNTOUCHED);
-		}
+		check_round(mem, c);
 		if (c & 2)
 			expect_event = (uint64_t)c * 100 + 10;
 		if (c & 4)
@@ -356,7 +247,7 @@ static int requester(void)
 
 			/* Write 64 bytes at the region's start. */
 			CHECK(doca_buf_inventory_buf_get_by_data(inv, local, mem, WRITE_LEN, &src));
-			CHECK(doca_buf_inventory_buf_get_by_addr(inv, remote[m], (uint8_t *)rbase + WRITE_AT, WRITE_LEN,
+			CHECK(doca_buf_inventory_buf_get_by_addr(inv, remote[m], rbase, WRITE_LEN,
 								 &rdst));
 			CHECK(doca_rdma_task_write_allocate_init(rdma, conn, src, rdst, ud, &w));
 			RUN(write, w, write_ok, "write");
@@ -371,7 +262,7 @@ static int requester(void)
 			for (i = 0; i < WRITE_LEN; i++)
 				ASSERT(mem[4096 + i] == (read_ok ? read_byte(c, m, i) : 0xee));
 
-			/* Fetch-and-add 1, then compare-and-swap to 7777. */
+			/* Fetch-and-add 1, then compare-and-swap to SWAPPED. */
 			CHECK(doca_buf_inventory_buf_get_by_data(inv, remote[m], (uint8_t *)rbase + ATOMIC_AT, 8,
 								 &target));
 			CHECK(doca_buf_inventory_buf_get_by_addr(inv, local, mem + 6144, 8, &res));
@@ -383,7 +274,7 @@ static int requester(void)
 			ASSERT(v == (atomic_ok ? word_start(c, m) : 0));
 			CHECK(doca_buf_reset_data_len(res));
 			CHECK(doca_rdma_task_atomic_cmp_swp_allocate_init(rdma, conn, target, res, word_start(c, m) + 1,
-									  7777, ud, &cs));
+									  SWAPPED, ud, &cs));
 			RUN(atomic_cmp_swp, cs, atomic_ok, "compare-and-swap");
 
 			CHECK(doca_buf_dec_refcount(src, NULL));
