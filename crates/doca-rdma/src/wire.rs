@@ -257,8 +257,12 @@ pub mod op {
     /// The connection manager's greeting on a new endpoint: the sender's connection
     /// number, key and context (`a`, `b`, `c`).
     pub const CM_HELLO: u16 = 9;
+    /// A probe of a peer silent while operations wait for it: it answers [`PONG`].
+    pub const PING: u16 = 10;
+    /// The answer to a [`PING`].
+    pub const PONG: u16 = 11;
     /// Highest AM id in use.
-    pub const LAST: u16 = 9;
+    pub const LAST: u16 = 11;
 }
 
 /// Header flag: the send or write carries immediate data.

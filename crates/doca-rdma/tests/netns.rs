@@ -255,6 +255,39 @@ fn initiator_process() {
                     .collect();
                 peer::say(&v.join(" "));
             }
+            "timed" => {
+                // Four writes under whatever the network does now: each one's outcome,
+                // and how long the last took to come (at most a minute).
+                let k = remote.unwrap();
+                let t = Instant::now();
+                for u in 20..24u64 {
+                    // SAFETY: src lives until the completions are awaited (or the
+                    // process ends).
+                    unsafe {
+                        nic.submit(Cmd::Write {
+                            user: u,
+                            conn: 1,
+                            ptr: src.as_ptr(),
+                            len: 4096,
+                            token: k.token,
+                            addr: k.base + 4096 * (u - 20),
+                            imm: None,
+                        });
+                    }
+                }
+                let mut got = Vec::new();
+                let mut g = col.done.lock().unwrap();
+                while got.len() < 4 && t.elapsed() < Duration::from_secs(60) {
+                    if let Some(i) = g.iter().position(|(u, _)| (20..24).contains(u)) {
+                        let (_, r) = g.remove(i);
+                        got.push(format!("{:?}", r.map(|d| d.len).map_err(|e| e.code())));
+                    } else {
+                        g = col.cv.wait_timeout(g, Duration::from_millis(50)).unwrap().0;
+                    }
+                }
+                drop(g);
+                peer::say(&format!("{} {}", got.join(","), t.elapsed().as_millis()));
+            }
             "read" => {
                 let k = remote.unwrap();
                 // SAFETY: back lives until the completion is awaited.
@@ -428,6 +461,57 @@ fn a_lossy_network_loses_no_bytes() {
     assert!(pair.fault(Fault::Healed));
     assert!(pair.link(0, false) && pair.link(0, true));
     run_pair([pair.prefix(0), pair.prefix(1)], [env(0), env(1)]);
+}
+
+/// A partition between the two machines, then a link that goes down: writes in flight
+/// end with `CONNECTION_RESET` once the peer has been silent for the budget
+/// (`DOCA_RDMA_PEER_TIMEOUT_MS`, 2 s here: probed meanwhile, never answered), none is
+/// reported successful, and once the network heals new connections work.
+#[test]
+fn a_partition_ends_operations_in_flight_within_the_budget_and_heals() {
+    let Some(pair) = NetPair::new("part") else {
+        return;
+    };
+    let env = |i: usize| {
+        vec![
+            ("UCX_TLS", "tcp"),
+            ("UCX_NET_DEVICES", pair.dev[i].as_str()),
+            ("DOCA_RDMA_PEER_TIMEOUT_MS", "2000"),
+        ]
+    };
+    let reset = format!("{:?}", Err::<u64, _>(ErrorCode::ConnectionReset));
+    let fault = [
+        (
+            "partition",
+            Box::new(|| pair.fault(Fault::Partition)) as Box<dyn Fn() -> bool>,
+        ),
+        ("link down", Box::new(|| pair.link(0, false))),
+    ];
+    for (what, inject) in fault {
+        let (t, mut i) = connect_and_run([pair.prefix(0), pair.prefix(1)], [env(0), env(1)]);
+        if !inject() {
+            eprintln!("skipped: the fault cannot be injected here");
+            return;
+        }
+        i.send("timed");
+        let got = i.recv();
+        let (outcomes, ms) = got.rsplit_once(' ').unwrap();
+        let ms: u64 = ms.parse().unwrap();
+        eprintln!("{what}: {outcomes} after {ms} ms");
+        assert!(
+            outcomes.split(',').all(|o| o == reset),
+            "{what}: every write in flight ends with CONNECTION_RESET: {got}"
+        );
+        assert!(
+            (1500..6000).contains(&ms),
+            "{what}: the writes ended after {ms} ms, not within the 2 s budget"
+        );
+        drop(i);
+        drop(t);
+        assert!(pair.fault(Fault::Healed) && pair.link(0, true));
+        // Healed: a new pair connects and runs whole.
+        run_pair([pair.prefix(0), pair.prefix(1)], [env(0), env(1)]);
+    }
 }
 
 /// A target that exports 4 MiB, connects and then only waits: it is killed.

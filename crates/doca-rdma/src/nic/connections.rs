@@ -130,6 +130,59 @@ pub(super) fn request_peer(r: u::ucp_conn_request_h) -> String {
 }
 
 impl State {
+    /// The watchdog's look: a connection whose operations wait for a peer that said
+    /// nothing since the last look is probed; one silent for the whole budget
+    /// ([`peer_timeout`]) fails, with every operation on it.
+    pub(super) fn look_for_silence(&mut self) {
+        let mut waiting = std::mem::take(&mut self.waiting);
+        waiting.clear();
+        for p in &self.pend {
+            if p.live && p.answer.is_none() && !waiting.contains(&p.conn) {
+                waiting.push(p.conn);
+            }
+        }
+        let mut probe = Vec::new();
+        let mut failed = Vec::new();
+        for (&id, c) in self.conns.iter_mut() {
+            if c.state != ConnState::Connected || !waiting.contains(&id) || c.heard != c.seen {
+                c.seen = c.heard;
+                c.quiet = 0;
+                continue;
+            }
+            c.quiet += 1;
+            if c.quiet >= self.quiet_limit {
+                failed.push(id);
+            } else {
+                probe.push(id);
+            }
+        }
+        for id in probe {
+            self.probe(id, op::PING);
+        }
+        for id in failed {
+            self.conn_failed(id, u::UCS_ERR_ENDPOINT_TIMEOUT);
+        }
+        self.waiting = waiting;
+    }
+
+    /// Sends `am` (a probe, or the answer to one) with no data to the peer of `conn`.
+    pub(super) fn probe(&mut self, conn: u32, am: u16) {
+        let Some(c) = self.conns.get(&conn) else {
+            return;
+        };
+        if c.state != ConnState::Connected {
+            return;
+        }
+        let h = Header {
+            conn: c.peer_conn,
+            key: c.peer_key,
+            ..Header::default()
+        };
+        let ep = c.ep;
+        let i = self.top_new(conn, h.encode(), None, After::Nothing);
+        self.top_send(ep, am, i, ptr::null(), 0);
+    }
+
     pub(super) fn connect(&mut self, conn: u32, desc: ConnDesc) {
         let Some(c) = self.conns.get_mut(&conn) else {
             return;

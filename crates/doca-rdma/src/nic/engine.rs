@@ -16,6 +16,23 @@ pub(super) const STANDBY: Duration = Duration::from_micros(500);
 
 /// How often the NIC thread looks at watched peer processes while busy.
 pub(super) const WATCH_EVERY: Duration = Duration::from_millis(20);
+/// How often the watchdog looks for peers that are silent while operations wait for
+/// them (see [`peer_timeout`]).
+pub(super) const WATCHDOG_EVERY: Duration = Duration::from_millis(250);
+
+/// How long a peer may stay silent while operations of ours wait for it before the
+/// connection fails: 10 s, or `DOCA_RDMA_PEER_TIMEOUT_MS` (at least 500 ms). A silent
+/// peer is probed meanwhile ([`op::PING`]; its NIC answers whatever its program
+/// does), so only a peer that cannot be reached (a partition, a link down, a machine
+/// gone) reaches it; a NIC's RC queue pair gives up after its retry budget the same
+/// way, and its operations end with an error.
+pub(super) fn peer_timeout() -> Duration {
+    let ms = std::env::var("DOCA_RDMA_PEER_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map_or(10_000, |v| v.max(500));
+    Duration::from_millis(ms)
+}
 
 pub(super) fn run(
     worker: Worker,
@@ -55,6 +72,8 @@ pub(super) fn run(
         late_release: Vec::with_capacity(64),
         late_acks: Vec::with_capacity(64),
         pieces: HashMap::default(),
+        quiet_limit: (peer_timeout().as_millis() / WATCHDOG_EVERY.as_millis()).max(2) as u32,
+        waiting: Vec::with_capacity(16),
     });
     let sp: *mut State = &mut *st;
     STATE.with(|s| s.set(sp));
@@ -90,9 +109,14 @@ pub(super) fn run(
     let _ = ready.send(Ok(()));
     let mut idle_since = Instant::now();
     let mut watched_at = Instant::now();
+    let mut watchdog_at = Instant::now();
     loop {
         if shared.stop.load(Ordering::SeqCst) {
             break;
+        }
+        if watchdog_at.elapsed() > WATCHDOG_EVERY {
+            watchdog_at = Instant::now();
+            with_locked_state(&shared, State::look_for_silence);
         }
         // A transport that stays busy (retrying a peer that is gone) must not keep the
         // watched peers from being looked at.
@@ -266,13 +290,19 @@ pub(super) fn wait_peers(
 
 /// Fails the connections whose peer process ended (checked under the state's lock).
 pub(super) fn reap(shared: &Shared, conns: &[u32]) {
+    with_locked_state(shared, |st| st.reap_peers(conns));
+}
+
+/// Runs `f` on the state under its lock, as the thread that drives the worker (closing
+/// endpoints may call back into the state).
+pub(super) fn with_locked_state(shared: &Shared, f: impl FnOnce(&mut State)) {
     let mut g = shared.state.lock().unwrap_or_else(|e| e.into_inner());
     let Some(b) = g.as_mut() else { return };
     let sp: *mut State = &mut *b.0;
     let _d = Driving::enter(sp);
-    // SAFETY: the state is this lock holder's; closing endpoints may call back into it
-    // through STATE only.
-    unsafe { (*sp).reap_peers(conns) };
+    // SAFETY: the state is this lock holder's; UCX calls back into it only through
+    // STATE, from calls `f` makes, while `f`'s reference is the only one in use.
+    f(unsafe { &mut *sp });
 }
 
 pub(super) fn st_ref<'a>(sp: *mut State) -> &'a State {
@@ -632,6 +662,9 @@ impl State {
             // Unknown connection or wrong key: dropped without an answer.
             return Err(());
         }
+        if let Some(c) = self.conns.get_mut(&m.hdr.conn) {
+            c.heard += 1;
+        }
         self.dispatch(m);
         Ok(())
     }
@@ -640,6 +673,16 @@ impl State {
         let conn = m.hdr.conn;
         match m.am {
             op::ACK | op::READ_RESP => return self.answer(m),
+            op::PING => {
+                self.release(m.data);
+                self.probe(conn, op::PONG);
+                return u::UCS_OK;
+            }
+            op::PONG => {
+                // Heard (counted on arrival): nothing else to do.
+                self.release(m.data);
+                return u::UCS_OK;
+            }
             op::DISCONNECT => {
                 self.release(m.data);
                 let was = self.conns.get(&conn).map(|c| c.state);

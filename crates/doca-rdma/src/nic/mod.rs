@@ -664,6 +664,13 @@ struct Conn {
     /// A peer of this machine, reached without UCX's failure detection (shared memory
     /// has none): its process, whose end fails the connection.
     peer_proc: Option<PeerProc>,
+    /// Messages heard from the peer (any kind), and that count at the watchdog's last
+    /// look.
+    heard: u64,
+    seen: u64,
+    /// The watchdog's looks in a row that found operations waiting for the peer and
+    /// nothing heard from it.
+    quiet: u32,
 }
 
 impl Conn {
@@ -678,6 +685,9 @@ impl Conn {
             peer_ctx: 0,
             early: VecDeque::new(),
             peer_proc: None,
+            heard: 0,
+            seen: 0,
+            quiet: 0,
         }
     }
 }
@@ -850,6 +860,10 @@ struct State {
     late_acks: Vec<(u32, u64)>,
     /// Writes arriving in pieces, by (connection, request).
     pieces: HashMap<(u32, u64), PiecesIn, SmallKeys>,
+    /// The watchdog's looks a silent peer is given (see [`peer_timeout`]).
+    quiet_limit: u32,
+    /// Connections with operations waiting (the watchdog's scratch).
+    waiting: Vec<u32>,
 }
 
 thread_local! {
