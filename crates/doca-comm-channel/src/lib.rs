@@ -180,7 +180,7 @@ pub struct Endpoint {
     service_ep: OwnedFd,
     /// The peer the last message came from: looked at first.
     hot: Option<u64>,
-    /// Receives in a row that found nothing at the hot peer.
+    /// Receives since the last look through epoll (every 16th looks at every peer).
     misses: u32,
     /// The protocol spoken: [`HELLO_VERSION`] for the comm channel, [`COMCH_VERSION`]
     /// for comch (its services are others, even with the same name).

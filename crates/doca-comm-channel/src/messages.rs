@@ -167,24 +167,24 @@ impl Endpoint {
             }
         }
         // The peer that spoke last is asked first (one system call); the others, and new
-        // connections, through epoll, at least every 16th call.
-        if let Some(id) = self.hot {
+        // connections, through epoll, at least every 16th call: also while the hot peer
+        // always has a message, so that it cannot starve the others (nor hide their
+        // ends).
+        self.misses = self.misses.wrapping_add(1);
+        let only_peer = matches!(self.mode, Mode::Client { .. }) && self.peers.len() == 1;
+        let epoll_turn = !only_peer && self.misses.is_multiple_of(16);
+        if let Some(id) = self.hot
+            && !epoll_turn
+        {
             match self.receive_from(id, buf) {
-                Ok(Some(got)) => {
-                    self.misses = 0;
-                    return Ok(got);
-                }
+                Ok(Some(got)) => return Ok(got),
                 Ok(None) => {}
                 Err(e) => {
                     self.hot = None;
                     return Err(e);
                 }
             }
-            self.misses = self.misses.wrapping_add(1);
-            let only_peer = matches!(self.mode, Mode::Client { .. }) && self.peers.len() == 1;
-            if only_peer || !self.misses.is_multiple_of(16) {
-                return Err((Error::new(ErrorCode::Again), None));
-            }
+            return Err((Error::new(ErrorCode::Again), None));
         }
         let mut ready = [0u64; 16];
         for _round in 0..4 {

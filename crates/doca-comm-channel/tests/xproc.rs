@@ -631,6 +631,174 @@ fn a_service_that_replies_and_exits_is_heard_every_time_under_load() {
     assert_eq!(replies, rounds);
 }
 
+/// A client that talks with the service until it is killed: message after message,
+/// each echo checked.
+#[test]
+fn chatter_process() {
+    let Some(role) = peer::role() else {
+        return;
+    };
+    let (mut c, server) = client(&role);
+    peer::say("started");
+    let mut buf = [0u8; 256];
+    for i in 0u64.. {
+        let msg = format!("m{i}");
+        send(&mut c, msg.as_bytes(), server);
+        let (k, _) = recv(&mut c, &mut buf).expect("the echo");
+        assert_eq!(&buf[..k], format!("echo:{msg}").as_bytes());
+    }
+}
+
+/// What a process holds: open descriptors, threads, and shared mappings (the comm
+/// channel's control pages).
+fn held() -> (usize, usize, usize) {
+    let count = |d: &str| std::fs::read_dir(d).map_or(0, |r| r.count());
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    let shared = maps
+        .lines()
+        .filter(|l| {
+            l.split_whitespace()
+                .nth(1)
+                .is_some_and(|p| p.ends_with('s'))
+        })
+        .count();
+    (count("/proc/self/fd"), count("/proc/self/task"), shared)
+}
+
+/// A service's side of the kill test: echoes every message, notes every loss (and
+/// disconnects it at once, as the samples do).
+#[derive(Default)]
+struct Served {
+    echoes: std::collections::HashMap<PeerId, u64>,
+    lost: Vec<PeerId>,
+}
+
+impl Served {
+    fn serve(&mut self, s: &mut Endpoint, d: Duration) {
+        let mut buf = [0u8; 256];
+        let t = Instant::now();
+        while t.elapsed() < d {
+            match s.recvfrom(&mut buf) {
+                Ok((k, from)) => {
+                    let mut reply = b"echo:".to_vec();
+                    reply.extend_from_slice(&buf[..k]);
+                    while let Err(e) = s.sendto(&reply, from) {
+                        if e.code() != ErrorCode::Again {
+                            break;
+                        }
+                    }
+                    *self.echoes.entry(from).or_default() += 1;
+                }
+                Err((e, Some(from))) if e.code() == ErrorCode::NotConnected => {
+                    self.lost.push(from);
+                    let _ = s.disconnect(from);
+                }
+                Err((e, _)) if e.code() == ErrorCode::Again => std::thread::yield_now(),
+                Err((e, _)) => panic!("{e}"),
+            }
+        }
+    }
+}
+
+/// A service with a steady client and clients killed (SIGKILL) at random moments:
+/// while connecting, mid-send, mid-receive. Each killed client is reported
+/// (`NOT_CONNECTED` with its address) within a second, the steady client is served
+/// all along, and once every peer is gone and disconnected the service holds the
+/// descriptors, threads and shared mappings it held before (the service runs in a
+/// process of its own, so that no other test's descriptors count).
+#[test]
+fn clients_killed_at_random_moments_are_reported_and_the_rest_served() {
+    match peer::role().as_deref() {
+        None => {
+            let mut p = Peer::spawn(
+                "clients_killed_at_random_moments_are_reported_and_the_rest_served",
+                "service",
+            );
+            assert_eq!(p.recv(), "done");
+            p.finish();
+            return;
+        }
+        Some("service") => {}
+        Some(_) => return,
+    }
+    let n = name("kills");
+    let mut s = listening(&n);
+    s.set_max_msg_size(256).ok();
+    let before = held();
+    let mut rng = doca_testkit::Rng(0x5eed_0000 ^ u64::from(std::process::id()));
+    let mut sv = Served::default();
+    let mut steady = Peer::spawn("chatter_process", &n);
+    assert_eq!(steady.recv(), "started");
+    sv.serve(&mut s, Duration::from_millis(100));
+    let steady_id = *sv
+        .echoes
+        .keys()
+        .next()
+        .expect("the steady client is served");
+    let rounds = 12;
+    for round in 0..rounds {
+        let p = Peer::spawn("chatter_process", &n);
+        let wait = Duration::from_millis(rng.below(60) as u64);
+        sv.serve(&mut s, wait);
+        let steady_before = sv.echoes.get(&steady_id).copied().unwrap_or(0);
+        drop(p);
+        let killed = Instant::now();
+        let lost_before = sv.lost.len();
+        // The killed client, if it was served (one killed before its first message
+        // may leave nothing to report).
+        let served = sv
+            .echoes
+            .keys()
+            .any(|id| *id != steady_id && !sv.lost.contains(id));
+        while sv.lost.len() == lost_before {
+            sv.serve(&mut s, Duration::from_millis(10));
+            if killed.elapsed() > Duration::from_secs(1) {
+                assert!(
+                    !served,
+                    "round {round}: a killed client not reported within 1 s"
+                );
+                break;
+            }
+        }
+        let reported = sv.lost.len() > lost_before;
+        eprintln!(
+            "round {round}: killed after {wait:?}, {} in {:?}",
+            if reported {
+                "reported"
+            } else {
+                "never connected"
+            },
+            killed.elapsed()
+        );
+        sv.serve(&mut s, Duration::from_millis(20));
+        assert!(
+            sv.echoes.get(&steady_id).copied().unwrap_or(0) > steady_before,
+            "round {round}: the steady client was not served"
+        );
+        assert!(
+            !sv.lost.contains(&steady_id),
+            "round {round}: the steady client lost"
+        );
+    }
+    drop(steady);
+    let killed = Instant::now();
+    while !sv.lost.contains(&steady_id) {
+        sv.serve(&mut s, Duration::from_millis(10));
+        assert!(
+            killed.elapsed() < Duration::from_secs(1),
+            "the steady client's end was not reported within a second"
+        );
+    }
+    sv.serve(&mut s, Duration::from_millis(50));
+    assert!(
+        sv.lost.len() > rounds / 2,
+        "{} of {rounds} kills reported",
+        sv.lost.len()
+    );
+    assert_eq!(held(), before, "descriptors, threads, shared mappings");
+    peer::say("done");
+}
+
 /// A process out of file descriptors: creating an endpoint is refused with
 /// `OPERATING_SYSTEM`, and a client whose connection cannot even get a socket reports
 /// that when it sends instead of answering `AGAIN` for ever.
