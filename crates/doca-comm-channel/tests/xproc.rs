@@ -649,22 +649,6 @@ fn chatter_process() {
     }
 }
 
-/// What a process holds: open descriptors, threads, and shared mappings (the comm
-/// channel's control pages).
-fn held() -> (usize, usize, usize) {
-    let count = |d: &str| std::fs::read_dir(d).map_or(0, |r| r.count());
-    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
-    let shared = maps
-        .lines()
-        .filter(|l| {
-            l.split_whitespace()
-                .nth(1)
-                .is_some_and(|p| p.ends_with('s'))
-        })
-        .count();
-    (count("/proc/self/fd"), count("/proc/self/task"), shared)
-}
-
 /// A service's side of the kill test: echoes every message, notes every loss (and
 /// disconnects it at once, as the samples do).
 #[derive(Default)]
@@ -724,7 +708,7 @@ fn clients_killed_at_random_moments_are_reported_and_the_rest_served() {
     let n = name("kills");
     let mut s = listening(&n);
     s.set_max_msg_size(256).ok();
-    let before = held();
+    let before = doca_testkit::held();
     let mut rng = doca_testkit::Rng(0x5eed_0000 ^ u64::from(std::process::id()));
     let mut sv = Served::default();
     let mut steady = Peer::spawn("chatter_process", &n);
@@ -795,7 +779,11 @@ fn clients_killed_at_random_moments_are_reported_and_the_rest_served() {
         "{} of {rounds} kills reported",
         sv.lost.len()
     );
-    assert_eq!(held(), before, "descriptors, threads, shared mappings");
+    assert_eq!(
+        doca_testkit::held(),
+        before,
+        "descriptors, threads, shared mappings"
+    );
     peer::say("done");
 }
 

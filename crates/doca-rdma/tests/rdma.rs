@@ -849,3 +849,210 @@ fn host_memory_exported_again_by_the_dpu_is_reached_through_it() {
 fn wait_with(a: &Side, b: &Side, ud: u64) -> (JobRecord, Result<(), ErrorCode>) {
     wait_beside(&a.pe, &[&b.pe], ud)
 }
+
+/// An RDMA service as NVIDIA's multi-connection samples make one: a context listening
+/// for connection manager requests (accepting each; acknowledging each end with
+/// `disconnect`), 1 MiB of memory exported for reads and writes. It says its port and
+/// export, then "lost ID" for every connection that fails or ends; "check" answers
+/// whether it holds what it held before any peer came.
+#[test]
+fn rdma_service_process() {
+    use doca_rdma::ConnectionEvent;
+    use std::sync::{Arc, Mutex};
+    if peer::role().as_deref() != Some("service") {
+        return;
+    }
+    let a = side_with(|r| r.set_max_num_connections(64).unwrap());
+    let dev = device::devinfo_list().unwrap()[0].open().unwrap();
+    let m = mmap(1 << 20, AccessFlags::RDMA_READ | AccessFlags::RDMA_WRITE);
+    let blob = m.export_rdma(&dev).unwrap().to_vec();
+    let port = 30000 + (std::process::id() % 20000) as u16;
+    a.rdma.start_listen_to_port(port).unwrap();
+    let ended: Arc<Mutex<Vec<u32>>> = Arc::default();
+    {
+        let ended = ended.clone();
+        a.rdma.on_connection_event(move |c, ev| match ev {
+            ConnectionEvent::Requested => c.accept().unwrap(),
+            ConnectionEvent::Disconnected => {
+                c.disconnect().unwrap();
+                ended.lock().unwrap().push(c.id());
+            }
+            ConnectionEvent::Failed => ended.lock().unwrap().push(c.id()),
+            ConnectionEvent::Established => {}
+        });
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for l in peer::commands() {
+            if tx.send(l).is_err() {
+                break;
+            }
+        }
+    });
+    // After the thread that reads the commands: it stays.
+    let before = doca_testkit::held();
+    peer::say(&format!("{port} {}", hex(&blob)));
+    loop {
+        a.pe.progress(|_| {});
+        for id in ended.lock().unwrap().drain(..) {
+            peer::say(&format!("lost {id}"));
+        }
+        match rx.try_recv().as_deref() {
+            Ok("check") => {
+                let now = doca_testkit::held();
+                peer::say(&if now == before {
+                    "holds what it held".to_string()
+                } else {
+                    format!("holds {now:?}, held {before:?}")
+                });
+            }
+            Ok(_) | Err(std::sync::mpsc::TryRecvError::Disconnected) => break,
+            Err(std::sync::mpsc::TryRecvError::Empty) => {
+                std::thread::sleep(Duration::from_micros(100))
+            }
+        }
+    }
+    drop(m);
+}
+
+/// A requester of that service: connects through the connection manager, then writes
+/// 64 KiB and reads it back, again and again, each round's bytes checked; says "ok N"
+/// every 20 rounds.
+#[test]
+fn rdma_requester_process() {
+    use doca_rdma::ConnectionEvent;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let Some(role) = peer::role() else {
+        return;
+    };
+    let w: Vec<&str> = role.split_whitespace().collect();
+    if w.first() != Some(&"requester") {
+        return;
+    }
+    let (port, blob, slot_no) = (w[1], unhex(w[2]), w[3].parse::<usize>().unwrap());
+    let b = side();
+    let up = std::sync::Arc::new(AtomicBool::new(false));
+    {
+        let up = up.clone();
+        b.rdma.on_connection_event(move |_, ev| {
+            if ev == ConnectionEvent::Established {
+                up.store(true, Ordering::Release);
+            }
+        });
+    }
+    let dev = device::devinfo_list().unwrap()[0].open().unwrap();
+    let remote = Mmap::create_from_export(Data(0), &blob, &dev).unwrap();
+    let (pr, _) = remote.memrange().unwrap();
+    let local = mmap(128 << 10, AccessFlags::empty());
+    let (pl, _) = local.memrange().unwrap();
+    let mut inv = BufInventory::new(8).unwrap();
+    inv.start().unwrap();
+    let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let conn = b.rdma.connect_to_addr(addr, Data(0)).unwrap();
+    let t = Instant::now();
+    while !up.load(Ordering::Acquire) {
+        b.pe.progress(|_| {});
+        assert!(t.elapsed() < Duration::from_secs(20), "never connected");
+        std::thread::sleep(Duration::from_micros(100));
+    }
+    peer::say("up");
+    let cp = std::sync::Arc::as_ptr(&conn) as u64;
+    let n = 64 << 10;
+    for round in 1u64.. {
+        // SAFETY: the local mmap's first 64 KiB, nothing else touches them meanwhile.
+        let out = unsafe { std::slice::from_raw_parts_mut(pl, n) };
+        for (i, x) in out.iter_mut().enumerate() {
+            *x = (i as u64).wrapping_mul(31).wrapping_add(round) as u8;
+        }
+        // SAFETY: the slot's 64 KiB of the remote range.
+        let rdst = unsafe { pr.add(slot_no * n) };
+        let src = inv.buf_by_data(&local, pl, n).unwrap();
+        let dst = inv.buf_by_addr(&remote, rdst, n).unwrap();
+        // SAFETY: the record owns its buffers.
+        unsafe { b.rdma.submit(job(JOB_WRITE, 1, cp, Some(src), Some(dst))) }.unwrap();
+        wait(&b.pe, 1).1.unwrap();
+        let rsrc = inv.buf_by_data(&remote, rdst, n).unwrap();
+        // SAFETY: the local mmap's second 64 KiB.
+        let back = unsafe { pl.add(n) };
+        let ldst = inv.buf_by_addr(&local, back, n).unwrap();
+        // SAFETY: as above.
+        unsafe { b.rdma.submit(job(JOB_READ, 2, cp, Some(rsrc), Some(ldst))) }.unwrap();
+        wait(&b.pe, 2).1.unwrap();
+        // SAFETY: the bytes the read brought.
+        let got = unsafe { std::slice::from_raw_parts(back, n) };
+        assert!(got == &out[..], "round {round}: the bytes read back differ");
+        if round % 20 == 0 {
+            peer::say(&format!("ok {round}"));
+        }
+    }
+}
+
+/// Requesters of an RDMA service killed (SIGKILL) at random moments: while connecting,
+/// mid-write, mid-read. The service reports each lost connection within a second,
+/// serves a steady requester all along (its bytes checked round by round), and once the
+/// killed ones are gone holds the descriptors, threads and shared mappings it held
+/// before any peer came.
+#[test]
+fn requesters_killed_at_random_moments_leave_the_service_serving() {
+    if peer::role().is_some() {
+        return;
+    }
+    let mut svc = Peer::spawn("rdma_service_process", "service");
+    let hello = svc.recv();
+    let (port, blob) = hello.split_once(' ').unwrap();
+    let requester = |slot: usize| {
+        Peer::spawn(
+            "rdma_requester_process",
+            &format!("requester {port} {blob} {slot}"),
+        )
+    };
+    let mut steady = requester(0);
+    assert_eq!(steady.recv(), "up");
+    assert!(steady.recv().starts_with("ok "));
+    let mut rng = doca_testkit::Rng(0x6b1_11ed ^ u64::from(std::process::id()));
+    let rounds = 8;
+    let mut reported = 0;
+    for round in 0..rounds {
+        let mut v = requester(1 + round % 15);
+        // When: at a random moment after its start (perhaps while connecting), or
+        // once connected, or mid-transfer.
+        let when = rng.below(3);
+        if when > 0 {
+            assert_eq!(v.recv(), "up");
+        }
+        if when > 1 {
+            assert!(v.recv().starts_with("ok "));
+        }
+        let ms = if when == 0 { 150 } else { 20 };
+        std::thread::sleep(Duration::from_millis(rng.below(ms) as u64));
+        drop(v);
+        let killed = Instant::now();
+        // One that connected is reported within a second; one killed before its
+        // connection reached the service may leave nothing to report.
+        match svc.recv_within(Duration::from_secs(1)) {
+            Some(line) => {
+                assert!(line.starts_with("lost "), "round {round}: {line}");
+                reported += 1;
+                eprintln!("round {round} ({when}): reported in {:?}", killed.elapsed());
+            }
+            None => assert_eq!(
+                when, 0,
+                "round {round}: a connected requester's end not reported within 1 s"
+            ),
+        }
+        let before = steady.recv();
+        assert!(
+            steady.recv() != before,
+            "round {round}: the steady requester stalled"
+        );
+    }
+    assert!(reported > 0, "no kill was reported");
+    drop(steady);
+    let killed = Instant::now();
+    assert!(svc.recv().starts_with("lost "));
+    assert!(killed.elapsed() < Duration::from_secs(1));
+    svc.send("check");
+    assert_eq!(svc.recv(), "holds what it held");
+    svc.send("end");
+    svc.finish();
+}

@@ -127,22 +127,31 @@ impl Peer {
     /// The child's next answer; panics if it ends first or gives none within
     /// [`ANSWER_LIMIT`] (the child is killed then).
     pub fn recv(&mut self) -> String {
-        let deadline = Instant::now() + ANSWER_LIMIT;
+        match self.recv_within(ANSWER_LIMIT) {
+            Some(l) => l,
+            None => {
+                self.kill();
+                panic!("the child process gave no answer within {ANSWER_LIMIT:?}");
+            }
+        }
+    }
+
+    /// The child's next answer, if it gives one within `limit`; panics if it ends
+    /// first.
+    pub fn recv_within(&mut self, limit: Duration) -> Option<String> {
+        let deadline = Instant::now() + limit;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.from.recv_timeout(left) {
                 Ok(l) => {
                     if let Some(x) = l.strip_prefix('>') {
-                        return x.trim_end().to_string();
+                        return Some(x.trim_end().to_string());
                     }
                 }
                 Err(RecvTimeoutError::Disconnected) => {
                     panic!("the child process ended before answering")
                 }
-                Err(RecvTimeoutError::Timeout) => {
-                    self.kill();
-                    panic!("the child process gave no answer within {ANSWER_LIMIT:?}");
-                }
+                Err(RecvTimeoutError::Timeout) => return None,
             }
         }
     }
