@@ -463,6 +463,56 @@ fn a_lossy_network_loses_no_bytes() {
     run_pair([pair.prefix(0), pair.prefix(1)], [env(0), env(1)]);
 }
 
+/// The environment of side `i` of a pair across namespaces: UCX over TCP on the veth,
+/// with a silent peer given 2 s.
+fn tcp_env(pair: &NetPair, i: usize) -> Vec<(&str, &str)> {
+    vec![
+        ("UCX_TLS", "tcp"),
+        ("UCX_NET_DEVICES", pair.dev[i].as_str()),
+        ("DOCA_RDMA_PEER_TIMEOUT_MS", "2000"),
+    ]
+}
+
+/// A pair connects and runs whole, then `fault` cuts the network (a partition, or side
+/// 0's link down): four writes in flight all end with `CONNECTION_RESET` within the 2 s
+/// budget; then the network heals and a new pair runs whole. `false` where the fault
+/// cannot be injected here.
+fn cut_mid_connection(pair: &NetPair, fault: Fault) -> bool {
+    let env = |i: usize| tcp_env(pair, i);
+    let (t, mut i) = connect_and_run([pair.prefix(0), pair.prefix(1)], [env(0), env(1)]);
+    let cut = match fault {
+        Fault::Healed => pair.link(0, false),
+        f => pair.fault(f),
+    };
+    if !cut {
+        return false;
+    }
+    let fault = match fault {
+        Fault::Healed => "link down".to_string(),
+        f => format!("{f:?}"),
+    };
+    i.send("timed");
+    let got = i.recv();
+    let (outcomes, ms) = got.rsplit_once(' ').unwrap();
+    let ms: u64 = ms.parse().unwrap();
+    eprintln!("{fault}: {outcomes} after {ms} ms");
+    let reset = format!("{:?}", Err::<u64, _>(ErrorCode::ConnectionReset));
+    assert!(
+        outcomes.split(',').all(|o| o == reset),
+        "{fault}: every write in flight ends with CONNECTION_RESET: {got}"
+    );
+    assert!(
+        (1500..6000).contains(&ms),
+        "{fault}: the writes ended after {ms} ms, not within the 2 s budget"
+    );
+    drop(i);
+    drop(t);
+    assert!(pair.fault(Fault::Healed) && pair.link(0, true));
+    // Healed: a new pair connects and runs whole.
+    run_pair([pair.prefix(0), pair.prefix(1)], [env(0), env(1)]);
+    true
+}
+
 /// A partition between the two machines, then a link that goes down: writes in flight
 /// end with `CONNECTION_RESET` once the peer has been silent for the budget
 /// (`DOCA_RDMA_PEER_TIMEOUT_MS`, 2 s here: probed meanwhile, never answered), none is
@@ -472,46 +522,72 @@ fn a_partition_ends_operations_in_flight_within_the_budget_and_heals() {
     let Some(pair) = NetPair::new("part") else {
         return;
     };
-    let env = |i: usize| {
-        vec![
-            ("UCX_TLS", "tcp"),
-            ("UCX_NET_DEVICES", pair.dev[i].as_str()),
-            ("DOCA_RDMA_PEER_TIMEOUT_MS", "2000"),
-        ]
-    };
-    let reset = format!("{:?}", Err::<u64, _>(ErrorCode::ConnectionReset));
-    let fault = [
-        (
-            "partition",
-            Box::new(|| pair.fault(Fault::Partition)) as Box<dyn Fn() -> bool>,
-        ),
-        ("link down", Box::new(|| pair.link(0, false))),
-    ];
-    for (what, inject) in fault {
-        let (t, mut i) = connect_and_run([pair.prefix(0), pair.prefix(1)], [env(0), env(1)]);
-        if !inject() {
+    // `Healed` stands for the link taken down (no nftables rule).
+    for fault in [Fault::Partition, Fault::Healed] {
+        if !cut_mid_connection(&pair, fault) {
             eprintln!("skipped: the fault cannot be injected here");
             return;
         }
-        i.send("timed");
-        let got = i.recv();
-        let (outcomes, ms) = got.rsplit_once(' ').unwrap();
-        let ms: u64 = ms.parse().unwrap();
-        eprintln!("{what}: {outcomes} after {ms} ms");
-        assert!(
-            outcomes.split(',').all(|o| o == reset),
-            "{what}: every write in flight ends with CONNECTION_RESET: {got}"
-        );
-        assert!(
-            (1500..6000).contains(&ms),
-            "{what}: the writes ended after {ms} ms, not within the 2 s budget"
-        );
-        drop(i);
-        drop(t);
-        assert!(pair.fault(Fault::Healed) && pair.link(0, true));
-        // Healed: a new pair connects and runs whole.
-        run_pair([pair.prefix(0), pair.prefix(1)], [env(0), env(1)]);
     }
+}
+
+/// A soak, run by `scripts/soak.sh --minutes N` (which sets `DOCA_SOAK_SECONDS`; the
+/// test does nothing without it): RDMA pairs between two namespaces under faults chosen
+/// at random until the time is up: loss of 1-5% each way, a partition or a link down
+/// with operations in flight (each must end with `CONNECTION_RESET` within the budget,
+/// then the network heals), a peer killed mid-transfer. Every byte is checked (a wrong
+/// one, a hang past its bound or a crash fails the run); the totals are printed.
+#[test]
+fn soak() {
+    let Some(secs) = std::env::var("DOCA_SOAK_SECONDS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    else {
+        eprintln!("skipped: DOCA_SOAK_SECONDS is not set (scripts/soak.sh sets it)");
+        return;
+    };
+    let Some(pair) = NetPair::new("soak") else {
+        return;
+    };
+    let env = |i: usize| tcp_env(&pair, i);
+    let mut rng = doca_testkit::Rng(random_u64().unwrap() | 1);
+    let t = Instant::now();
+    let (mut rounds, mut ops, mut failed_as_due) = (0u64, 0u64, 0u64);
+    let mut faults = [0u64; 4];
+    while t.elapsed() < Duration::from_secs(secs) {
+        let kind = rng.below(4);
+        match kind {
+            0 => {
+                let pct = 1 + rng.below(5) as u32;
+                assert!(pair.fault(Fault::Loss(pct)));
+                run_pair([pair.prefix(0), pair.prefix(1)], [env(0), env(1)]);
+                assert!(pair.fault(Fault::Healed));
+                // Write, read back, atomic, two sends; and the read after the stop.
+                ops += 6;
+            }
+            1 | 2 => {
+                let fault = if kind == 1 {
+                    Fault::Partition
+                } else {
+                    Fault::Healed
+                };
+                assert!(cut_mid_connection(&pair, fault));
+                ops += 12;
+                failed_as_due += 4;
+            }
+            _ => kill_mid_transfer(vec![("UCX_TLS", "tcp")], 1),
+        }
+        faults[kind] += 1;
+        rounds += 1;
+    }
+    println!(
+        "soak: {:.0} s, {rounds} rounds, {ops} operations checked ({failed_as_due} of them failed as due, in a cut network), faults: {} loss, {} partitions, {} links down, {} peers killed mid-transfer; wrong bytes 0, hangs 0, crashes 0",
+        t.elapsed().as_secs_f64(),
+        faults[0],
+        faults[1],
+        faults[2],
+        faults[3]
+    );
 }
 
 /// A target that exports 4 MiB, connects and then only waits: it is killed.
