@@ -55,6 +55,80 @@ fn other_side() {
                 std::thread::sleep(Duration::from_micros(100));
             }
         }
+        "burst" => {
+            // Sends N messages to the first client, and exits once they are sent.
+            let s = server(w[1]);
+            let n: u64 = w[2].parse().unwrap();
+            s.set_send_tasks(16).unwrap();
+            pe.connect(s.ctx()).unwrap();
+            pe.start_ctx(s.ctx()).unwrap();
+            peer::say("ready");
+            until(&[&pe], || s.num_connections() == 1);
+            let c = s.connections().remove(0);
+            let (mut sent, mut done) = (0u64, 0u64);
+            while done < n {
+                if sent < n
+                    && s.send(&c, format!("m{sent}").as_bytes(), Data(sent))
+                        .is_ok()
+                {
+                    sent += 1;
+                }
+                pe.progress(|ev| {
+                    if let PeEvent::Task(t) = ev {
+                        assert!(t.error.is_none(), "a send failed");
+                        done += 1;
+                    }
+                });
+            }
+            // Gone at once: no stop, no destructor.
+            std::process::exit(0);
+        }
+        "fastburst" => {
+            // Produces N buffers of 64 bytes (byte j of buffer i: i * 7 + j) for the
+            // first consumer announced, and exits once they are sent.
+            let s = server(w[1]);
+            let n: u64 = w[2].parse().unwrap();
+            let ids = Arc::new(Mutex::new(Vec::new()));
+            let i2 = Arc::clone(&ids);
+            s.on_consumer(move |_, id| i2.lock().unwrap().push(id), |_, _| {})
+                .unwrap();
+            pe.connect(s.ctx()).unwrap();
+            pe.start_ctx(s.ctx()).unwrap();
+            peer::say("ready");
+            until(&[&pe], || !ids.lock().unwrap().is_empty());
+            let id = ids.lock().unwrap()[0];
+            let conn = s.connections().remove(0);
+            let p = Producer::new(&conn).unwrap();
+            p.set_num_tasks(n as u32).unwrap();
+            let ppe = Pe::new().unwrap();
+            ppe.connect(p.ctx()).unwrap();
+            ppe.start_ctx(p.ctx()).unwrap();
+            let mut mm = Mmap::new();
+            let bytes: Vec<u8> = (0..n as usize * 64)
+                .map(|k| ((k / 64) * 7 + k % 64) as u8)
+                .collect();
+            mm.set_memory(bytes).unwrap();
+            mm.dev_add(&device("dpu", "0000:03:00.0")).unwrap();
+            mm.start().unwrap();
+            let mut inv = BufInventory::new(n as usize).unwrap();
+            inv.start().unwrap();
+            for i in 0..n {
+                let b = inv.buf_with_data_at(&mm, i as usize * 64, 64).unwrap();
+                p.send(b, b"", id, Data(i)).unwrap();
+            }
+            let mut done = 0;
+            while done < n {
+                ppe.progress(|ev| {
+                    if let PeEvent::Task(mut c) = ev {
+                        assert!(c.error.is_none(), "a send failed");
+                        c.take_buf(JobRecord::SRC).unwrap();
+                        done += 1;
+                    }
+                });
+                pe.progress(|_| {});
+            }
+            std::process::exit(0);
+        }
         _ => {
             let c = Comch::client(&device("host", "0000:3b:00.0"), w[1]).unwrap();
             pe.connect(c.ctx()).unwrap();
@@ -247,4 +321,103 @@ fn a_consumer_whose_far_side_dies_fails_its_posted_receives() {
         failed.iter().all(|e| *e == Some(ErrorCode::NotConnected)),
         "{failed:?}"
     );
+}
+
+/// comch's control path as NVIDIA's samples use it, with a server that sends a burst and
+/// exits at once: the client receives every message the server sent, in order, before it
+/// sees the end of the connection (it stops by itself); 20 rounds.
+#[test]
+fn every_message_sent_before_the_server_went_comes_before_the_end() {
+    for round in 0..20 {
+        let n = name(&format!("burst{round}"));
+        let mut s = Peer::spawn("other_side", &format!("burst {n} 50"));
+        assert_eq!(s.recv(), "ready");
+        let c = Comch::client(&device("host", "0000:3b:00.0"), &n).unwrap();
+        let got: Arc<Mutex<Vec<Vec<u8>>>> = Arc::default();
+        let g = Arc::clone(&got);
+        c.on_message(move |_: &Connection, m: &mut [u8]| g.lock().unwrap().push(m.to_vec()))
+            .unwrap();
+        let pe = Pe::new().unwrap();
+        pe.connect(c.ctx()).unwrap();
+        let _ = pe.start_ctx(c.ctx());
+        until(&[&pe], || c.ctx().phase() == CtxPhase::Running);
+        // The server sends, then exits: the client stops by itself.
+        until(&[&pe], || c.ctx().phase() == CtxPhase::Idle);
+        let want: Vec<Vec<u8>> = (0..50).map(|i| format!("m{i}").into_bytes()).collect();
+        assert_eq!(*got.lock().unwrap(), want, "round {round}");
+        s.finish();
+        c.destroy().unwrap();
+    }
+}
+
+/// comch's fast path, with a producer that sends a burst and exits at once: the
+/// consumer's posted receives all complete with the right bytes, in order, none failed
+/// by the end of the connection (the consumer, on an engine of its own, may learn of
+/// them after the connection's context saw the end); 10 rounds.
+#[test]
+fn every_buffer_produced_before_the_server_went_is_consumed_before_the_end() {
+    const N: u64 = 16;
+    for round in 0..10 {
+        let n = name(&format!("fastburst{round}"));
+        let mut s = Peer::spawn("other_side", &format!("fastburst {n} {N}"));
+        assert_eq!(s.recv(), "ready");
+        let c = Comch::client(&device("host", "0000:3b:00.0"), &n).unwrap();
+        let pe = Pe::new().unwrap();
+        pe.connect(c.ctx()).unwrap();
+        let _ = pe.start_ctx(c.ctx());
+        until(&[&pe], || c.ctx().phase() == CtxPhase::Running);
+        let k = Consumer::new(&c.connection().unwrap()).unwrap();
+        k.set_num_tasks(N as u32).unwrap();
+        let kpe = Pe::new().unwrap();
+        kpe.connect(k.ctx()).unwrap();
+        let _ = kpe.start_ctx(k.ctx());
+        until(&[&pe, &kpe], || k.ctx().phase() == CtxPhase::Running);
+        let mut mm = Mmap::new();
+        mm.set_memory(vec![0u8; N as usize * 64]).unwrap();
+        mm.dev_add(&device("host", "0000:3b:00.0")).unwrap();
+        mm.start().unwrap();
+        let mut inv = BufInventory::new(N as usize).unwrap();
+        inv.start().unwrap();
+        let (base, _) = mm.memrange().unwrap();
+        for i in 0..N {
+            // SAFETY: inside the mmap's memory.
+            let b = inv
+                .buf_by_addr(&mm, unsafe { base.add(i as usize * 64) }, 64)
+                .unwrap();
+            k.post_recv(b, Data(i)).unwrap();
+        }
+        // Every posted receive ends: each with its buffer, none failed by the end of
+        // the connection (the producer sent every one before it went).
+        let mut got = Vec::new();
+        let mut failed = 0;
+        let t = Instant::now();
+        while got.len() + failed < N as usize {
+            assert!(
+                t.elapsed() < Duration::from_secs(10),
+                "round {round}: {} received, {failed} failed",
+                got.len()
+            );
+            kpe.progress(|ev| {
+                if let PeEvent::Task(mut c) = ev {
+                    let b = c.take_buf(JobRecord::DST).unwrap();
+                    match c.error {
+                        None => got.push((c.record.user_data.0, b.data_to_vec())),
+                        Some(_) => failed += 1,
+                    }
+                }
+            });
+            pe.progress(|_| {});
+        }
+        assert_eq!(failed, 0, "round {round}: receives failed by the end");
+        for (i, (ud, bytes)) in got.iter().enumerate() {
+            assert_eq!(*ud, i as u64, "round {round}: in order");
+            let want: Vec<u8> = (0..64).map(|j| (i * 7 + j) as u8).collect();
+            assert_eq!(*bytes, want, "round {round}: buffer {i}");
+        }
+        s.finish();
+        until(&[&pe, &kpe], || c.ctx().phase() == CtxPhase::Idle);
+        // The consumer, as a program ends it once its connection went.
+        let _ = kpe.stop_ctx(k.ctx());
+        until(&[&kpe], || k.ctx().phase() == CtxPhase::Idle);
+    }
 }
