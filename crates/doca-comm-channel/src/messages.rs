@@ -127,6 +127,13 @@ impl Endpoint {
         Ok(())
     }
 
+    /// Whether peer `id`'s socket is still open here.
+    fn peer_open(&self, id: u64) -> bool {
+        self.peers
+            .iter()
+            .any(|p| p.id == id && p.raw.load(Ordering::Acquire) >= 0)
+    }
+
     pub(crate) fn drop_peer_fd(&mut self, id: PeerId) {
         if let Some(p) = self.peers.iter().find(|p| p.id == id.0) {
             let fd = p.raw.load(Ordering::Acquire);
@@ -154,6 +161,9 @@ impl Endpoint {
         if let Some(&id) = self.lost.last() {
             match self.receive_from(id, buf) {
                 Ok(Some(got)) => return Ok(got),
+                // A buffer too short for the next message: it stays queued, and so
+                // does the end behind it.
+                Err(e) if self.peer_open(id) => return Err(e),
                 r => {
                     self.lost.pop();
                     if self.hot == Some(id) {

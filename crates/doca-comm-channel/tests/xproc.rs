@@ -542,6 +542,12 @@ fn a_reply_comes_before_the_close_even_after_a_send_found_it() {
             ErrorCode::NotConnected,
             "round {round}"
         );
+        // A buffer too short: the reply stays queued, and so does the end.
+        assert_eq!(
+            recv(&mut c, &mut buf[..2]).unwrap_err(),
+            ErrorCode::InvalidValue,
+            "round {round}"
+        );
         let got = recv(&mut c, &mut buf).map(|(k, _)| buf[..k].to_vec());
         assert_eq!(got, Ok(b"reply".to_vec()), "round {round}");
         assert_eq!(
