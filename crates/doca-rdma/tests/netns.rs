@@ -289,6 +289,8 @@ fn initiator_process() {
                 peer::say(&format!("{} {}", got.join(","), t.elapsed().as_millis()));
             }
             "read" => {
+                // "read [LEN]": 64 bytes unless told.
+                let len = w.get(1).map_or(64, |l| l.parse::<usize>().unwrap());
                 let k = remote.unwrap();
                 // SAFETY: back lives until the completion is awaited.
                 let r = unsafe {
@@ -296,7 +298,7 @@ fn initiator_process() {
                         user: 9,
                         conn: 1,
                         ptr: back.as_mut_ptr(),
-                        len: 64,
+                        len,
                         token: k.token,
                         addr: k.base,
                     });
@@ -529,6 +531,45 @@ fn a_partition_ends_operations_in_flight_within_the_budget_and_heals() {
             return;
         }
     }
+}
+
+/// A read whose answer is cut by a partition: the target's answer holds its access to
+/// the exported memory, and its peer can no longer be heard; once the budget is spent
+/// the target's connection fails, the access ends, and the target's mmap stop (which
+/// waits for accesses in flight) returns. The requester's read ends with
+/// `CONNECTION_RESET`.
+#[test]
+fn an_answer_cut_by_a_partition_does_not_hold_the_exporters_stop() {
+    let Some(pair) = NetPair::new("cutans") else {
+        return;
+    };
+    let env = |i: usize| tcp_env(&pair, i);
+    let (mut t, mut i) = connect_and_run([pair.prefix(0), pair.prefix(1)], [env(0), env(1)]);
+    // The requester hears nothing: its read reaches the target, the answer does not
+    // come back.
+    if !pair.fault_on(1, Fault::Partition) {
+        eprintln!("skipped: nftables cannot be used here");
+        return;
+    }
+    // The whole 1 MiB: more than the sockets hold, so the answer cannot be sent off.
+    i.send(&format!("read {LEN}"));
+    std::thread::sleep(Duration::from_millis(300));
+    // Now nothing passes either way.
+    assert!(pair.fault_on(0, Fault::Partition));
+    let started = Instant::now();
+    t.send("stop");
+    assert_eq!(t.recv(), "stopped");
+    let took = started.elapsed();
+    eprintln!("the exporter's stop returned after {took:?}");
+    assert!(
+        took < Duration::from_secs(6),
+        "the stop waited {took:?} for an access to an unreachable peer"
+    );
+    assert_eq!(
+        i.recv(),
+        format!("{:?}", Err::<u64, _>(ErrorCode::ConnectionReset))
+    );
+    assert!(pair.fault(Fault::Healed));
 }
 
 /// A soak, run by `scripts/soak.sh --minutes N` (which sets `DOCA_SOAK_SECONDS`; the

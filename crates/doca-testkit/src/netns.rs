@@ -169,18 +169,21 @@ impl NetPair {
     /// cannot be used here (no `nft`), which fails the test under
     /// `DOCA_REQUIRE_NETNS=1`.
     pub fn fault(&self, fault: Fault) -> bool {
+        self.fault_on(0, fault) && self.fault_on(1, fault)
+    }
+
+    /// Injects `fault` on side `i` only (what it receives), as [`fault`](Self::fault).
+    pub fn fault_on(&self, i: usize, fault: Fault) -> bool {
         let rule = match fault {
             Fault::Loss(pct) => format!("numgen random mod 100 < {pct} counter drop"),
             Fault::Partition => "counter drop".to_string(),
             Fault::Healed => String::new(),
         };
-        let ok = self.ns.iter().all(|ns| {
-            let script = format!(
-                "table inet doca_fault\ndelete table inet doca_fault\n\
-                 table inet doca_fault {{\n chain input {{\n  type filter hook input priority 0; policy accept;\n  {rule}\n }}\n}}\n"
-            );
-            nft(ns, &script)
-        });
+        let script = format!(
+            "table inet doca_fault\ndelete table inet doca_fault\n\
+             table inet doca_fault {{\n chain input {{\n  type filter hook input priority 0; policy accept;\n  {rule}\n }}\n}}\n"
+        );
+        let ok = nft(&self.ns[i], &script);
         let required = std::env::var("DOCA_REQUIRE_NETNS").is_ok_and(|v| v == "1");
         assert!(
             ok || !required,

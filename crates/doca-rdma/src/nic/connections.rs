@@ -130,15 +130,23 @@ pub(super) fn request_peer(r: u::ucp_conn_request_h) -> String {
 }
 
 impl State {
-    /// The watchdog's look: a connection whose operations wait for a peer that said
-    /// nothing since the last look is probed; one silent for the whole budget
-    /// ([`peer_timeout`]) fails, with every operation on it.
+    /// The watchdog's look: a connection whose operations wait for a peer (ours, or
+    /// answers of ours that hold exported memory) that said nothing since the last look
+    /// is probed; one silent for the whole budget ([`peer_timeout`]) fails, with every
+    /// operation on it.
     pub(super) fn look_for_silence(&mut self) {
         let mut waiting = std::mem::take(&mut self.waiting);
         waiting.clear();
         for p in &self.pend {
             if p.live && p.answer.is_none() && !waiting.contains(&p.conn) {
                 waiting.push(p.conn);
+            }
+        }
+        // Answers of ours that hold exported memory (a read's bytes on their way): an
+        // unreachable requester must not keep the exporter's stop waiting for ever.
+        for t in &self.tops {
+            if t.live && t.guard.is_some() && !waiting.contains(&t.conn) {
+                waiting.push(t.conn);
             }
         }
         let mut probe = Vec::new();
