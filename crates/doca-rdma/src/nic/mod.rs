@@ -17,7 +17,14 @@
 //! posted receive waits for one at the target, as RC's receiver-not-ready retry does.
 //!
 //! Users hand commands over a queue and wake the worker; completions go to the
-//! context's [`Sink`] from the NIC thread.
+//! context's [`Sink`] from the NIC thread. A peer that stays silent while operations
+//! wait for it is probed, and its connection fails once the retry budget is spent
+//! (`connections.rs`), as an RC queue pair's does.
+//!
+//! By role: this file holds the face (commands, the [`Nic`], the driver) and the state;
+//! `engine.rs` the thread, UCX's callbacks and the commands it takes; `requester.rs`
+//! operations sent and answered; `target.rs` accesses checked and served, receives
+//! matched; `connections.rs` connecting, the connection manager, ends and failures.
 
 use crate::ucx::{Signal, Worker, ucx_error};
 use crate::wire::{ConnDesc, F_ACK, F_CAS, F_EV_ADD, F_EV_SET, F_FRAG, F_IMM, HDR_LEN, Header, op};

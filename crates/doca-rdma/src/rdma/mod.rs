@@ -8,6 +8,10 @@
 //! Buffers follow DOCA: a task reads its source's data segment and appends to its
 //! destination (which grows by what arrived); a remote buffer comes from an mmap made
 //! with `doca_mmap_create_from_export` of an RDMA export.
+//!
+//! By role: this file holds the face and the settings; `connection.rs` a connection's
+//! states and ends; `submit.rs` tasks turned into NIC commands (and direct copies);
+//! `channel.rs` the context as the engine polls it.
 
 use crate::nic::{Cmd, ConnEvent, Done, Driver, Nic, RecvOpcode, Sink, random_u64};
 use crate::wire::ConnDesc;
