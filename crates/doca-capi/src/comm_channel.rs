@@ -491,12 +491,14 @@ pub unsafe extern "C" fn doca_comm_channel_peer_addr_set_user_data(
     })
 }
 
-/// `doca_comm_channel_peer_addr_update_info`: the statistics are live.
+/// `doca_comm_channel_peer_addr_update_info`: the statistics are live;
+/// `CONNECTION_INPROGRESS` until the service has accepted a client's connection,
+/// `CONNECTION_ABORTED` once the connection ended.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_comm_channel_peer_addr_update_info(
     p: *mut doca_comm_channel_addr_t,
 ) -> doca_error_t {
-    with_peer(p, |_| Ok(()))
+    with_peer(p, PeerAddr::update_info)
 }
 
 /// `doca_comm_channel_peer_addr_get_send_messages`.

@@ -96,8 +96,10 @@ pub const RUNTIME_DIR_ENV: &str = "DOCA_SW_RUNTIME_DIR";
 const DEFAULT_MSG_SIZE: u16 = 4080;
 const DEFAULT_QUEUE_SIZE: u16 = 16;
 const HELLO_MAGIC: &[u8; 8] = b"DOCASWCC";
-const HELLO_VERSION: u16 = 1;
-const COMCH_VERSION: u16 = 2;
+// The service answers a client's hello with its own (the welcome) since version 3 of
+// the comm channel's protocol and 4 of comch's.
+const HELLO_VERSION: u16 = 3;
+const COMCH_VERSION: u16 = 4;
 const HELLO_MAX: usize = 8 + 2 + 2 + 4 + 2 + MAX_SERVICE_NAME_LEN as usize;
 
 pub(crate) fn check_name(name: &str) -> Result<()> {
@@ -157,8 +159,8 @@ enum Mode {
         path: PathBuf,
         name: String,
     },
+    /// Its peer's dial holds where the service is.
     Client {
-        path: PathBuf,
         name: String,
     },
 }
@@ -193,6 +195,10 @@ pub struct Endpoint {
     /// Why the last try to connect could not even start (no descriptors left): sending
     /// reports it rather than `AGAIN`.
     connect_err: Option<Error>,
+    /// The generation of the client's socket its epoll sets watch.
+    dialed: u32,
+    /// Whether the client's connection was seen welcomed.
+    welcomed: bool,
     /// Peers whose connection a send found ended: the next receive reports them, as
     /// it reports the ends it finds itself.
     lost: Vec<u64>,
@@ -251,6 +257,8 @@ impl Endpoint {
             got_fd: None,
             lost: Vec::new(),
             connect_err: None,
+            dialed: 0,
+            welcomed: false,
         })
     }
 

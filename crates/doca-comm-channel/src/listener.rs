@@ -3,10 +3,10 @@
 //! service and the protocol.
 
 use crate::ctl::Ctl;
-use crate::peer::{CONNECTED, CONNECTING, HANDSHAKE, PeerAddr, PeerId};
+use crate::peer::{CONNECTED, CONNECTING, Dial, HANDSHAKE, PeerAddr, PeerId};
 use crate::socket::{
-    accept, bind_listen, connect, epoll_add, raw, send_with_fd, seqpacket, service_path,
-    set_send_buffer, unix_addr,
+    accept, bind_listen, connect, epoll_add, raw, recv_with_fd, send_parts_fd, send_with_fd,
+    seqpacket, service_path, set_send_buffer, unix_addr,
 };
 use crate::{
     COMCH_VERSION, Endpoint, Error, ErrorCode, HELLO_MAGIC, HELLO_MAX, MAX_CONNECTIONS, Mode,
@@ -14,8 +14,9 @@ use crate::{
 };
 use doca_core::device::Role;
 use rustix::event::epoll::EventFlags;
-use rustix::fd::{AsFd, OwnedFd};
+use rustix::fd::{AsFd, BorrowedFd};
 use rustix::io::Errno;
+use rustix::net::RecvFlags;
 use std::sync::atomic::Ordering;
 
 pub(crate) fn hello(name: &str, max_msg: u16, proto: u16) -> ([u8; HELLO_MAX], usize) {
@@ -114,22 +115,46 @@ impl Endpoint {
         }
         let path = service_path(&dev.as_devinfo().pci_addr_str(), name, self.proto)?;
         unix_addr(&path)?;
-        self.mode = Mode::Client {
-            path,
-            name: name.to_string(),
-        };
+        let page = Ctl::new_page();
         let id = self.next_id;
         self.next_id += 1;
-        self.peers.push(PeerAddr::new(id, None, CONNECTING));
+        let p = PeerAddr::new(id, None, CONNECTING);
+        if let Some((_, c)) = &page {
+            c.set_recv_q(self.recv_q);
+        }
+        let (fd, ctl) = page.unzip();
+        if let Some(c) = ctl {
+            let _ = p.ctl.set(c);
+        }
+        *p.dial.lock().unwrap_or_else(|e| e.into_inner()) = Some(Box::new(Dial {
+            path,
+            name: name.to_string(),
+            proto: self.proto,
+            hello: hello(name, self.max_msg, self.proto),
+            sndbuf: self.send_buffer(),
+            page: fd,
+            early: Vec::new(),
+            written: 0,
+        }));
+        self.mode = Mode::Client {
+            name: name.to_string(),
+        };
+        self.peers.push(p);
+        self.dialed = 0;
+        self.welcomed = false;
         self.progress();
         Ok(PeerId(id))
     }
 
-    fn add_peer_fd(&mut self, fd: &OwnedFd, id: u64) {
-        let bytes = usize::from(self.send_q) * (usize::from(self.max_msg) + 512);
-        set_send_buffer(fd, bytes);
-        epoll_add(&self.recv_ep, fd.as_fd(), EventFlags::IN, id);
-        epoll_add(&self.send_ep, fd.as_fd(), EventFlags::OUT, id);
+    /// A connection's send buffer: its queue's worth of messages.
+    fn send_buffer(&self) -> usize {
+        usize::from(self.send_q) * (usize::from(self.max_msg) + 512)
+    }
+
+    fn add_peer_fd(&self, fd: BorrowedFd<'_>, id: u64) {
+        set_send_buffer(fd, self.send_buffer());
+        epoll_add(&self.recv_ep, fd, EventFlags::IN, id);
+        epoll_add(&self.send_ep, fd, EventFlags::OUT, id);
     }
 
     /// Accepts new connections (service) or retries the connection (client).
@@ -141,56 +166,130 @@ impl Endpoint {
                     && let Some(fd) = accept(listener)
                 {
                     if self.peers.len() >= MAX_CONNECTIONS as usize {
-                        continue; // Dropped: the client sees the connection end.
+                        // Turned away: a welcome that offers nothing (largest message
+                        // 0), and the connection ends.
+                        if let Mode::Service { name, .. } = &self.mode {
+                            let (mut w, k) = hello(name, self.max_msg, self.proto);
+                            w[16..18].fill(0);
+                            let _ = send_with_fd(&fd, &w[..k], None);
+                        }
+                        continue;
                     }
                     let id = self.next_id;
                     self.next_id += 1;
-                    self.add_peer_fd(&fd, id);
+                    self.add_peer_fd(fd.as_fd(), id);
                     self.peers.push(PeerAddr::new(id, Some(fd), HANDSHAKE));
                 }
             }
-            Mode::Client { path, name } => {
+            Mode::Client { .. } => {
                 let Some(p) = self.peers.first() else {
                     return;
                 };
-                if p.state.load(Ordering::Acquire) != CONNECTING {
-                    return;
+                if matches!(p.state(), CONNECTING | HANDSHAKE) {
+                    self.connect_err = p.advance().err();
                 }
-                let sock = match seqpacket() {
-                    Ok(sock) => sock,
-                    Err(e) => {
-                        self.connect_err = Some(e);
-                        return;
+                let fd = p.raw.load(Ordering::Acquire);
+                let generation = p.generation.load(Ordering::Acquire);
+                if fd >= 0 && generation != self.dialed {
+                    // A new socket (the first, or one made again before the welcome):
+                    // watched from now on.
+                    self.dialed = generation;
+                    // SAFETY: the peer's socket stays open while its number is not -1,
+                    // and the endpoint is the one that closes it.
+                    self.add_peer_fd(unsafe { BorrowedFd::borrow_raw(fd) }, p.id);
+                }
+                if p.is_connected() && !self.welcomed {
+                    self.welcomed = true;
+                    self.hot = Some(p.id);
+                    if self.proto == COMCH_VERSION {
+                        self.joined.push(p.id);
                     }
-                };
-                self.connect_err = None;
-                let Ok(addr) = unix_addr(path) else {
-                    return;
-                };
-                if connect(&sock, &addr).is_err() {
-                    return; // Not there yet (or its backlog is full): try again later.
-                }
-                let (h, n) = hello(name, self.max_msg, self.proto);
-                let page = Ctl::new_page();
-                let sent = send_with_fd(&sock, &h[..n], page.as_ref().map(|(fd, _)| fd.as_fd()));
-                if sent != Ok(n) {
-                    return;
-                }
-                if let Some((_, c)) = page {
-                    c.set_recv_q(self.recv_q);
-                    let _ = p.ctl.set(c);
-                }
-                let id = p.id;
-                self.add_peer_fd(&sock, id);
-                let p = &self.peers[0];
-                p.raw.store(raw(&sock), Ordering::Release);
-                *p.fd.lock().unwrap_or_else(|e| e.into_inner()) = Some(sock);
-                p.state.store(CONNECTED, Ordering::Release);
-                self.hot = Some(id);
-                if self.proto == COMCH_VERSION {
-                    self.joined.push(id);
                 }
             }
         }
+    }
+}
+
+impl PeerAddr {
+    /// Moves a client's connection on (its endpoint, and `update_info` without it):
+    /// connects and greets, writes what was sent meanwhile, and takes the service's
+    /// welcome. A connection that ends before the welcome (one a service in its last
+    /// moments took into its backlog and never accepted) is made again, and what was
+    /// sent on it is sent again: the service never read it. `Err` only when no socket
+    /// can be had.
+    pub(crate) fn advance(&self) -> Result<()> {
+        let mut guard = self.dial.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(d) = guard.as_mut() else {
+            return Ok(());
+        };
+        if self.state() == CONNECTING {
+            let sock = seqpacket()?;
+            let Ok(addr) = unix_addr(&d.path) else {
+                return Ok(());
+            };
+            if connect(&sock, &addr).is_err() {
+                return Ok(()); // Not there yet (or its backlog is full): try again later.
+            }
+            set_send_buffer(sock.as_fd(), d.sndbuf);
+            let (h, n) = &d.hello;
+            if send_with_fd(&sock, &h[..*n], d.page.as_ref().map(|f| f.as_fd())) != Ok(*n) {
+                return Ok(());
+            }
+            d.written = 0;
+            self.raw.store(raw(&sock), Ordering::Release);
+            *self.fd.lock().unwrap_or_else(|e| e.into_inner()) = Some(sock);
+            self.generation.fetch_add(1, Ordering::AcqRel);
+            self.state.store(HANDSHAKE, Ordering::Release);
+        }
+        if self.state() != HANDSHAKE {
+            return Ok(());
+        }
+        let fd = self.raw.load(Ordering::Acquire);
+        // SAFETY: the socket stays open while its number is not -1; only this function
+        // (under the dial lock) and the endpoint's close replace it.
+        let sock = unsafe { BorrowedFd::borrow_raw(fd) };
+        while d.written < d.early.len() {
+            match send_parts_fd(sock, &[], &d.early[d.written], None) {
+                Ok(_) => d.written += 1,
+                Err(Errno::AGAIN | Errno::NOBUFS | Errno::INTR) => return Ok(()),
+                Err(_) => {
+                    self.redial();
+                    return Ok(());
+                }
+            }
+        }
+        let mut h = [0u8; HELLO_MAX + 1];
+        let mut r = recv_with_fd(sock, &mut h, RecvFlags::empty());
+        if r.as_ref().err() == Some(&Errno::CONNRESET) {
+            // The service went with messages of ours unread: reported once, ahead of
+            // what it sent before it went (its welcome and more).
+            r = recv_with_fd(sock, &mut h, RecvFlags::empty());
+        }
+        match r {
+            Err(Errno::AGAIN | Errno::INTR) => {}
+            Ok((n, _)) if n > 0 => {
+                match check_hello(&h[..n.min(h.len())], &d.name, d.proto) {
+                    Some(max) => {
+                        self.peer_max.store(u32::from(max), Ordering::Relaxed);
+                        self.state.store(CONNECTED, Ordering::Release);
+                    }
+                    // Turned away (the service is full), or something else listens
+                    // there (another version): no connection.
+                    None => self.close(),
+                }
+                *guard = None;
+            }
+            // Ended before the welcome: made again.
+            _ => self.redial(),
+        }
+        Ok(())
+    }
+
+    /// Drops a client's socket that ended before the welcome; the next move connects
+    /// again.
+    fn redial(&self) {
+        self.raw.store(-1, Ordering::Release);
+        *self.fd.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        self.state.store(CONNECTING, Ordering::Release);
     }
 }

@@ -66,11 +66,12 @@ impl Endpoint {
         if matches!(self.mode, Mode::Idle) {
             return Err(bad_state("the endpoint neither listens nor connects"));
         }
-        if self.peer(to)?.state.load(Ordering::Acquire) == CONNECTING {
+        if matches!(self.peer(to)?.state(), CONNECTING | HANDSHAKE) {
             self.progress();
         }
         let p = self.peer(to)?;
-        match p.state.load(Ordering::Acquire) {
+        let state = p.state();
+        match state {
             CONNECTING => {
                 return Err(match &self.connect_err {
                     Some(e) => e.clone(),
@@ -78,6 +79,8 @@ impl Endpoint {
                 });
             }
             CLOSED => return Err(not_connected()),
+            // Descriptors travel once the service has welcomed the connection.
+            HANDSHAKE if pass.is_some() => return Err(Error::new(ErrorCode::Again)),
             _ => {}
         }
         if let Some(c) = p.ctl.get() {
@@ -94,6 +97,16 @@ impl Endpoint {
                     "the queue toward the peer is full (it has not taken its messages yet)",
                 ));
             }
+        }
+        if state == HANDSHAKE {
+            // Kept until the welcome, so that a connection made again loses nothing.
+            if let Some(d) = p.dial.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+                d.early.push([head, msg].concat());
+            }
+            let _ = p.advance();
+            p.send_msgs.fetch_add(1, Ordering::Relaxed);
+            p.send_bytes.fetch_add(msg.len() as u64, Ordering::Relaxed);
+            return Ok(());
         }
         let fd = p.raw.load(Ordering::Acquire);
         // SAFETY: the peer's socket stays open while the peer entry we borrow lives (a
@@ -243,7 +256,12 @@ impl Endpoint {
         // SAFETY: the peer's socket stays open while its entry lives and its number is
         // not -1 (closing sets it so first).
         let sock = unsafe { BorrowedFd::borrow_raw(fd) };
-        let handshake = p.state.load(Ordering::Acquire) == HANDSHAKE;
+        let handshake = p.state() == HANDSHAKE;
+        if handshake && matches!(self.mode, Mode::Client { .. }) {
+            // The service's welcome (or the end of a connection it never accepted).
+            self.progress();
+            return Ok(None);
+        }
         if handshake {
             let mut h = [0u8; HELLO_MAX + 1];
             let (n, page) = match recv_with_fd(sock, &mut h, RecvFlags::empty()) {
@@ -256,6 +274,13 @@ impl Endpoint {
                 .flatten()
             {
                 Some(max) => {
+                    // The welcome: the client's sends count from here.
+                    let (w, k) = crate::listener::hello(name, self.max_msg, self.proto);
+                    if send_parts_fd(sock, &[], &w[..k], None) != Ok(k) {
+                        self.drop_peer_fd(PeerId(id));
+                        self.peers.retain(|p| p.id != id);
+                        return Ok(None);
+                    }
                     p.peer_max.store(u32::from(max), Ordering::Relaxed);
                     if let Some(page) = page
                         && let Some(c) = Ctl::map(page.as_fd(), false)

@@ -1,9 +1,11 @@
 //! A connection's far end, as an endpoint keeps it.
 
-use crate::MAX_MESSAGE_SIZE;
 use crate::ctl::Ctl;
 use crate::socket::queued_bytes;
+use crate::{HELLO_MAX, MAX_MESSAGE_SIZE};
+use doca_core::{Error, ErrorCode, Result};
 use rustix::fd::{AsRawFd, OwnedFd};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
 
 /// A peer's connection state.
@@ -11,6 +13,26 @@ pub(crate) const CONNECTING: u8 = 0;
 pub(crate) const HANDSHAKE: u8 = 1;
 pub(crate) const CONNECTED: u8 = 2;
 pub(crate) const CLOSED: u8 = 3;
+
+/// What a client's connection needs until its service has welcomed it: where the
+/// service listens, the greeting (and the accounting page it carries), and the messages
+/// sent meanwhile, kept so that a connection that a service in its last moments took
+/// into its backlog, and never accepted, is made again with nothing lost.
+#[derive(Debug)]
+pub(crate) struct Dial {
+    pub(crate) path: PathBuf,
+    pub(crate) name: String,
+    pub(crate) proto: u16,
+    pub(crate) hello: ([u8; HELLO_MAX], usize),
+    /// The send buffer a connection gets (the queue's worth of messages).
+    pub(crate) sndbuf: usize,
+    /// The accounting page, passed with every greeting until one is answered.
+    pub(crate) page: Option<OwnedFd>,
+    /// Messages sent before the welcome, in order, and how many of them the current
+    /// connection has.
+    pub(crate) early: Vec<Vec<u8>>,
+    pub(crate) written: usize,
+}
 
 /// One connection's far end (`struct doca_comm_channel_addr_t`): user data and
 /// statistics. It stays valid until disconnected or the endpoint is destroyed.
@@ -29,6 +51,11 @@ pub struct PeerAddr {
     pub(crate) peer_max: AtomicU32,
     /// The connection's accounting page, once shared.
     pub(crate) ctl: std::sync::OnceLock<Ctl>,
+    /// A client's connection until its service welcomed it.
+    pub(crate) dial: std::sync::Mutex<Option<Box<Dial>>>,
+    /// Counts the sockets this peer has had (a client's connection may be made again
+    /// before the welcome): its endpoint watches each new one.
+    pub(crate) generation: AtomicU32,
 }
 
 /// Identifies a peer of an endpoint (Rust face; the C face uses `&PeerAddr`).
@@ -50,7 +77,30 @@ impl PeerAddr {
             recv_bytes: AtomicU64::new(0),
             peer_max: AtomicU32::new(MAX_MESSAGE_SIZE),
             ctl: std::sync::OnceLock::new(),
+            dial: std::sync::Mutex::new(None),
+            generation: AtomicU32::new(0),
         })
+    }
+
+    pub(crate) fn state(&self) -> u8 {
+        self.state.load(Ordering::Acquire)
+    }
+
+    /// `doca_comm_channel_peer_addr_update_info`: moves a client's connection on and
+    /// says where it is: `CONNECTION_INPROGRESS` until the service has welcomed it,
+    /// `CONNECTION_ABORTED` once it ended (or could not be made).
+    pub fn update_info(&self) -> Result<()> {
+        if matches!(self.state(), CONNECTING | HANDSHAKE) {
+            self.advance()?;
+        }
+        match self.state() {
+            CONNECTED => Ok(()),
+            CLOSED => Err(Error::with_context(
+                ErrorCode::ConnectionAborted,
+                "the connection ended; disconnect the peer address to free it",
+            )),
+            _ => Err(Error::new(ErrorCode::ConnectionInProgress)),
+        }
     }
 
     /// Its identity in its endpoint.

@@ -106,7 +106,7 @@ pub(crate) fn accept(listener: &OwnedFd) -> Option<OwnedFd> {
 }
 
 /// Room for `bytes` queued in the socket's send buffer.
-pub(crate) fn set_send_buffer(fd: &OwnedFd, bytes: usize) {
+pub(crate) fn set_send_buffer(fd: BorrowedFd<'_>, bytes: usize) {
     let _ = rustix::net::sockopt::set_socket_send_buffer_size(fd, bytes);
 }
 

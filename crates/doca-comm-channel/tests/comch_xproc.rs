@@ -35,6 +35,21 @@ fn until(pes: &[&Pe], mut done: impl FnMut() -> bool) {
     }
 }
 
+/// The child's next answer, while `pes` progress (a client's connection comes up only
+/// once its server has taken it).
+fn answer(k: &mut Peer, pes: &[&Pe]) -> String {
+    let t = Instant::now();
+    loop {
+        if let Some(l) = k.recv_within(Duration::from_millis(1)) {
+            return l;
+        }
+        assert!(t.elapsed() < Duration::from_secs(10), "no answer");
+        for pe in pes {
+            pe.progress(|_| {});
+        }
+    }
+}
+
 /// The other process: a server ("server NAME"), or a client with a consumer
 /// ("consumer NAME"); it says "ready" and then waits to be killed.
 #[test]
@@ -203,7 +218,7 @@ fn a_server_reports_a_killed_client_and_takes_the_next() {
     pe.start_ctx(s.ctx()).unwrap();
     for round in 1..=2 {
         let mut k = Peer::spawn("other_side", &format!("consumer {n}"));
-        let ready = k.recv();
+        let ready = answer(&mut k, &[&pe]);
         assert!(ready.starts_with("ready"), "{ready}");
         until(&[&pe], || s.num_connections() == 1);
         k.kill();
@@ -225,7 +240,7 @@ fn a_producer_whose_consumer_dies_fails_its_sends_and_stops() {
     pe.connect(s.ctx()).unwrap();
     pe.start_ctx(s.ctx()).unwrap();
     let mut k = Peer::spawn("other_side", &format!("consumer {n}"));
-    let ready = k.recv();
+    let ready = answer(&mut k, &[&pe]);
     let id: u32 = ready.split_whitespace().nth(1).unwrap().parse().unwrap();
     until(&[&pe], || ids.lock().unwrap().contains(&id));
     let conn: Arc<Connection> = s.connections().into_iter().next().unwrap();
@@ -420,4 +435,141 @@ fn every_buffer_produced_before_the_server_went_is_consumed_before_the_end() {
         let _ = kpe.stop_ctx(k.ctx());
         until(&[&kpe], || k.ctx().phase() == CtxPhase::Idle);
     }
+}
+
+/// A comch server (in a process of its own, so that no other test's descriptors count)
+/// whose clients are killed (SIGKILL) at random moments: in even rounds at any moment
+/// from their start (connecting, setting up their consumer, idle), in odd rounds once
+/// their consumer is up and the server's producer has sends in flight toward it. Each
+/// connected client's end is reported within a second of the kill, each producer's
+/// sends all complete within a second (failed: nothing took them), and once every
+/// client is gone and the producers are destroyed the server holds the descriptors,
+/// threads and shared mappings it held before the first client came.
+#[test]
+fn clients_killed_at_random_moments_are_reported_within_a_second_and_nothing_leaks() {
+    match peer::role().as_deref() {
+        None => {
+            let mut p = Peer::spawn(
+                "clients_killed_at_random_moments_are_reported_within_a_second_and_nothing_leaks",
+                "killserver",
+            );
+            assert_eq!(p.recv(), "done");
+            p.finish();
+            return;
+        }
+        Some("killserver") => {}
+        Some(_) => return,
+    }
+    let n = name("comch-kills");
+    let s = server(&n);
+    let gone = Arc::new(Mutex::new(0usize));
+    let g = Arc::clone(&gone);
+    s.on_connection(|_, _| {}, move |_, _| *g.lock().unwrap() += 1)
+        .unwrap();
+    let ids = Arc::new(Mutex::new(Vec::new()));
+    let i2 = Arc::clone(&ids);
+    s.on_consumer(move |_, id| i2.lock().unwrap().push(id), |_, _| {})
+        .unwrap();
+    let pe = Pe::new().unwrap();
+    pe.connect(s.ctx()).unwrap();
+    pe.start_ctx(s.ctx()).unwrap();
+    let mut mm = Mmap::new();
+    mm.set_memory(vec![0u8; 1 << 16]).unwrap();
+    mm.dev_add(&device("dpu", "0000:03:00.0")).unwrap();
+    mm.start().unwrap();
+    let mut inv = BufInventory::new(16).unwrap();
+    inv.start().unwrap();
+    let before = doca_testkit::held();
+    let mut rng = doca_testkit::Rng(0xc0c0_0000 ^ u64::from(std::process::id()));
+    let mut reported = 0;
+    let mut slowest = Duration::ZERO;
+    for round in 0..8 {
+        ids.lock().unwrap().clear();
+        let mut k = Peer::spawn("other_side", &format!("consumer {n}"));
+        let gone_before = *gone.lock().unwrap();
+        if round % 2 == 0 {
+            let t = Instant::now();
+            let wait = Duration::from_millis(rng.below(40) as u64);
+            while t.elapsed() < wait {
+                pe.progress(|_| {});
+                std::thread::sleep(Duration::from_micros(100));
+            }
+            let connected = s.num_connections() > 0;
+            k.kill();
+            let killed = Instant::now();
+            while s.num_connections() > 0 {
+                pe.progress(|_| {});
+                assert!(
+                    killed.elapsed() < Duration::from_secs(1),
+                    "round {round}: a killed client's end not reported within a second"
+                );
+            }
+            if connected {
+                assert!(*gone.lock().unwrap() > gone_before, "round {round}");
+                reported += 1;
+                slowest = slowest.max(killed.elapsed());
+            }
+            continue;
+        }
+        let ready = answer(&mut k, &[&pe]);
+        let id: u32 = ready.split_whitespace().nth(1).unwrap().parse().unwrap();
+        until(&[&pe], || ids.lock().unwrap().contains(&id));
+        let conn: Arc<Connection> = s.connections().into_iter().next().unwrap();
+        let p = Producer::new(&conn).unwrap();
+        p.set_num_tasks(8).unwrap();
+        let ppe = Pe::new().unwrap();
+        ppe.connect(p.ctx()).unwrap();
+        ppe.start_ctx(p.ctx()).unwrap();
+        for i in 0..8 {
+            let b = inv.buf_with_data_at(&mm, 0, 60_000).unwrap();
+            p.send(b, b"", id, Data(i)).unwrap();
+        }
+        let wait = Duration::from_millis(rng.below(20) as u64);
+        let t = Instant::now();
+        let done = std::cell::Cell::new(0);
+        let complete = |ev: PeEvent| {
+            if let PeEvent::Task(mut c) = ev {
+                done.set(done.get() + 1);
+                c.take_buf(JobRecord::SRC).unwrap();
+            }
+        };
+        while t.elapsed() < wait {
+            pe.progress(|_| {});
+            ppe.progress(complete);
+        }
+        k.kill();
+        let killed = Instant::now();
+        while done.get() < 8 || *gone.lock().unwrap() == gone_before {
+            assert!(
+                killed.elapsed() < Duration::from_secs(1),
+                "round {round}: {} of 8 sends completed, end reported: {}",
+                done.get(),
+                *gone.lock().unwrap() > gone_before
+            );
+            ppe.progress(complete);
+            pe.progress(|_| {});
+        }
+        reported += 1;
+        slowest = slowest.max(killed.elapsed());
+        ppe.stop_ctx(p.ctx()).unwrap();
+        drop(p);
+        drop(ppe);
+        drop(conn);
+    }
+    eprintln!("{reported} of 8 kills reported, the slowest in {slowest:?}");
+    assert!(reported >= 4, "{reported} kills reported");
+    // Descriptors of processes just reaped and of their output readers close a moment
+    // after: the count settles.
+    let t = Instant::now();
+    while doca_testkit::held() != before && t.elapsed() < Duration::from_secs(2) {
+        pe.progress(|_| {});
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(
+        doca_testkit::held(),
+        before,
+        "descriptors, threads, shared mappings"
+    );
+    pe.stop_ctx(s.ctx()).unwrap();
+    peer::say("done");
 }

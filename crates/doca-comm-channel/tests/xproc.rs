@@ -499,6 +499,71 @@ fn reply_and_go(mut s: Endpoint, buf: &mut [u8]) {
     }
 }
 
+/// A client that connects while a service is in its last moments: the kernel takes the
+/// connection into the going service's backlog, the service goes without accepting it,
+/// and a new service takes the name. The client's connection is made again, its message
+/// reaches the new service once, and the reply comes back. Until a service has taken
+/// the connection, `update_info` says `CONNECTION_INPROGRESS`.
+#[test]
+fn a_connection_a_going_service_never_took_is_made_again_with_nothing_lost() {
+    for round in 0..20 {
+        let n = name(&format!("regone{round}"));
+        let going = listening(&n);
+        let (mut c, server) = client(&n);
+        assert_eq!(
+            c.peer_addr(server)
+                .unwrap()
+                .update_info()
+                .unwrap_err()
+                .code(),
+            ErrorCode::ConnectionInProgress
+        );
+        send(&mut c, format!("one{round}").as_bytes(), server);
+        drop(going);
+        let next = listening(&n);
+        let service = std::thread::spawn(move || {
+            let mut buf = [0u8; 64];
+            let mut s = next;
+            let mut got = Vec::new();
+            let t = Instant::now();
+            let from = loop {
+                match s.recvfrom(&mut buf) {
+                    Ok((k, from)) => {
+                        got.push(buf[..k].to_vec());
+                        break from;
+                    }
+                    Err((e, _)) if e.code() == ErrorCode::Again => {
+                        assert!(t.elapsed() < Duration::from_secs(10), "no message");
+                        std::thread::sleep(Duration::from_micros(100))
+                    }
+                    Err((e, _)) => panic!("{e}"),
+                }
+            };
+            while let Err(e) = s.sendto(b"reply", from) {
+                assert_eq!(e.code(), ErrorCode::Again);
+            }
+            // Nothing more comes (the message came once).
+            let t = Instant::now();
+            while t.elapsed() < Duration::from_millis(20) {
+                if let Ok((k, _)) = s.recvfrom(&mut buf) {
+                    got.push(buf[..k].to_vec());
+                }
+            }
+            got
+        });
+        let mut buf = [0u8; 64];
+        let reply = recv(&mut c, &mut buf).map(|(k, _)| buf[..k].to_vec());
+        assert_eq!(reply, Ok(b"reply".to_vec()), "round {round}");
+        assert_eq!(c.peer_addr(server).unwrap().update_info(), Ok(()));
+        let got = service.join().unwrap();
+        assert_eq!(
+            got,
+            vec![format!("one{round}").into_bytes()],
+            "round {round}"
+        );
+    }
+}
+
 /// A reply sent just before the service goes (with a message of the client's still
 /// unread there) reaches the client before the end of the connection does.
 #[test]
