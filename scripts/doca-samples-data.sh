@@ -69,9 +69,9 @@ pair() {
     ok "$name"
 }
 
-# A text file of ~300 KiB: this project's README, repeated.
+# A text file of 300,000 bytes: this project's README and book, repeated.
 root="$(cd "$(dirname "$0")/.." && pwd)"
-for _ in 1 2 3 4 5 6; do cat "$root/README.md"; done >"$out/readme6.txt"
+for _ in 1 2 3 4 5 6; do cat "$root/README.md" "$root"/docs/*.md; done >"$out/readme6.txt"
 head -c 300000 "$out/readme6.txt" >"$out/in.txt"
 
 if [ "$gen" = 2.2 ]; then

@@ -38,7 +38,7 @@ pub struct RdmaArgs {
     #[arg(long)]
     quick: bool,
     /// Let our contexts reach each other through shared memory (`DOCA_RDMA_SHM=1`;
-    /// UCX then detects no peer failures: see the README).
+    /// UCX then detects no peer failures: see docs/rdma.md).
     #[arg(long)]
     shm: bool,
     /// Requester and responder in two network namespaces joined by a veth pair (TCP,

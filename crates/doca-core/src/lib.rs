@@ -62,3 +62,32 @@ pub fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 #[doc = include_str!("../../../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// The book's examples (docs/), compiled and run as doctests, one chapter each.
+#[cfg(doctest)]
+pub mod book_doctests {
+    #[doc = include_str!("../../../docs/rust-sdk.md")]
+    pub struct RustSdk;
+    #[doc = include_str!("../../../docs/sync-events-and-graphs.md")]
+    pub struct SyncEventsAndGraphs;
+    #[doc = include_str!("../../../docs/erasure-coding.md")]
+    pub struct ErasureCoding;
+    #[doc = include_str!("../../../docs/async.md")]
+    pub struct Async;
+    #[doc = include_str!("../../../docs/c-faces.md")]
+    pub struct CFaces;
+    #[doc = include_str!("../../../docs/libisal.md")]
+    pub struct Libisal;
+    #[doc = include_str!("../../../docs/machine.md")]
+    pub struct Machine;
+    #[doc = include_str!("../../../docs/rdma.md")]
+    pub struct Rdma;
+    #[doc = include_str!("../../../docs/compress-aes-gcm.md")]
+    pub struct CompressAesGcm;
+    #[doc = include_str!("../../../docs/storage-application.md")]
+    pub struct StorageApplication;
+    #[doc = include_str!("../../../docs/safety.md")]
+    pub struct Safety;
+    #[doc = include_str!("../../../docs/layout.md")]
+    pub struct Layout;
+}

@@ -264,21 +264,27 @@ fn destroying_the_exported_event_ends_the_other_sides_wait() {
 
 #[test]
 fn the_exporters_death_wakes_the_other_sides_waits_with_an_error() {
-    // The exporter is a child too: it exports, says the descriptor, and is killed.
-    let mut host = Peer::spawn("exporter_process", "host");
-    let blob = unhex(&host.recv());
+    // The exporter is a child too: it exports, says the descriptor, and is killed while
+    // the importer waits (blocking, yielding, spinning); the wait ends with an error
+    // within a second of the kill.
     for kind in ["block", "yield", "busy"] {
+        let mut host = Peer::spawn("exporter_process", "host");
+        let blob = unhex(&host.recv());
         let mut p = dpu(&blob, "sync");
-        if kind == "block" {
-            assert_eq!(p.recv(), "imported");
-            p.send(&format!("wait 1000 {kind}"));
-            std::thread::sleep(Duration::from_millis(150));
-            host.kill();
-            let r = p.recv();
-            assert!(r.starts_with("DOCA_ERROR_CONNECTION_RESET"), "{kind}: {r}");
-            p.finish();
-        } else {
+        assert_eq!(p.recv(), "imported");
+        p.send(&format!("wait 1000 {kind}"));
+        std::thread::sleep(Duration::from_millis(150));
+        host.kill();
+        let killed = Instant::now();
+        let r = p
+            .recv_within(Duration::from_secs(1))
+            .unwrap_or_else(|| panic!("{kind}: the wait did not end within a second"));
+        assert!(r.starts_with("DOCA_ERROR_CONNECTION_RESET"), "{kind}: {r}");
+        eprintln!("{kind}: {r}, {:?} after the kill", killed.elapsed());
+        p.finish();
+        if kind == "busy" {
             // The exporter is gone: its descriptor is refused.
+            let mut p = dpu(&blob, "sync");
             assert_eq!(p.recv(), "import-error DOCA_ERROR_NOT_FOUND");
             p.finish();
         }

@@ -99,8 +99,13 @@ pub fn allocations_in(f: impl FnOnce()) -> usize {
 /// shared with other processes: control pages, shared-memory segments). A survivor of
 /// its peers' deaths holds what it held before them.
 pub fn held() -> (usize, usize, usize) {
-    let count = |d: &str| std::fs::read_dir(d).map_or(0, |r| r.count());
-    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    held_in("self")
+}
+
+/// What process `pid` ("self" for this one) holds, as [`held`] counts it.
+pub fn held_in(pid: &str) -> (usize, usize, usize) {
+    let count = |d: String| std::fs::read_dir(d).map_or(0, |r| r.count());
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
     let shared = maps
         .lines()
         .filter(|l| {
@@ -109,5 +114,9 @@ pub fn held() -> (usize, usize, usize) {
                 .is_some_and(|p| p.ends_with('s'))
         })
         .count();
-    (count("/proc/self/fd"), count("/proc/self/task"), shared)
+    (
+        count(format!("/proc/{pid}/fd")),
+        count(format!("/proc/{pid}/task")),
+        shared,
+    )
 }

@@ -260,11 +260,14 @@ impl Running {
         }
     }
 
-    /// Waits until its standard output holds `needle` (true), or it ends or `limit`
-    /// passes first (false).
+    /// Waits until its standard output or error holds `needle` (true), or it ends or
+    /// `limit` passes first (false).
     pub fn wait_printed(&mut self, needle: &str, limit: std::time::Duration) -> bool {
         let start = std::time::Instant::now();
-        let seen = |r: &Running| String::from_utf8_lossy(&r.out.lock().unwrap()).contains(needle);
+        let seen = |r: &Running| {
+            String::from_utf8_lossy(&r.out.lock().unwrap()).contains(needle)
+                || String::from_utf8_lossy(&r.err.lock().unwrap()).contains(needle)
+        };
         loop {
             if seen(self) {
                 return true;
