@@ -15,8 +15,8 @@ use std::process::Command;
 
 /// The 2.2 generation's sources: everything but the task generation's (`src/v3/`).
 fn is_v22(p: &Path) -> bool {
-    !p.components().any(|c| c.as_os_str() == "v3")
-        && !p.ends_with("v1.rs")
+    !p.components()
+        .any(|c| c.as_os_str() == "v3" || c.as_os_str() == "v1")
         && !p.ends_with("v15.rs")
 }
 

@@ -175,10 +175,11 @@ fn names() -> (BTreeSet<String>, BTreeSet<String>) {
         .chain(generated_functions())
         .map(|f| f.name)
         .collect();
-    let kept: BTreeSet<String> = rust_functions(|p| !is_v3(p) && !p.ends_with("v1.rs"))
-        .into_iter()
-        .map(|f| f.name)
-        .collect();
+    let kept: BTreeSet<String> =
+        rust_functions(|p| !is_v3(p) && !p.components().any(|c| c.as_os_str() == "v1"))
+            .into_iter()
+            .map(|f| f.name)
+            .collect();
     (v3, kept)
 }
 

@@ -66,7 +66,7 @@ pub const MAX_IMM_DATA_LEN: u32 = 16;
 /// Most tasks of one producer or consumer (`*_cap_get_max_num_tasks`).
 pub const MAX_NUM_TASKS: u32 = 8192;
 /// Most consumers (or producers) on one connection.
-pub const MAX_PER_CONNECTION: u32 = 512;
+pub use crate::comch::MAX_PER_CONNECTION;
 
 /// The header of a data message: producer id, immediate data length, immediate data.
 const HDR: usize = 4 + 4 + MAX_IMM_DATA_LEN as usize;
