@@ -199,7 +199,7 @@ fn check_tag_size(v: u64) -> Result<()> {
     if TAG_SIZES.iter().any(|&t| u64::from(t) == v) {
         Ok(())
     } else {
-        Err(invalid(format!(
+        Err(Error::invalid(format!(
             "the tag size is 12 or 16 bytes (96 or 128 bits), not {v}"
         )))
     }
@@ -210,7 +210,7 @@ pub fn check_iv_len(len: u32) -> Result<()> {
     if len <= MAX_IV_LEN {
         Ok(())
     } else {
-        Err(invalid(format!(
+        Err(Error::invalid(format!(
             "an IV is at most {MAX_IV_LEN} bytes, not {len}"
         )))
     }
@@ -235,10 +235,6 @@ pub fn iv_from_params(lo: u64, hi: u64) -> ([u8; 12], u32) {
     (b, ((hi >> 32) & 0xff) as u32)
 }
 
-fn invalid(msg: impl Into<String>) -> Error {
-    Error::with_context(ErrorCode::InvalidValue, msg.into())
-}
-
 /// `enum doca_aes_gcm_key_type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeyType {
@@ -254,7 +250,7 @@ impl KeyType {
         match v {
             1 => Ok(KeyType::Aes128),
             2 => Ok(KeyType::Aes256),
-            v => Err(invalid(format!(
+            v => Err(Error::invalid(format!(
                 "{v} is not a key type (DOCA_AES_GCM_KEY_128 is 1, DOCA_AES_GCM_KEY_256 is 2)"
             ))),
         }
@@ -415,7 +411,7 @@ impl AesGcm {
             ));
         }
         if raw.len() != kind.len() {
-            return Err(invalid(format!(
+            return Err(Error::invalid(format!(
                 "a {}-bit key is {} bytes, not {}",
                 kind.len() * 8,
                 kind.len(),
@@ -580,7 +576,7 @@ fn parts<'a>(job: &'a JobRecord, dev: &Dev) -> Result<(&'a Key, &'a BufDesc, &'a
         .aux
         .as_deref()
         .and_then(|a| a.downcast_ref::<Key>())
-        .ok_or_else(|| invalid("an AES-GCM task needs a key (doca_aes_gcm_key_create)"))?;
+        .ok_or_else(|| Error::invalid("an AES-GCM task needs a key (doca_aes_gcm_key_create)"))?;
     let (src, dst) = local_src_dst(job, dev, "AES-GCM", MAX_LIST_BUF_NUM_ELEM)?;
     check_tag_size(job.params[PARAM_TAG_SIZE])?;
     check_iv_len(iv_from_params(job.params[PARAM_IV_LO], job.params[PARAM_IV_HI]).1)?;
@@ -591,14 +587,14 @@ fn parts<'a>(job: &'a JobRecord, dev: &Dev) -> Result<(&'a Key, &'a BufDesc, &'a
 fn out_len(job_type: u32, n: usize, aad: usize, tag: usize) -> Result<usize> {
     if job_type == JOB_ENCRYPT {
         if n < aad {
-            return Err(invalid(format!(
+            return Err(Error::invalid(format!(
                 "the source holds {n} bytes, fewer than the {aad} bytes of additional authenticated data"
             )));
         }
         Ok(n + tag)
     } else {
         if n < aad + tag {
-            return Err(invalid(format!(
+            return Err(Error::invalid(format!(
                 "the source holds {n} bytes, fewer than its {aad} bytes of additional authenticated data and its {tag}-byte tag"
             )));
         }
@@ -610,7 +606,7 @@ impl JobOps for AesGcmOps {
     fn validate(&self, job: &mut JobRecord, dev: &Dev) -> Result<()> {
         let (_, src, _) = parts(job, dev)?;
         if src.list_data_len() as u64 > MAX_BUF_SIZE {
-            return Err(invalid(format!(
+            return Err(Error::invalid(format!(
                 "the source holds {} bytes; an AES-GCM task takes at most {MAX_BUF_SIZE}",
                 src.list_data_len()
             )));
@@ -648,7 +644,7 @@ impl JobOps for AesGcmOps {
             let (from, n) = src.data_span();
             let need = c.fits(n, room)?;
             if from < to + need && to < from + n && n > 0 && need > 0 {
-                return Err(invalid("the source and the destination overlap"));
+                return Err(Error::invalid("the source and the destination overlap"));
             }
             // SAFETY: both spans lie inside their buffers' mmaps, kept alive by the
             // job's buffers, in this process (checked); they do not overlap (checked);
@@ -661,7 +657,7 @@ impl JobOps for AesGcmOps {
             };
             c.run(input, output)
         })
-        .ok_or_else(|| invalid("the task spans more than 16 mmaps"))?;
+        .ok_or_else(|| Error::invalid("the task spans more than 16 mmaps"))?;
         job.grow_dst_at_delivery(r?)
     }
 }
@@ -685,7 +681,7 @@ impl Crypt<'_> {
         };
         let need = out_len(job_type, n, self.aad, self.tag)?;
         if room < need {
-            return Err(invalid(format!(
+            return Err(Error::invalid(format!(
                 "the destination's tailroom ({room} bytes) is too small for the {need} bytes of the result"
             )));
         }

@@ -12,6 +12,7 @@ use crate::{Result, doca_error_t, err, ffi, handle, invalid, out_ptr, put};
 use ::doca_rdma::{Connection, Rdma};
 use doca_core::ErrorCode;
 use doca_core::exec::CtxPhase;
+use doca_core::lock;
 use std::ffi::{c_int, c_void};
 use std::sync::{Arc, Mutex};
 
@@ -55,10 +56,6 @@ pub mod state {
     pub const CONNECTED: u32 = 2;
     /// The connection failed or ended.
     pub const ERROR: u32 = 3;
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The handle, checked.

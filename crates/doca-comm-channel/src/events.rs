@@ -1,7 +1,8 @@
 //! The event channels: epoll sets that turn readable when receiving or sending may
 //! proceed, or when connections wait to be accepted.
 
-use crate::{Endpoint, Mode, Result, bad_state};
+use crate::{Endpoint, Mode, Result};
+use doca_core::Error;
 use rustix::fd::{AsRawFd, RawFd};
 
 impl Endpoint {
@@ -22,7 +23,9 @@ impl Endpoint {
     /// level-triggered, so they are always armed; this checks the endpoint is in use.
     pub fn arm(&mut self) -> Result<()> {
         if matches!(self.mode, Mode::Idle) {
-            return Err(bad_state("the endpoint neither listens nor connects"));
+            return Err(Error::bad_state(
+                "the endpoint neither listens nor connects",
+            ));
         }
         self.progress();
         Ok(())

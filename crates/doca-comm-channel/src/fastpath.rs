@@ -16,10 +16,11 @@
 //! Underneath, each consumer has a socket pair that keeps message bounds; its far end
 //! travels to the other process with the announcement.
 
-use crate::comch::{Connection, TAG_CONSUMER_GONE, TAG_CONSUMER_NEW, lock};
+use crate::comch::{Connection, TAG_CONSUMER_GONE, TAG_CONSUMER_NEW};
 use doca_core::device::Capability;
 use doca_core::exec::ChannelOps;
 use doca_core::exec::{CtxPhase, PollOut};
+use doca_core::lock;
 use doca_core::memory::with_io_locked;
 use doca_core::types::action::COMCH_FIRST;
 use doca_core::{Buf, BufDesc, Ctx, CtxOps, Data, Error, ErrorCode, JobRecord, Result};
@@ -77,10 +78,6 @@ static NEXT_ID: AtomicU32 = AtomicU32::new(1);
 
 fn next_id() -> u32 {
     NEXT_ID.fetch_add(1, Ordering::Relaxed)
-}
-
-fn invalid(msg: impl Into<std::borrow::Cow<'static, str>>) -> Error {
-    Error::with_context(ErrorCode::InvalidValue, msg)
 }
 
 fn errno() -> i32 {
@@ -162,7 +159,7 @@ impl Tasks {
             ));
         }
         if n == 0 || n > MAX_NUM_TASKS {
-            return Err(invalid(format!(
+            return Err(Error::invalid(format!(
                 "the number of tasks is 1 to {MAX_NUM_TASKS}, not {n}"
             )));
         }
@@ -373,7 +370,7 @@ impl ConsumerShared {
             if n < HDR {
                 self.tasks.finish(
                     rec,
-                    Some(invalid("a malformed message reached the consumer")),
+                    Some(Error::invalid("a malformed message reached the consumer")),
                 );
                 continue;
             }
@@ -381,7 +378,7 @@ impl ConsumerShared {
             if data > room {
                 self.tasks.finish(
                     rec,
-                    Some(invalid(format!(
+                    Some(Error::invalid(format!(
                         "a {data}-byte message does not fit the posted buffer's {room} bytes of room"
                     ))),
                 );
@@ -461,7 +458,7 @@ impl Consumer {
             ));
         }
         if n > MAX_IMM_DATA_LEN {
-            return Err(invalid(format!(
+            return Err(Error::invalid(format!(
                 "immediate data is at most {MAX_IMM_DATA_LEN} bytes, not {n}"
             )));
         }
@@ -482,7 +479,7 @@ impl Consumer {
     fn post(&self, rec: JobRecord) -> std::result::Result<(), (Error, JobRecord)> {
         if let Err(e) = rec
             .buf(JobRecord::DST)
-            .ok_or_else(|| invalid("the post-receive task has no buffer"))
+            .ok_or_else(|| Error::invalid("the post-receive task has no buffer"))
             .and_then(local_buf)
             .and_then(|()| rec.check_data_sections())
         {
@@ -515,7 +512,7 @@ impl Consumer {
     /// `desc` stays a live buffer until the task's completion is delivered.
     pub unsafe fn post_recv_raw(&self, desc: *mut BufDesc, user_data: Data) -> Result<()> {
         if desc.is_null() {
-            return Err(invalid("the buffer is NULL"));
+            return Err(Error::invalid("the buffer is NULL"));
         }
         let mut rec = JobRecord::new(JOB_CONSUMER_RECV, user_data);
         // SAFETY: the caller's contract.
@@ -544,7 +541,7 @@ fn send_one(p: &Send1) -> Result<bool> {
     let src = p
         .rec
         .buf(JobRecord::SRC)
-        .ok_or_else(|| invalid("the send task has no buffer"))?;
+        .ok_or_else(|| Error::invalid("the send task has no buffer"))?;
     let mut got: isize = -1;
     let mut err = 0;
     with_io_locked(&[src], &[], || {
@@ -706,16 +703,16 @@ impl Producer {
             rec.check_data_sections()?;
             let src = rec
                 .buf(JobRecord::SRC)
-                .ok_or_else(|| invalid("the send task has no buffer"))?;
+                .ok_or_else(|| Error::invalid("the send task has no buffer"))?;
             local_buf(src)?;
             if src.data_len() > MAX_BUF_SIZE as usize {
-                return Err(invalid(format!(
+                return Err(Error::invalid(format!(
                     "a {}-byte buffer is larger than the fast path's largest ({MAX_BUF_SIZE})",
                     src.data_len()
                 )));
             }
             if imm.len() > MAX_IMM_DATA_LEN as usize {
-                return Err(invalid(format!(
+                return Err(Error::invalid(format!(
                     "immediate data is at most {MAX_IMM_DATA_LEN} bytes, not {}",
                     imm.len()
                 )));
@@ -781,7 +778,7 @@ impl Producer {
         user_data: Data,
     ) -> Result<()> {
         if desc.is_null() {
-            return Err(invalid("the buffer is NULL"));
+            return Err(Error::invalid("the buffer is NULL"));
         }
         let mut rec = JobRecord::new(JOB_PRODUCER_SEND, user_data);
         // SAFETY: the caller's contract.

@@ -104,23 +104,15 @@ const HELLO_MAX: usize = 8 + 2 + 2 + 4 + 2 + MAX_SERVICE_NAME_LEN as usize;
 
 pub(crate) fn check_name(name: &str) -> Result<()> {
     if name.is_empty() || name.len() > MAX_SERVICE_NAME_LEN as usize {
-        return Err(invalid(format!(
+        return Err(Error::invalid(format!(
             "a service name is 1 to {MAX_SERVICE_NAME_LEN} bytes; '{name}' is {}",
             name.len()
         )));
     }
     if name.bytes().any(|b| b == 0) {
-        return Err(invalid("a service name cannot hold NUL bytes"));
+        return Err(Error::invalid("a service name cannot hold NUL bytes"));
     }
     Ok(())
-}
-
-fn invalid(msg: impl Into<std::borrow::Cow<'static, str>>) -> Error {
-    Error::with_context(ErrorCode::InvalidValue, msg)
-}
-
-fn bad_state(msg: &'static str) -> Error {
-    Error::with_context(ErrorCode::BadState, msg)
 }
 
 fn needs_cap(info: &DevInfo) -> Result<()> {
@@ -288,7 +280,7 @@ impl Endpoint {
     fn configurable(&self) -> Result<()> {
         match self.mode {
             Mode::Idle => Ok(()),
-            _ => Err(bad_state(
+            _ => Err(Error::bad_state(
                 "the endpoint already listens or connects; configure it before",
             )),
         }
@@ -323,7 +315,7 @@ impl Endpoint {
     pub fn set_max_msg_size(&mut self, n: u16) -> Result<()> {
         self.configurable()?;
         if n == 0 || u32::from(n) > MAX_MESSAGE_SIZE {
-            return Err(invalid(format!(
+            return Err(Error::invalid(format!(
                 "the largest message is 1 to {MAX_MESSAGE_SIZE} bytes, not {n}"
             )));
         }
@@ -363,7 +355,7 @@ impl Endpoint {
 
 fn queue_size(n: u16) -> Result<u16> {
     if n == 0 || u32::from(n) > MAX_QUEUE_SIZE {
-        return Err(invalid(format!(
+        return Err(Error::invalid(format!(
             "a queue holds 1 to {MAX_QUEUE_SIZE} messages, not {n}"
         )));
     }

@@ -10,7 +10,7 @@ use crate::socket::{
 };
 use crate::{
     COMCH_VERSION, Endpoint, Error, ErrorCode, HELLO_MAGIC, HELLO_MAX, MAX_CONNECTIONS, Mode,
-    Result, bad_state, check_name, invalid,
+    Result, check_name,
 };
 use doca_core::device::Role;
 use rustix::event::epoll::EventFlags;
@@ -50,7 +50,7 @@ impl Endpoint {
         let dev = self
             .dev
             .as_ref()
-            .ok_or_else(|| bad_state("set the endpoint's device before listening"))?;
+            .ok_or_else(|| Error::bad_state("set the endpoint's device before listening"))?;
         if dev.as_devinfo().role() != Role::Dpu {
             return Err(Error::with_context(
                 ErrorCode::NotSupported,
@@ -58,10 +58,10 @@ impl Endpoint {
             ));
         }
         let rep = self.rep.as_ref().ok_or_else(|| {
-            bad_state("set the representor of the host function to serve before listening")
+            Error::bad_state("set the representor of the host function to serve before listening")
         })?;
         if rep.as_devinfo().parent() != dev {
-            return Err(invalid(
+            return Err(Error::invalid(
                 "the representor does not belong to the endpoint's device",
             ));
         }
@@ -106,7 +106,7 @@ impl Endpoint {
         let dev = self
             .dev
             .as_ref()
-            .ok_or_else(|| bad_state("set the endpoint's device before connecting"))?;
+            .ok_or_else(|| Error::bad_state("set the endpoint's device before connecting"))?;
         if dev.as_devinfo().role() != Role::Host {
             return Err(Error::with_context(
                 ErrorCode::NotSupported,

@@ -6,8 +6,7 @@ use crate::listener::check_hello;
 use crate::peer::{CLOSED, CONNECTED, CONNECTING, HANDSHAKE, PeerAddr, PeerId};
 use crate::socket::{epoll_del, epoll_ready, recv, recv_with_fd, send_parts_fd};
 use crate::{
-    COMCH_VERSION, Endpoint, Error, ErrorCode, HELLO_MAX, Mode, RecvError, Result, bad_state,
-    invalid, not_connected,
+    COMCH_VERSION, Endpoint, Error, ErrorCode, HELLO_MAX, Mode, RecvError, Result, not_connected,
 };
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd, RawFd};
 use rustix::io::Errno;
@@ -20,7 +19,7 @@ impl Endpoint {
             .iter()
             .find(|p| p.id == id.0)
             .map(|b| &**b)
-            .ok_or_else(|| invalid("the peer address is not one of this endpoint's peers"))
+            .ok_or_else(|| Error::invalid("the peer address is not one of this endpoint's peers"))
     }
 
     /// The peer whose address object is at `p`, if one is (addresses are compared,
@@ -54,17 +53,19 @@ impl Endpoint {
         pass: Option<RawFd>,
     ) -> Result<()> {
         if msg.is_empty() {
-            return Err(invalid("a message holds at least one byte"));
+            return Err(Error::invalid("a message holds at least one byte"));
         }
         if head.len() + msg.len() > usize::from(self.max_msg) {
-            return Err(invalid(format!(
+            return Err(Error::invalid(format!(
                 "a {}-byte message is longer than the endpoint's largest ({} bytes)",
                 msg.len(),
                 usize::from(self.max_msg) - head.len()
             )));
         }
         if matches!(self.mode, Mode::Idle) {
-            return Err(bad_state("the endpoint neither listens nor connects"));
+            return Err(Error::bad_state(
+                "the endpoint neither listens nor connects",
+            ));
         }
         if matches!(self.peer(to)?.state(), CONNECTING | HANDSHAKE) {
             self.progress();
@@ -167,7 +168,10 @@ impl Endpoint {
         buf: &mut [u8],
     ) -> std::result::Result<(usize, PeerId), (Error, Option<PeerId>)> {
         if matches!(self.mode, Mode::Idle) {
-            return Err((bad_state("the endpoint neither listens nor connects"), None));
+            return Err((
+                Error::bad_state("the endpoint neither listens nor connects"),
+                None,
+            ));
         }
         // A peer whose end a send found: what it sent before it went comes first, then
         // its end.
@@ -345,12 +349,14 @@ impl Endpoint {
                 // Longer than the peer said it sends: it broke the protocol.
                 self.drop_peer_fd(PeerId(id));
                 return Err((
-                    invalid("the peer sent a message longer than it announced; disconnected"),
+                    Error::invalid(
+                        "the peer sent a message longer than it announced; disconnected",
+                    ),
                     Some(PeerId(id)),
                 ));
             }
             return Err((
-                invalid(format!(
+                Error::invalid(format!(
                     "the next message is {n} bytes; the buffer holds {} (the message stays queued)",
                     buf.len()
                 )),

@@ -3,7 +3,7 @@
 //! service); messages with a descriptor attached; the epoll sets behind the event
 //! channels. Everything is non-blocking and never raises `SIGPIPE`.
 
-use crate::{Error, ErrorCode, RUNTIME_DIR_ENV, Result, invalid};
+use crate::{Error, ErrorCode, RUNTIME_DIR_ENV, Result};
 use rustix::event::epoll;
 use rustix::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use rustix::io::Errno;
@@ -74,7 +74,7 @@ pub(crate) fn unix_addr(path: &Path) -> Result<SocketAddrUnix> {
 }
 
 fn too_long(path: &Path) -> Error {
-    invalid(format!(
+    Error::invalid(format!(
         "the socket path {} is too long; set {RUNTIME_DIR_ENV} to a shorter directory",
         path.display()
     ))

@@ -402,10 +402,6 @@ impl CtxOps for CompressOps {
     }
 }
 
-fn invalid(msg: impl Into<String>) -> Error {
-    Error::with_context(ErrorCode::InvalidValue, msg.into())
-}
-
 /// The source and destination of a job (each one buffer or a list of at most
 /// [`MAX_BUF_LIST_LEN`]), local, reachable by the device, the destination writable.
 fn buffers<'a>(job: &'a JobRecord, dev: &Dev) -> Result<(&'a BufDesc, &'a BufDesc)> {
@@ -437,7 +433,7 @@ impl JobOps for CompressOps {
     fn validate(&self, job: &mut JobRecord, dev: &Dev) -> Result<()> {
         let (src, _) = buffers(job, dev)?;
         if src.list_data_len() as u64 > MAX_BUF_SIZE {
-            return Err(invalid(format!(
+            return Err(Error::invalid(format!(
                 "the source holds {} bytes; a compress task takes at most {MAX_BUF_SIZE}",
                 src.list_data_len()
             )));
@@ -448,7 +444,7 @@ impl JobOps for CompressOps {
                 (PARAM_BLOCKS_INDEPENDENT, "are_blocks_independent"),
             ] {
                 if job.params[slot] > 1 {
-                    return Err(invalid(format!(
+                    return Err(Error::invalid(format!(
                         "{what} is 0 or 1, not {}",
                         job.params[slot]
                     )));
@@ -474,7 +470,7 @@ impl JobOps for CompressOps {
         let r = with_io_locked(&[src], &[dst], || {
             let (from, n) = src.data_span();
             if ranges_overlap((from, n), (to, room)) {
-                return Err(invalid("the source and the destination overlap"));
+                return Err(Error::invalid("the source and the destination overlap"));
             }
             // SAFETY: both spans lie inside their buffers' mmaps, kept alive by the
             // job's buffers, in this process (checked); they do not overlap (checked);
@@ -487,7 +483,7 @@ impl JobOps for CompressOps {
             };
             run(job_type, flags, input, output)
         })
-        .ok_or_else(|| invalid("the task spans more than 16 mmaps"))?;
+        .ok_or_else(|| Error::invalid("the task spans more than 16 mmaps"))?;
         let (written, sums) = r?;
         job.params[PARAM_CHECKSUMS] = sums;
         job.grow_dst_at_delivery(written)
@@ -537,7 +533,7 @@ fn run(job_type: u32, lz4: (bool, bool), input: &[u8], output: &mut [u8]) -> Res
                 c.deflate_compress(input, output)
             });
             let n = n.map_err(|_| {
-                invalid(format!(
+                Error::invalid(format!(
                     "the destination's tailroom ({} bytes) is too small for the compressed data of {} bytes",
                     output.len(),
                     input.len()
@@ -554,12 +550,12 @@ fn run(job_type: u32, lz4: (bool, bool), input: &[u8], output: &mut [u8]) -> Res
                     .deflate_decompress(input, output)
             });
             let n = n.map_err(|e| match e {
-                libdeflater::DecompressionError::InsufficientSpace => invalid(format!(
+                libdeflater::DecompressionError::InsufficientSpace => Error::invalid(format!(
                     "the destination's tailroom ({} bytes) is too small for the decompressed data",
                     output.len()
                 )),
                 libdeflater::DecompressionError::BadData => {
-                    invalid("the source is not valid raw deflate data")
+                    Error::invalid("the source is not valid raw deflate data")
                 }
             })?;
             let out = &output[..n];
@@ -575,7 +571,7 @@ fn run(job_type: u32, lz4: (bool, bool), input: &[u8], output: &mut [u8]) -> Res
             let out = &output[..n];
             Ok((n, lz4_sums(out)))
         }
-        _ => Err(invalid(format!(
+        _ => Err(Error::invalid(format!(
             "job type {job_type} is not a compress task"
         ))),
     }
@@ -608,7 +604,7 @@ unsafe extern "C" {
 /// `output`, whatever the block says.
 fn lz4_block(input: &[u8], output: &mut [u8], dict: &[u8]) -> Result<usize> {
     let Ok(src_size) = std::ffi::c_int::try_from(input.len()) else {
-        return Err(invalid(format!(
+        return Err(Error::invalid(format!(
             "an LZ4 block of {} bytes is larger than LZ4 allows",
             input.len()
         )));
@@ -634,10 +630,10 @@ fn lz4_block(input: &[u8], output: &mut [u8], dict: &[u8]) -> Result<usize> {
     // Failed: the checked decoder of lz4_flex says why (a block too large for the
     // destination, or which part of it is malformed).
     lz4_flex::block::decompress_into_with_dict(input, output, dict).map_err(|e| match e {
-        lz4_flex::block::DecompressError::OutputTooSmall { expected, actual } => invalid(format!(
+        lz4_flex::block::DecompressError::OutputTooSmall { expected, actual } => Error::invalid(format!(
             "the destination's tailroom ({actual} bytes) is too small for the decompressed data (at least {expected} bytes)"
         )),
-        e => invalid(format!("the source is not a valid LZ4 block: {e}")),
+        e => Error::invalid(format!("the source is not a valid LZ4 block: {e}")),
     })
 }
 
@@ -654,7 +650,7 @@ fn lz4_stream(
     let (mut at, mut written) = (0usize, 0usize);
     while at < input.len() {
         let Some(word) = input.get(at..at + 4) else {
-            return Err(invalid(format!(
+            return Err(Error::invalid(format!(
                 "the LZ4 stream ends inside a block size at byte {at}"
             )));
         };
@@ -666,7 +662,7 @@ fn lz4_stream(
         let stored = word & 0x8000_0000 != 0;
         let len = (word & 0x7fff_ffff) as usize;
         let Some(block) = input.get(at..at + len) else {
-            return Err(invalid(format!(
+            return Err(Error::invalid(format!(
                 "the LZ4 stream's block at byte {} says {len} bytes; {} are left",
                 at - 4,
                 input.len() - at
@@ -675,11 +671,13 @@ fn lz4_stream(
         at += len;
         if has_block_checksum {
             let Some(sum) = input.get(at..at + 4) else {
-                return Err(invalid("the LZ4 stream ends before a block's checksum"));
+                return Err(Error::invalid(
+                    "the LZ4 stream ends before a block's checksum",
+                ));
             };
             let sum = u32::from_le_bytes([sum[0], sum[1], sum[2], sum[3]]);
             if sum != xxh32::xxh32(block, 0) {
-                return Err(invalid(format!(
+                return Err(Error::invalid(format!(
                     "the checksum of the LZ4 stream's block at byte {} does not match its bytes",
                     at - len - 4
                 )));
@@ -689,7 +687,7 @@ fn lz4_stream(
         let (before, rest) = output.split_at_mut(written);
         let n = if stored {
             let Some(out) = rest.get_mut(..len) else {
-                return Err(invalid(format!(
+                return Err(Error::invalid(format!(
                     "the destination's tailroom ({} bytes) is too small for the decompressed data",
                     before.len() + rest.len()
                 )));

@@ -194,6 +194,16 @@ impl Error {
         Error::new(code).context(context)
     }
 
+    /// `DOCA_ERROR_INVALID_VALUE`, with what was wrong and what to pass instead.
+    pub fn invalid(context: impl Into<Cow<'static, str>>) -> Error {
+        Error::with_context(ErrorCode::InvalidValue, context)
+    }
+
+    /// `DOCA_ERROR_BAD_STATE`, with what the object's state must be first.
+    pub fn bad_state(context: impl Into<Cow<'static, str>>) -> Error {
+        Error::with_context(ErrorCode::BadState, context)
+    }
+
     /// Adds (or replaces) the context sentence.
     pub fn context(mut self, context: impl Into<Cow<'static, str>>) -> Error {
         self.free_text();

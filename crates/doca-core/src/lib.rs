@@ -58,6 +58,33 @@ pub fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// Fills `b` with random bytes from the system (`getrandom`), for `what` (named in the
+/// error when the system has none to give).
+pub fn random_fill(b: &mut [u8], what: &'static str) -> Result<()> {
+    let mut got = 0usize;
+    while got < b.len() {
+        // SAFETY: the pointer and length stay inside `b`.
+        let n = unsafe {
+            libc::getrandom(
+                b.as_mut_ptr().add(got) as *mut libc::c_void,
+                b.len() - got,
+                0,
+            )
+        };
+        if n < 0 {
+            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(Error::with_context(
+                ErrorCode::Unknown,
+                format!("no random bits from the system for {what}"),
+            ));
+        }
+        got += n as usize;
+    }
+    Ok(())
+}
+
 /// The README's examples, compiled and run as doctests.
 #[doc = include_str!("../../../README.md")]
 #[cfg(doctest)]

@@ -101,10 +101,6 @@ fn codec_error(e: CodecError) -> Error {
     Error::with_context(ErrorCode::InvalidValue, e.to_string())
 }
 
-fn invalid(msg: impl Into<std::borrow::Cow<'static, str>>) -> Error {
-    Error::with_context(ErrorCode::InvalidValue, msg)
-}
-
 /// What a matrix object is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MatrixRole {
@@ -483,13 +479,13 @@ impl Ec {
 
     fn coding_of<'m>(&self, m: &'m Matrix, what: &str) -> Result<&'m CodingMatrix> {
         if m.inner.ctx_id != self.id {
-            return Err(invalid(format!(
+            return Err(Error::invalid(format!(
                 "the coding matrix belongs to another EC context; create the {what} matrix with the context that made it"
             )));
         }
         match &m.inner.plan {
             Plan::Coding { coding, .. } => Ok(coding),
-            _ => Err(invalid(format!(
+            _ => Err(Error::invalid(format!(
                 "a {what} matrix is made from a coding matrix (matrix_create or matrix_from_raw), not from a {:?} matrix",
                 m.role()
             ))),
@@ -709,9 +705,9 @@ impl EcOps {
             .aux
             .as_ref()
             .and_then(|a| a.downcast_ref::<MatrixInner>())
-            .ok_or_else(|| invalid("EC job has no matrix"))?;
+            .ok_or_else(|| Error::invalid("EC job has no matrix"))?;
         if matrix.ctx_id != self.id {
-            return Err(invalid(
+            return Err(Error::invalid(
                 "the job's matrix belongs to another EC context; create matrices with the context the job is submitted to",
             ));
         }
@@ -731,19 +727,21 @@ impl EcOps {
             && matrix.role() != w
             && !recover_by_coding
         {
-            return Err(invalid(format!(
+            return Err(Error::invalid(format!(
                 "a {} job needs a {w:?} matrix, got a {:?} matrix",
                 role_name(job.job_type),
                 matrix.role()
             )));
         }
         let (Some(src), Some(dst)) = (job.buf(JobRecord::SRC), job.buf(JobRecord::DST)) else {
-            return Err(invalid("EC job needs a source and a destination buffer"));
+            return Err(Error::invalid(
+                "EC job needs a source and a destination buffer",
+            ));
         };
         let gf = matrix.gf();
         let (cols, rows) = (gf.cols(), gf.rows());
         if src.num_elements() > MAX_LIST_ELEMENTS {
-            return Err(invalid(format!(
+            return Err(Error::invalid(format!(
                 "source list has {} elements; at most {MAX_LIST_ELEMENTS}",
                 src.num_elements()
             )));
@@ -756,21 +754,23 @@ impl EcOps {
         }
         let spans_now = &spans[..n_spans];
         if let Some(&(_, len)) = spans_now.iter().find(|(_, len)| !len.is_multiple_of(64)) {
-            return Err(invalid(format!(
+            return Err(Error::invalid(format!(
                 "every source element's data length must be a multiple of 64 bytes (pad buffers to 64 B); found {len}"
             )));
         }
         if !dst.is_last() || !dst.is_first() {
-            return Err(invalid("the destination must be one buffer, not a list"));
+            return Err(Error::invalid(
+                "the destination must be one buffer, not a list",
+            ));
         }
         let total: usize = spans_now.iter().map(|s| s.1).sum();
         if total > MAX_BUF_SIZE as usize {
-            return Err(invalid(format!(
+            return Err(Error::invalid(format!(
                 "source data length {total} exceeds the maximum buffer size {MAX_BUF_SIZE}"
             )));
         }
         if total == 0 || !total.is_multiple_of(cols) {
-            return Err(invalid(format!(
+            return Err(Error::invalid(format!(
                 "source data length {total} is not {cols} equal blocks (the {} job's block count)",
                 role_name(job.job_type)
             )));
@@ -780,12 +780,12 @@ impl EcOps {
         let out = rows * block;
         let (out_at, room) = job.dst_tail(dst);
         if room < out {
-            return Err(invalid(format!(
+            return Err(Error::invalid(format!(
                 "destination tailroom is {room} bytes; the job appends {rows} blocks of {block} bytes ({out} bytes)"
             )));
         }
         if spans_now.iter().any(|&s| ranges_overlap(s, (out_at, out))) {
-            return Err(invalid("source and destination buffers overlap"));
+            return Err(Error::invalid("source and destination buffers overlap"));
         }
         Ok(Shape {
             matrix,
@@ -857,7 +857,7 @@ impl JobOps for EcOps {
             run(&s, env);
             job.grow_dst_at_delivery(s.matrix.gf().rows() * s.block)
         })
-        .ok_or_else(|| invalid("job spans more than 16 mmaps"))?
+        .ok_or_else(|| Error::invalid("job spans more than 16 mmaps"))?
     }
 }
 

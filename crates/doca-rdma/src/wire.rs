@@ -122,10 +122,6 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     h
 }
 
-fn invalid(msg: impl Into<std::borrow::Cow<'static, str>>) -> Error {
-    Error::with_context(ErrorCode::InvalidValue, msg)
-}
-
 impl ConnDesc {
     /// The descriptor's bytes.
     pub fn encode(&self) -> Vec<u8> {
@@ -162,7 +158,7 @@ impl ConnDesc {
     /// it shows when the connection is used).
     pub fn decode(b: &[u8]) -> Result<ConnDesc> {
         if b.len() < 12 || b[0..8] != MAGIC {
-            return Err(invalid(
+            return Err(Error::invalid(
                 "the RDMA connection descriptor is not one (wrong magic or too short): pass the bytes doca_rdma_export gave the other side",
             ));
         }
@@ -176,7 +172,7 @@ impl ConnDesc {
             ));
         }
         if b.len() < DESC_OVERHEAD {
-            return Err(invalid(format!(
+            return Err(Error::invalid(format!(
                 "the RDMA connection descriptor is {} bytes, shorter than any whole one (truncated?)",
                 b.len()
             )));
@@ -190,29 +186,29 @@ impl ConnDesc {
         let total = u32_at(12) as usize;
         let wlen = u32_at(20) as usize;
         if b[10] != 1 || b[11] != 0 {
-            return Err(invalid(
+            return Err(Error::invalid(
                 "the RDMA connection descriptor's header is damaged",
             ));
         }
         if wlen == 0 || wlen > MAX_WORKER_ADDR || total != DESC_OVERHEAD + wlen {
-            return Err(invalid(
+            return Err(Error::invalid(
                 "the RDMA connection descriptor's lengths are damaged",
             ));
         }
         if b.len() != total {
-            return Err(invalid(format!(
+            return Err(Error::invalid(format!(
                 "the RDMA connection descriptor is {} bytes; a whole one is {total} (truncated or padded?)",
                 b.len()
             )));
         }
         if u64_at(total - 8) != fnv1a(&b[..total - 8]) {
-            return Err(invalid(
+            return Err(Error::invalid(
                 "the RDMA connection descriptor's checksum does not match (damaged in transit?)",
             ));
         }
         let grants = u32_at(76);
         if grants & !GRANT_BITS != 0 {
-            return Err(invalid(
+            return Err(Error::invalid(
                 "the RDMA connection descriptor's header is damaged",
             ));
         }

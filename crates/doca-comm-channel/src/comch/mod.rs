@@ -41,12 +41,13 @@ use crate::{PeerId, check_name};
 use doca_core::device::{Capability, Role};
 use doca_core::exec::ChannelOps;
 use doca_core::exec::{CtxPhase, PollOut};
+use doca_core::lock;
 use doca_core::types::action::COMCH_FIRST;
 use doca_core::{Ctx, CtxOps, Data, Dev, DevInfo, DevRep, Error, ErrorCode, JobRecord, Result};
 use std::collections::VecDeque;
 use std::os::fd::{OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
 /// The job type of a send task's completion.
 pub const JOB_SEND: u32 = COMCH_FIRST + 1;
@@ -89,14 +90,6 @@ const RECV_BUDGET: usize = 32;
 /// The id a consumer message carries.
 fn rest_id(rest: &[u8]) -> Option<u32> {
     (rest.len() == 4).then(|| u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]))
-}
-
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn invalid(msg: impl Into<std::borrow::Cow<'static, str>>) -> Error {
-    Error::with_context(ErrorCode::InvalidValue, msg)
 }
 
 /// Whether `info` can run a comch server (a DPU-side device with the comm channel).
@@ -316,7 +309,7 @@ impl Comch {
     pub fn server(dev: &Dev, rep: &DevRep, name: &str) -> Result<Comch> {
         server_supported(dev.as_devinfo())?;
         if rep.as_devinfo().parent() != dev {
-            return Err(invalid(
+            return Err(Error::invalid(
                 "the representor does not belong to the server's device",
             ));
         }
@@ -396,7 +389,7 @@ impl Comch {
     pub fn set_max_msg_size(&self, n: u32) -> Result<()> {
         self.idle()?;
         if n == 0 || n > MAX_MSG_SIZE {
-            return Err(invalid(format!(
+            return Err(Error::invalid(format!(
                 "the largest message is 1 to {MAX_MSG_SIZE} bytes, not {n}"
             )));
         }
@@ -413,7 +406,7 @@ impl Comch {
     pub fn set_recv_queue_size(&self, n: u32) -> Result<()> {
         self.idle()?;
         if n == 0 || n > MAX_RECV_QUEUE_SIZE {
-            return Err(invalid(format!(
+            return Err(Error::invalid(format!(
                 "the receive queue holds 1 to {MAX_RECV_QUEUE_SIZE} messages, not {n}"
             )));
         }
@@ -431,7 +424,7 @@ impl Comch {
     pub fn set_send_tasks(&self, n: u32) -> Result<()> {
         self.idle()?;
         if n == 0 || n > MAX_SEND_TASKS {
-            return Err(invalid(format!(
+            return Err(Error::invalid(format!(
                 "the number of send tasks is 1 to {MAX_SEND_TASKS}, not {n}"
             )));
         }
@@ -455,7 +448,7 @@ impl Comch {
     ) -> Result<()> {
         self.idle()?;
         if !self.s.server {
-            return Err(invalid("only a server reports connections"));
+            return Err(Error::invalid("only a server reports connections"));
         }
         let mut cbs = lock(&self.s.cbs);
         cbs.connect = Some(Box::new(connect));
@@ -480,7 +473,7 @@ impl Comch {
     /// `doca_comch_client_get_connection`: a running client's connection.
     pub fn connection(&self) -> Result<Arc<Connection>> {
         if self.s.server {
-            return Err(invalid("a server has one connection per client"));
+            return Err(Error::invalid("a server has one connection per client"));
         }
         if self.ctx.phase() != CtxPhase::Running {
             return Err(Error::with_context(
@@ -520,11 +513,11 @@ impl Comch {
             ));
         }
         if len == 0 {
-            return Err(invalid("a message holds at least one byte"));
+            return Err(Error::invalid("a message holds at least one byte"));
         }
         let max = self.max_msg_size();
         if len > max as usize {
-            return Err(invalid(format!(
+            return Err(Error::invalid(format!(
                 "a {len}-byte message is longer than the context's largest ({max} bytes)"
             )));
         }
@@ -610,7 +603,7 @@ impl Comch {
         user_data: Data,
     ) -> Result<()> {
         if msg.is_null() {
-            return Err(invalid("the message is NULL"));
+            return Err(Error::invalid("the message is NULL"));
         }
         // SAFETY: the caller's contract.
         let bytes = unsafe { std::slice::from_raw_parts(msg, len) };
@@ -623,7 +616,7 @@ impl Comch {
     /// still arrive first); the disconnect callback runs before this returns.
     pub fn disconnect(&self, conn: *const Connection) -> Result<()> {
         if !self.s.server {
-            return Err(invalid("only a server disconnects a connection"));
+            return Err(Error::invalid("only a server disconnects a connection"));
         }
         let c = self.check_conn(conn)?;
         let peer = c.peer;

@@ -3,6 +3,8 @@
 //! stop.
 
 use super::*;
+use doca_core::Error;
+use doca_core::lock;
 
 impl Shared {
     pub(super) fn conn(&self, peer: PeerId) -> Option<Arc<Connection>> {

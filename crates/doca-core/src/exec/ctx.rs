@@ -382,10 +382,6 @@ impl PartialEq for Ctx {
 }
 impl Eq for Ctx {}
 
-fn bad_state(msg: &'static str) -> Error {
-    Error::with_context(ErrorCode::BadState, msg)
-}
-
 impl Runner for CtxShared {
     /// Runs a job: a panic in the library's code becomes the job's `Unexpected` error,
     /// and the thread (an engine thread, or the program's) carries on.
@@ -492,7 +488,7 @@ impl Ctx {
     pub fn dev_add(&self, dev: &Dev) -> Result<()> {
         let mut st = self.shared.state();
         if self.is_started() {
-            return Err(bad_state(
+            return Err(Error::bad_state(
                 "context is started; stop it before changing devices",
             ));
         }
@@ -531,7 +527,7 @@ impl Ctx {
     pub fn dev_rm(&self, dev: &Dev) -> Result<()> {
         let mut st = self.shared.state();
         if self.is_started() {
-            return Err(bad_state(
+            return Err(Error::bad_state(
                 "context is started; stop it before changing devices",
             ));
         }
@@ -566,10 +562,12 @@ impl Ctx {
     pub fn start(&self) -> Result<()> {
         let mut st = self.shared.state();
         if self.is_started() {
-            return Err(bad_state("context is already started"));
+            return Err(Error::bad_state("context is already started"));
         }
         let Some(dev) = st.dev.clone() else {
-            return Err(bad_state("context has no device; add one before start"));
+            return Err(Error::bad_state(
+                "context has no device; add one before start",
+            ));
         };
         self.shared.ops().on_start(&dev)?;
         st.engine = Engine::for_device(&dev);
@@ -588,7 +586,7 @@ impl Ctx {
     pub fn stop(&self) -> Result<()> {
         let mut st = self.shared.state();
         if !self.is_started() {
-            return Err(bad_state("context is not started"));
+            return Err(Error::bad_state("context is not started"));
         }
         let pending: u32 = st
             .workqs
@@ -646,7 +644,7 @@ impl Ctx {
     pub fn set_task_room(&self, task_type: u32, num_tasks: u32) -> Result<()> {
         let mut st = self.shared.state();
         if self.phase() != CtxPhase::Idle {
-            return Err(bad_state(
+            return Err(Error::bad_state(
                 "tasks can be configured only while the context is idle; stop it first",
             ));
         }

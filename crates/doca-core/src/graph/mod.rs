@@ -127,14 +127,6 @@ pub(crate) struct Plan {
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
-fn invalid(msg: impl Into<std::borrow::Cow<'static, str>>) -> Error {
-    Error::with_context(ErrorCode::InvalidValue, msg)
-}
-
-fn bad_state(msg: &'static str) -> Error {
-    Error::with_context(ErrorCode::BadState, msg)
-}
-
 impl Default for Graph {
     fn default() -> Graph {
         Graph::new()
@@ -164,7 +156,9 @@ impl Graph {
     fn add(&self, kind: NodeKind) -> Result<GraphNode> {
         let mut st = self.state();
         if st.plan.is_some() {
-            return Err(bad_state("graph is started; nodes are added before start"));
+            return Err(Error::bad_state(
+                "graph is started; nodes are added before start",
+            ));
         }
         if st.nodes.len() >= u16::MAX as usize {
             return Err(Error::with_context(
@@ -182,7 +176,7 @@ impl Graph {
     /// `doca_graph_ctx_node_create`: a node running one job of `job_type` on `ctx`.
     pub fn ctx_node_create(&self, job_type: u32, ctx: &Ctx) -> Result<GraphNode> {
         if !ctx.ops().handles(job_type) {
-            return Err(invalid(format!(
+            return Err(Error::invalid(format!(
                 "job type {job_type} does not belong to the {} context",
                 ctx.ops().name()
             )));
@@ -230,7 +224,7 @@ impl Graph {
     /// by the time this graph starts). A graph cannot contain itself.
     pub fn sub_graph_node_create(&self, sub: &Graph) -> Result<GraphNode> {
         if sub.contains(self) {
-            return Err(invalid(
+            return Err(Error::invalid(
                 "a graph cannot be its own sub-graph (directly or through others)",
             ));
         }
@@ -239,7 +233,7 @@ impl Graph {
 
     fn node_index(&self, n: GraphNode, len: usize) -> Result<usize> {
         if n.graph != self.inner.id || n.index() >= len {
-            return Err(invalid("the node belongs to another graph"));
+            return Err(Error::invalid("the node belongs to another graph"));
         }
         Ok(n.index())
     }
@@ -249,7 +243,7 @@ impl Graph {
     pub fn add_dependency(&self, from: GraphNode, to: GraphNode) -> Result<()> {
         let mut st = self.state();
         if st.plan.is_some() {
-            return Err(bad_state(
+            return Err(Error::bad_state(
                 "graph is started; dependencies are added before start",
             ));
         }
@@ -258,7 +252,7 @@ impl Graph {
             self.node_index(to, st.nodes.len())?,
         );
         if a == b {
-            return Err(invalid("a node cannot depend on itself"));
+            return Err(Error::invalid("a node cannot depend on itself"));
         }
         if st.edges.contains(&(a, b)) {
             return Err(Error::with_context(
@@ -271,7 +265,7 @@ impl Graph {
         let mut seen = vec![false; st.nodes.len()];
         while let Some(n) = stack.pop() {
             if n == a {
-                return Err(invalid(format!(
+                return Err(Error::invalid(format!(
                     "the dependency {a} -> {b} would make a cycle (graphs are acyclic)"
                 )));
             }
@@ -288,10 +282,10 @@ impl Graph {
     pub fn start(&self) -> Result<()> {
         let mut st = self.state();
         if st.plan.is_some() {
-            return Err(bad_state("graph is already started"));
+            return Err(Error::bad_state("graph is already started"));
         }
         if st.nodes.is_empty() {
-            return Err(invalid("graph has no nodes"));
+            return Err(Error::invalid("graph has no nodes"));
         }
         let mut flat: Vec<FlatNode> = Vec::new();
         let mut ranges = Vec::with_capacity(st.nodes.len());
@@ -380,7 +374,7 @@ impl Graph {
             ));
         }
         if !flat.iter().any(|f| matches!(f.kind, FlatKind::Ctx { .. })) {
-            return Err(invalid(
+            return Err(Error::invalid(
                 "a graph needs at least one context node (directly or in a sub-graph)",
             ));
         }
@@ -414,7 +408,7 @@ impl Graph {
     pub fn stop(&self) -> Result<()> {
         let mut st = self.state();
         if st.plan.is_none() {
-            return Err(bad_state("graph is not started"));
+            return Err(Error::bad_state("graph is not started"));
         }
         if !st.workqs.is_empty() {
             return Err(Error::with_context(
@@ -431,7 +425,7 @@ impl Graph {
     pub fn workq_add(&self, wq: &crate::WorkQ) -> Result<()> {
         let mut st = self.state();
         let Some(plan) = &st.plan else {
-            return Err(bad_state(
+            return Err(Error::bad_state(
                 "graph is not started; start it before adding work queues",
             ));
         };
@@ -490,7 +484,7 @@ impl Graph {
     /// `doca_graph_instance_create`: an instance of this started graph.
     pub fn instance_create(&self) -> Result<GraphInstance> {
         let Some(plan) = self.plan() else {
-            return Err(bad_state("graph is not started"));
+            return Err(Error::bad_state("graph is not started"));
         };
         let slots = plan.flat.iter().map(|_| Slot::default()).collect();
         Ok(GraphInstance {
@@ -569,7 +563,7 @@ impl GraphInstance {
     fn range(&self, n: GraphNode) -> Result<(usize, usize)> {
         let p = &self.inner.plan;
         if n.graph != p.graph || n.index() >= p.ranges.len() {
-            return Err(invalid("the node belongs to another graph"));
+            return Err(Error::invalid("the node belongs to another graph"));
         }
         Ok(p.ranges[n.index()])
     }
@@ -586,7 +580,7 @@ impl GraphInstance {
             (None, FlatKind::User { .. }) => Kind::User,
         };
         if is != what {
-            return Err(invalid(match what {
+            return Err(Error::invalid(match what {
                 Kind::Ctx => "the node is not a context node",
                 Kind::User => "the node is not a user node",
                 Kind::Sub => "the node is not a sub-graph node",
@@ -602,13 +596,13 @@ impl GraphInstance {
         let rec = job.into_record();
         if let FlatKind::Ctx { job_type, ctx } = &self.inner.plan.flat[i].kind {
             if *job_type != 0 && rec.job_type != *job_type {
-                return Err(invalid(format!(
+                return Err(Error::invalid(format!(
                     "the node runs jobs of type {job_type}, not {}",
                     rec.job_type
                 )));
             }
             if *job_type == 0 && !ctx.ops().handles(rec.job_type) {
-                return Err(invalid(format!(
+                return Err(Error::invalid(format!(
                     "job type {} does not belong to the node's {} context",
                     rec.job_type,
                     ctx.ops().name()
@@ -643,7 +637,7 @@ impl GraphInstance {
             .is_some_and(|p| Arc::ptr_eq(p, &sub.inner.plan));
         if !same {
             return Err((
-                invalid("the instance is not of the node's sub-graph (as started)"),
+                Error::invalid("the instance is not of the node's sub-graph (as started)"),
                 sub,
             ));
         }
@@ -663,7 +657,7 @@ impl GraphInstance {
         let (start, len) = self.range(node)?;
         let plan = self.inner.plan.subs[node.index()]
             .clone()
-            .ok_or_else(|| invalid("the node is not a sub-graph node"))?;
+            .ok_or_else(|| Error::invalid("the node is not a sub-graph node"))?;
         let slots = self.inner.slots[start..start + len]
             .iter_mut()
             .map(std::mem::take)
@@ -780,7 +774,7 @@ impl fmt::Debug for NodeView<'_> {
 impl NodeView<'_> {
     fn slot(&self, node: GraphNode) -> Result<&Slot> {
         if node.graph != self.plan.graph || node.index() >= self.plan.ranges.len() {
-            return Err(invalid("the node belongs to another graph"));
+            return Err(Error::invalid("the node belongs to another graph"));
         }
         let (start, _) = self.plan.ranges[node.index()];
         Ok(&self.slots[self.base + start])

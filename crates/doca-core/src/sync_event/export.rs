@@ -2,6 +2,7 @@
 //! made from them, and what the devices support.
 
 use super::*;
+use crate::Error;
 
 impl SyncEvent {
     /// `doca_sync_event_export_to_dpu`: a descriptor from which a DPU-side process

@@ -3,6 +3,7 @@
 
 use super::wait::{masked_gt, satisfiable};
 use super::*;
+use crate::Error;
 
 /// A sync event job (`doca_sync_event_job_get`, `_update_set`, `_update_add`, `_wait`).
 /// The value read by a get job, and the previous value of an add job, come back in the
@@ -124,7 +125,7 @@ impl CtxOps for SyncEventOps {
         } else {
             let cfg = self.shared.cfg.lock().unwrap_or_else(|e| e.into_inner());
             if cfg.publisher.is_none() || cfg.subscriber.is_none() {
-                return Err(bad_state(
+                return Err(Error::bad_state(
                     "a sync event needs a publisher and a subscriber location before start",
                 ));
             }
@@ -133,7 +134,7 @@ impl CtxOps for SyncEventOps {
             .mode
             .compare_exchange(IDLE, ASYNC, Ordering::AcqRel, Ordering::Acquire)
             .map(|_| ())
-            .map_err(|_| bad_state("sync event is already started in synchronous mode"))
+            .map_err(|_| Error::bad_state("sync event is already started in synchronous mode"))
     }
 
     fn on_stop(&self) {

@@ -462,10 +462,6 @@ impl Default for SyncEvent {
     }
 }
 
-fn bad_state(msg: &'static str) -> Error {
-    Error::with_context(ErrorCode::BadState, msg)
-}
-
 fn not_supported(what: &'static str) -> Error {
     Error::with_context(
         ErrorCode::NotSupported,
@@ -510,7 +506,7 @@ impl SyncEvent {
     fn configure(&self, publisher: bool, loc: Location) -> Result<()> {
         self.not_imported()?;
         if self.shared.mode.load(Ordering::Acquire) != IDLE || self.ctx.is_started() {
-            return Err(bad_state(
+            return Err(Error::bad_state(
                 "sync event is started; locations are set before start",
             ));
         }
@@ -637,7 +633,7 @@ impl SyncEvent {
     pub unsafe fn set_addr(&self, addr: *mut u64) -> Result<()> {
         self.not_imported()?;
         if self.shared.mode.load(Ordering::Acquire) != IDLE || self.ctx.is_started() {
-            return Err(bad_state(
+            return Err(Error::bad_state(
                 "sync event is started; set its memory before start",
             ));
         }
@@ -674,7 +670,7 @@ impl SyncEvent {
         }
         let cfg = self.shared.cfg.lock().unwrap_or_else(|e| e.into_inner());
         if cfg.publisher.is_none() || cfg.subscriber.is_none() {
-            return Err(bad_state(
+            return Err(Error::bad_state(
                 "a sync event needs a publisher and a subscriber location before start",
             ));
         }
@@ -685,7 +681,7 @@ impl SyncEvent {
     pub fn start(&self) -> Result<()> {
         self.check_configured()?;
         if self.ctx.is_started() {
-            return Err(bad_state(
+            return Err(Error::bad_state(
                 "sync event is started as a context (asynchronous mode)",
             ));
         }
@@ -693,7 +689,7 @@ impl SyncEvent {
             .mode
             .compare_exchange(IDLE, SYNC, Ordering::AcqRel, Ordering::Acquire)
             .map(|_| ())
-            .map_err(|_| bad_state("sync event is already started"))
+            .map_err(|_| Error::bad_state("sync event is already started"))
     }
 
     /// `doca_sync_event_stop` (synchronous mode; a context is stopped with `Ctx::stop`).
@@ -708,10 +704,10 @@ impl SyncEvent {
                 self.shared.wake_sleepers();
                 Ok(())
             }
-            Err(ASYNC) => Err(bad_state(
+            Err(ASYNC) => Err(Error::bad_state(
                 "sync event runs as a context: stop it with its context",
             )),
-            Err(_) => Err(bad_state("sync event is not started")),
+            Err(_) => Err(Error::bad_state("sync event is not started")),
         }
     }
 
@@ -751,10 +747,10 @@ impl SyncEvent {
                 self.shared.remote_ok(false)?;
                 Ok(self.shared.counter())
             }
-            ASYNC => Err(bad_state(
+            ASYNC => Err(Error::bad_state(
                 "sync event runs in asynchronous mode: submit jobs on a work queue",
             )),
-            _ => Err(bad_state("sync event is not started")),
+            _ => Err(Error::bad_state("sync event is not started")),
         }
     }
 

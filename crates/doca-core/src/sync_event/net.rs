@@ -68,9 +68,8 @@ impl RemoteNetEvent {
     /// `doca_sync_event_remote_net_create_from_export`: checks the descriptor's
     /// form (whether the event lives shows when a task reaches the exporter).
     pub fn from_export(desc: &[u8]) -> Result<RemoteNetEvent> {
-        let invalid = |m: &'static str| Error::with_context(ErrorCode::InvalidValue, m);
         if desc.len() < 16 || desc[..8] != MAGIC {
-            return Err(invalid(
+            return Err(Error::invalid(
                 "not a remote net sync event descriptor (wrong magic or too short): pass what doca_sync_event_export_to_remote_net gave",
             ));
         }
@@ -84,7 +83,7 @@ impl RemoteNetEvent {
             ));
         }
         if desc.len() != DESC_LEN {
-            return Err(invalid(
+            return Err(Error::invalid(
                 "the remote net sync event descriptor has the wrong length (truncated or padded?)",
             ));
         }
@@ -94,7 +93,7 @@ impl RemoteNetEvent {
             u64::from_le_bytes(b)
         };
         if desc[10..16] != [0; 6] || u64_at(32) != fnv1a(&desc[..32]) {
-            return Err(invalid(
+            return Err(Error::invalid(
                 "the remote net sync event descriptor is damaged (checksum)",
             ));
         }

@@ -1,6 +1,7 @@
 //! Waiting for a sync event's value: polling, yielding and blocking waits.
 
 use super::*;
+use crate::Error;
 
 pub(super) fn masked_gt(v: u64, value: u64, mask: u64) -> bool {
     (v & mask) > value
@@ -19,7 +20,7 @@ impl Waiting<'_> {
         if self.shared.mode.load(Ordering::Acquire) == SYNC {
             self.shared.remote_ok(false)
         } else {
-            Err(bad_state(
+            Err(Error::bad_state(
                 "the sync event was stopped while this thread waited on it",
             ))
         }
@@ -107,12 +108,18 @@ impl SyncEvent {
     /// checking that the event stays started and its exporter alive.
     fn poll_until(&self, done: impl Fn(u64) -> bool, yielding: bool) -> Result<()> {
         let w = self.enter_wait()?;
-        let every: u32 = if yielding { 1024 } else { 65536 };
+        // Whether the exporter still lives is asked by the clock, not by the count of
+        // polls: a yield lasts as long as the other threads' turns, so that a count
+        // stretches to seconds on a busy machine. A spinning wait reads the clock every
+        // 1024 polls, a yielding one at every poll.
+        let every: u32 = if yielding { 1 } else { 1024 };
+        let mut asked = Instant::now();
         let mut n = 0u32;
         while !done(w.counter.load(Ordering::Acquire)) {
             n = n.wrapping_add(1);
-            if n.is_multiple_of(every) {
+            if n.is_multiple_of(every) && asked.elapsed() >= Duration::from_millis(20) {
                 w.still_there()?;
+                asked = Instant::now();
             } else {
                 w.still_started()?;
             }

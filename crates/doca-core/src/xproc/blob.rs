@@ -77,10 +77,6 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     h
 }
 
-fn invalid(msg: impl Into<std::borrow::Cow<'static, str>>) -> Error {
-    Error::with_context(ErrorCode::InvalidValue, msg)
-}
-
 impl Blob {
     /// The descriptor's bytes.
     pub(crate) fn encode(&self) -> [u8; BLOB_LEN] {
@@ -111,7 +107,7 @@ impl Blob {
     /// behind it is for the caller to find out).
     pub(crate) fn decode(bytes: &[u8]) -> Result<Blob> {
         if bytes.len() < 16 || bytes[0..8] != MAGIC {
-            return Err(invalid(
+            return Err(Error::invalid(
                 "the export descriptor is not one (wrong magic or too short)",
             ));
         }
@@ -126,7 +122,7 @@ impl Blob {
             ));
         }
         if bytes.len() != BLOB_LEN {
-            return Err(invalid(format!(
+            return Err(Error::invalid(format!(
                 "the export descriptor is {} bytes; a whole one is {BLOB_LEN} (truncated or padded?)",
                 bytes.len()
             )));
@@ -134,15 +130,15 @@ impl Blob {
         let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap_or([0; 4]));
         let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap_or([0; 8]));
         if u32_at(12) as usize != BLOB_LEN || bytes[11] & !FLAG_RELAY != 0 {
-            return Err(invalid("the export descriptor's header is damaged"));
+            return Err(Error::invalid("the export descriptor's header is damaged"));
         }
         if u64_at(88) != fnv1a(&bytes[..88]) {
-            return Err(invalid(
+            return Err(Error::invalid(
                 "the export descriptor's checksum does not match (damaged in transit?)",
             ));
         }
         let kind = Kind::from_raw(bytes[10])
-            .ok_or_else(|| invalid("the export descriptor exports something unknown"))?;
+            .ok_or_else(|| Error::invalid("the export descriptor exports something unknown"))?;
         let b = Blob {
             kind,
             pid: u32_at(16),
@@ -159,19 +155,21 @@ impl Blob {
             relay: bytes[11] & FLAG_RELAY != 0,
         };
         if b.relay && kind != Kind::MmapRdma {
-            return Err(invalid(
+            return Err(Error::invalid(
                 "the export descriptor relays something that is not RDMA memory",
             ));
         }
         if b.shm_fd < -1 || (b.shm_fd >= 0 && b.shm_off.checked_add(b.len).is_none()) {
-            return Err(invalid("the export descriptor's shared memory is damaged"));
+            return Err(Error::invalid(
+                "the export descriptor's shared memory is damaged",
+            ));
         }
         if b.pid == 0 || b.pid > i32::MAX as u32 || b.fd < 0 {
-            return Err(invalid("the export descriptor names no process"));
+            return Err(Error::invalid("the export descriptor names no process"));
         }
         let end = b.base.checked_add(b.len);
         if kind != Kind::SyncEvent && (b.len == 0 || end.is_none_or(|e| e > usize::MAX as u64)) {
-            return Err(invalid(
+            return Err(Error::invalid(
                 "the export descriptor's memory range is empty or wraps around",
             ));
         }
@@ -235,7 +233,8 @@ pub fn desc_to_json(desc: &[u8]) -> Result<String> {
         shm_off: b.shm_off,
         relay: b.relay,
     };
-    serde_json::to_string(&j).map_err(|e| invalid(format!("cannot write the descriptor: {e}")))
+    serde_json::to_string(&j)
+        .map_err(|e| Error::invalid(format!("cannot write the descriptor: {e}")))
 }
 
 /// The descriptor a DOCA 1.x JSON export descriptor stands for. `text` may end with the
@@ -245,12 +244,12 @@ pub fn desc_to_json(desc: &[u8]) -> Result<String> {
 pub fn desc_from_json(text: &[u8]) -> Result<Vec<u8>> {
     let text = text.strip_suffix(&[0]).unwrap_or(text);
     if text.contains(&0) {
-        return Err(invalid(
+        return Err(Error::invalid(
             "the export descriptor has a NUL inside: it is not the JSON text doca_mmap_export gave (pass strlen(desc) + 1 bytes)",
         ));
     }
     let j: JsonDesc = serde_json::from_slice(text).map_err(|e| {
-        invalid(format!(
+        Error::invalid(format!(
             "the export descriptor is not the JSON object doca_mmap_export gives ({e})"
         ))
     })?;
@@ -268,7 +267,7 @@ pub fn desc_from_json(text: &[u8]) -> Result<Vec<u8>> {
         .find(|(_, n)| *n == j.kind)
         .map(|(k, _)| *k)
         .ok_or_else(|| {
-            invalid(format!(
+            Error::invalid(format!(
                 "the export descriptor exports \"{}\", which is unknown",
                 j.kind
             ))
@@ -280,7 +279,7 @@ pub fn desc_from_json(text: &[u8]) -> Result<Vec<u8>> {
         u64::from_str_radix(s, 16).ok()
     };
     let (Some(t0), Some(t1)) = (half(&j.token[0]), half(&j.token[1])) else {
-        return Err(invalid(
+        return Err(Error::invalid(
             "the export descriptor's token is damaged (two strings of 16 hex digits)",
         ));
     };

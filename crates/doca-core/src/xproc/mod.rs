@@ -92,29 +92,13 @@ pub(crate) fn allow_peer_access() {
 
 /// 128 random bits.
 pub(crate) fn token() -> Result<[u64; 2]> {
-    let mut t = [0u64; 2];
-    let mut got = 0usize;
-    while got < 16 {
-        // SAFETY: the pointer and length stay inside `t`.
-        let n = unsafe {
-            libc::getrandom(
-                (t.as_mut_ptr() as *mut u8).add(got) as *mut libc::c_void,
-                16 - got,
-                0,
-            )
-        };
-        if n < 0 {
-            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(os_error(
-                ErrorCode::Unknown,
-                "no random bits for an export token",
-            ));
-        }
-        got += n as usize;
-    }
-    Ok(t)
+    let mut b = [0u8; 16];
+    crate::random_fill(&mut b, "an export token")?;
+    let (lo, hi) = b.split_at(8);
+    Ok([
+        u64::from_ne_bytes(lo.try_into().expect("8 bytes")),
+        u64::from_ne_bytes(hi.try_into().expect("8 bytes")),
+    ])
 }
 
 /// Sleeps while `word` holds `expected`, at most `timeout` (a futex shared between

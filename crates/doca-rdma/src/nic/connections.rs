@@ -3,6 +3,7 @@
 //! for their end.
 
 use super::*;
+use doca_core::Error;
 
 /// `addr` as a C socket address, with its length.
 pub(super) fn sockaddr_of(addr: std::net::SocketAddr) -> (libc::sockaddr_storage, usize) {

@@ -4,6 +4,7 @@
 //! shutdown.
 
 use super::*;
+use doca_core::Error;
 
 /// How long the NIC thread keeps polling after its last piece of work before it sleeps
 /// in the kernel (latency of a reply against CPU burnt while idle).

@@ -595,21 +595,7 @@ impl Drop for Nic {
 /// 64 random bits.
 pub fn random_u64() -> Result<u64> {
     let mut b = [0u8; 8];
-    let mut got = 0;
-    while got < 8 {
-        // SAFETY: the pointer and length stay inside `b`.
-        let n = unsafe { libc::getrandom(b.as_mut_ptr().add(got) as *mut c_void, 8 - got, 0) };
-        if n < 0 {
-            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(Error::with_context(
-                ErrorCode::Unknown,
-                "no random bits for an RDMA key",
-            ));
-        }
-        got += n as usize;
-    }
+    doca_core::random_fill(&mut b, "an RDMA key")?;
     Ok(u64::from_ne_bytes(b))
 }
 

@@ -2,6 +2,7 @@
 //! their completions.
 
 use super::*;
+use doca_core::Error;
 
 pub(super) fn refused(code: ErrorCode) -> Error {
     Error::with_context(

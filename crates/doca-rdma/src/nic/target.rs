@@ -3,6 +3,7 @@
 //! listing) and served; messages matched to posted receives; the answers.
 
 use super::*;
+use doca_core::Error;
 
 /// An access to exported memory, checked; `None` for one of no bytes that names no
 /// export (a task without buffers), which touches nothing.

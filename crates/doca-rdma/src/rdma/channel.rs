@@ -3,6 +3,8 @@
 //! order, and each task's results finished.
 
 use super::*;
+use doca_core::Error;
+use doca_core::lock;
 
 /// Hands the operations the NIC finished to the engine, in the order they finished;
 /// whether there were any.

@@ -1,6 +1,8 @@
 //! A context's connections: their states, accepting, rejecting and ending them.
 
 use super::*;
+use doca_core::Error;
+use doca_core::lock;
 
 /// Connections of a context that hold a place (exported, connected, asked for,
 /// connecting).
@@ -83,7 +85,7 @@ impl Connection {
         let s = self
             .owner
             .upgrade()
-            .ok_or_else(|| bad_state("the RDMA context is gone"))?;
+            .ok_or_else(|| Error::bad_state("the RDMA context is gone"))?;
         if self
             .state
             .compare_exchange(
@@ -102,7 +104,7 @@ impl Connection {
         let nic = lock(&s.nic);
         let nic = nic
             .as_ref()
-            .ok_or_else(|| bad_state("the RDMA context is stopping"))?;
+            .ok_or_else(|| Error::bad_state("the RDMA context is stopping"))?;
         let key = random_u64()?;
         // SAFETY: a control command names no memory.
         unsafe {
@@ -120,7 +122,7 @@ impl Connection {
         let s = self
             .owner
             .upgrade()
-            .ok_or_else(|| bad_state("the RDMA context is gone"))?;
+            .ok_or_else(|| Error::bad_state("the RDMA context is gone"))?;
         if self
             .state
             .compare_exchange(C_REQUESTED, C_REJECTED, Ordering::AcqRel, Ordering::Acquire)
@@ -154,7 +156,7 @@ impl Connection {
             Ok(_) => {}
             Err(C_DISCONNECTED | C_FAILED | C_REJECTED) => return Ok(()),
             Err(C_REQUESTED) => {
-                return Err(bad_state(
+                return Err(Error::bad_state(
                     "the connection is a peer's request not answered yet: accept or reject it",
                 ));
             }

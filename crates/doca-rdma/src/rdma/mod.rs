@@ -17,6 +17,7 @@ use crate::nic::{Cmd, ConnEvent, Done, Driver, Nic, RecvOpcode, Sink, random_u64
 use crate::wire::ConnDesc;
 use doca_core::device::Capability;
 use doca_core::exec::{ChannelOps, CtxOps, CtxPhase, PollOut};
+use doca_core::lock;
 use doca_core::memory::net;
 use doca_core::types::action;
 use doca_core::{AccessFlags, BufDesc, Ctx, Data, Dev, Error, ErrorCode, JobRecord, Result};
@@ -268,18 +269,6 @@ impl std::fmt::Debug for Shared {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn invalid(msg: impl Into<std::borrow::Cow<'static, str>>) -> Error {
-    Error::with_context(ErrorCode::InvalidValue, msg)
-}
-
-fn bad_state(msg: impl Into<std::borrow::Cow<'static, str>>) -> Error {
-    Error::with_context(ErrorCode::BadState, msg)
-}
-
 struct SinkOf(Weak<Shared>);
 
 /// Numbers the NICs started in this process (see `Shared::nic_gen`).
@@ -397,7 +386,7 @@ impl Shared {
         let conns = lock(&self.conns);
         let found = conns.iter().find(|x| std::ptr::eq(Arc::as_ptr(x), c));
         match found {
-            None => Err(invalid(
+            None => Err(Error::invalid(
                 "the connection is not one of this RDMA context (or the context restarted since)",
             )),
             Some(x) if x.state.load(Ordering::Acquire) != C_CONNECTED => Err(Error::with_context(
@@ -474,7 +463,7 @@ impl Rdma {
     /// The device, which the settings that depend on it need.
     fn dev_for(&self, what: &str) -> Result<Dev> {
         self.ctx.dev().ok_or_else(|| {
-            bad_state(format!(
+            Error::bad_state(format!(
                 "the RDMA context has no device: add one (doca_ctx_dev_add) before setting {what}"
             ))
         })
@@ -482,7 +471,7 @@ impl Rdma {
 
     fn configurable(&self) -> Result<MutexGuard<'_, Conf>> {
         if self.ctx.phase() != CtxPhase::Idle {
-            return Err(bad_state(
+            return Err(Error::bad_state(
                 "the RDMA context is started: set its properties before doca_ctx_start",
             ));
         }
@@ -504,7 +493,7 @@ impl Rdma {
         let f = AccessFlags::from_bits(p)
             .filter(|f| allowed.contains(*f))
             .ok_or_else(|| {
-                invalid(format!(
+                Error::invalid(format!(
                     "permissions {p:#x} hold flags other than DOCA_ACCESS_LOCAL_READ_WRITE and the RDMA ones"
                 ))
             })?;
@@ -515,7 +504,7 @@ impl Rdma {
     /// `doca_rdma_set_transport_type`.
     pub fn set_transport_type(&self, t: u32) -> Result<()> {
         let t = TransportType::from_raw(t)
-            .ok_or_else(|| invalid(format!("transport type {t} is not RC (0) or DC (1)")))?;
+            .ok_or_else(|| Error::invalid(format!("transport type {t} is not RC (0) or DC (1)")))?;
         self.configurable()?.transport = t;
         Ok(())
     }
@@ -524,7 +513,7 @@ impl Rdma {
     pub fn set_gid_index(&self, i: u32) -> Result<()> {
         let n = crate::gid::table(&self.dev_for("the GID index")?).len() as u32;
         if i >= n.max(1) {
-            return Err(invalid(format!(
+            return Err(Error::invalid(format!(
                 "GID index {i}: the device's GID table has {n} entries"
             )));
         }
@@ -541,7 +530,7 @@ impl Rdma {
             ));
         }
         if n > MAX_CONNECTIONS {
-            return Err(invalid(format!(
+            return Err(Error::invalid(format!(
                 "{n} connections; at most {MAX_CONNECTIONS}"
             )));
         }
@@ -552,7 +541,9 @@ impl Rdma {
     /// `doca_rdma_set_send_queue_size` / `..._recv_queue_size`.
     pub fn set_queue_size(&self, send: bool, n: u32) -> Result<()> {
         if n == 0 || n > MAX_QUEUE_SIZE {
-            return Err(invalid(format!("queue size {n}: 1 to {MAX_QUEUE_SIZE}")));
+            return Err(Error::invalid(format!(
+                "queue size {n}: 1 to {MAX_QUEUE_SIZE}"
+            )));
         }
         let mut c = self.configurable()?;
         let v = n.next_power_of_two();
@@ -582,7 +573,7 @@ impl Rdma {
     /// descriptor, for the peer's `doca_rdma_connect`.
     pub fn export(&self) -> Result<(Vec<u8>, Arc<Connection>)> {
         if !matches!(self.ctx.phase(), CtxPhase::Running | CtxPhase::Starting) {
-            return Err(bad_state(
+            return Err(Error::bad_state(
                 "the RDMA context is not started: export after doca_ctx_start",
             ));
         }
@@ -590,7 +581,7 @@ impl Rdma {
         let nic = lock(&self.s.nic);
         let nic = nic
             .as_ref()
-            .ok_or_else(|| bad_state("the RDMA context is stopping"))?;
+            .ok_or_else(|| Error::bad_state("the RDMA context is stopping"))?;
         let mut conns = lock(&self.s.conns);
         if conns.len() >= max {
             return Err(full(max));
@@ -608,7 +599,7 @@ impl Rdma {
     /// peer's connection that `desc` describes.
     pub fn connect(&self, desc: &[u8], conn: &Connection) -> Result<()> {
         if !matches!(self.ctx.phase(), CtxPhase::Running | CtxPhase::Starting) {
-            return Err(bad_state(
+            return Err(Error::bad_state(
                 "the RDMA context is not started: connect after doca_ctx_start",
             ));
         }
@@ -617,7 +608,9 @@ impl Rdma {
             .upgrade()
             .is_some_and(|o| Arc::ptr_eq(&o, &self.s))
         {
-            return Err(invalid("the connection is not one of this RDMA context"));
+            return Err(Error::invalid(
+                "the connection is not one of this RDMA context",
+            ));
         }
         let d = ConnDesc::decode(desc).map_err(|e| {
             Error::with_context(
@@ -633,7 +626,7 @@ impl Rdma {
             .compare_exchange(C_EXPORTED, C_CONNECTED, Ordering::AcqRel, Ordering::Acquire)
             .is_err()
         {
-            return Err(bad_state(
+            return Err(Error::bad_state(
                 "the connection is already connected (or ended): export a new one",
             ));
         }
@@ -644,7 +637,7 @@ impl Rdma {
         let nic = lock(&self.s.nic);
         let Some(nic) = nic.as_ref() else {
             conn.state.store(C_EXPORTED, Ordering::Release);
-            return Err(bad_state("the RDMA context is stopping"));
+            return Err(Error::bad_state("the RDMA context is stopping"));
         };
         // SAFETY: a control command names no memory.
         unsafe {
@@ -663,7 +656,9 @@ impl Rdma {
             .upgrade()
             .is_some_and(|o| Arc::ptr_eq(&o, &self.s))
         {
-            return Err(invalid("the connection is not one of this RDMA context"));
+            return Err(Error::invalid(
+                "the connection is not one of this RDMA context",
+            ));
         }
         conn.disconnect()
     }
@@ -673,7 +668,7 @@ impl Rdma {
     /// [`ConnectionEvent::Requested`] on progress.
     pub fn start_listen_to_port(&self, port: u16) -> Result<()> {
         if self.ctx.phase() != CtxPhase::Running {
-            return Err(bad_state(
+            return Err(Error::bad_state(
                 "the RDMA context is not running: listen once it runs",
             ));
         }
@@ -682,7 +677,7 @@ impl Rdma {
             let nic = lock(&self.s.nic);
             let nic = nic
                 .as_ref()
-                .ok_or_else(|| bad_state("the RDMA context is stopping"))?;
+                .ok_or_else(|| Error::bad_state("the RDMA context is stopping"))?;
             // SAFETY: a control command names no memory.
             unsafe { nic.submit(Cmd::Listen { port, reply: tx }) };
         }
@@ -699,7 +694,7 @@ impl Rdma {
         let nic = lock(&self.s.nic);
         let nic = nic
             .as_ref()
-            .ok_or_else(|| bad_state("the RDMA context is not running"))?;
+            .ok_or_else(|| Error::bad_state("the RDMA context is not running"))?;
         // SAFETY: a control command names no memory.
         unsafe { nic.submit(Cmd::StopListen { port }) };
         Ok(())
@@ -714,7 +709,7 @@ impl Rdma {
         user_data: Data,
     ) -> Result<Arc<Connection>> {
         if self.ctx.phase() != CtxPhase::Running {
-            return Err(bad_state(
+            return Err(Error::bad_state(
                 "the RDMA context is not running: connect once it runs",
             ));
         }
@@ -722,7 +717,7 @@ impl Rdma {
         let nic = lock(&self.s.nic);
         let nic = nic
             .as_ref()
-            .ok_or_else(|| bad_state("the RDMA context is stopping"))?;
+            .ok_or_else(|| Error::bad_state("the RDMA context is stopping"))?;
         let mut conns = lock(&self.s.conns);
         let live = live(&conns);
         if live >= max {
@@ -750,7 +745,7 @@ impl Rdma {
             let nic = lock(&self.s.nic);
             let nic = nic
                 .as_ref()
-                .ok_or_else(|| bad_state("the RDMA context is not running"))?;
+                .ok_or_else(|| Error::bad_state("the RDMA context is not running"))?;
             // SAFETY: a control command names no memory.
             unsafe {
                 nic.submit(Cmd::Describe {
@@ -761,7 +756,7 @@ impl Rdma {
         }
         let t = rx
             .recv()
-            .map_err(|_| bad_state("the RDMA engine stopped"))?;
+            .map_err(|_| Error::bad_state("the RDMA engine stopped"))?;
         if t.is_empty() {
             return Err(Error::with_context(
                 ErrorCode::NotConnected,
@@ -804,7 +799,7 @@ impl Rdma {
     /// `doca_rdma_destroy`: refused (`BadState`) unless the context is idle.
     pub fn destroy(self) -> std::result::Result<(), (Rdma, Error)> {
         if self.ctx.phase() != CtxPhase::Idle {
-            let e = bad_state("stop the RDMA context before destroying it");
+            let e = Error::bad_state("stop the RDMA context before destroying it");
             return Err((self, e));
         }
         Ok(())

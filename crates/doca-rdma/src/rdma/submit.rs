@@ -3,6 +3,8 @@
 //! processes of one machine.
 
 use super::*;
+use doca_core::Error;
+use doca_core::lock;
 
 /// A span of a local buffer (none for no buffer): `f` of it.
 pub(super) fn local_span(
@@ -12,12 +14,12 @@ pub(super) fn local_span(
 ) -> Result<(usize, usize)> {
     match b {
         None => Ok((0, 0)),
-        Some(b) if b.remote().is_some() => Err(invalid(format!(
+        Some(b) if b.remote().is_some() => Err(Error::invalid(format!(
             "the {what} buffer must be local memory (it is in an mmap created from an export)"
         ))),
         Some(b) => {
             if b.next().is_some() {
-                return Err(invalid(format!(
+                return Err(Error::invalid(format!(
                     "the {what} buffer is a list; this device takes one buffer (max_send_buf_list_len 1)"
                 )));
             }
@@ -43,14 +45,14 @@ pub(super) fn local_room(b: Option<&BufDesc>, what: &str) -> Result<(usize, usiz
 
 /// A remote buffer: its export's token and the address (exporter's) of `span`.
 pub(super) fn remote_of<'a>(b: Option<&'a BufDesc>, what: &str) -> Result<([u64; 2], &'a BufDesc)> {
-    let b = b.ok_or_else(|| invalid(format!("the {what} buffer is missing")))?;
+    let b = b.ok_or_else(|| Error::invalid(format!("the {what} buffer is missing")))?;
     let r = b.remote().ok_or_else(|| {
-        invalid(format!(
+        Error::invalid(format!(
             "the {what} buffer must be remote memory: take it from an mmap created from the peer's doca_mmap_export_rdma"
         ))
     })?;
     let k = r.net_key().ok_or_else(|| {
-        invalid(format!(
+        Error::invalid(format!(
             "the {what} buffer's mmap was exported to the DPU, not for RDMA (doca_mmap_export_rdma)"
         ))
     })?;
@@ -82,7 +84,7 @@ impl Shared {
                     return Ok(());
                 }
                 if self.nic_gen.load(Ordering::Acquire) == 0 {
-                    return Err((bad_state("the RDMA context is stopping"), rec));
+                    return Err((Error::bad_state("the RDMA context is stopping"), rec));
                 }
                 let mut user = u64::from(self.keep(rec));
                 self.inflight.fetch_add(1, Ordering::AcqRel);
@@ -243,7 +245,7 @@ impl Shared {
     /// As [`submit`](Rdma::submit).
     pub(super) unsafe fn command(&self, ctx: &Ctx, rec: &JobRecord) -> Result<Cmd> {
         if ctx.phase() != CtxPhase::Running {
-            return Err(bad_state(
+            return Err(Error::bad_state(
                 "the RDMA context is not running: start it (and connect) before submitting",
             ));
         }
@@ -251,7 +253,7 @@ impl Shared {
         let conn = || -> Result<u32> {
             let p = rec.params[slot::CONN] as usize as *const Connection;
             if p.is_null() {
-                return Err(invalid("the task has no RDMA connection"));
+                return Err(Error::invalid("the task has no RDMA connection"));
             }
             self.own_conn(p)
         };
@@ -295,7 +297,7 @@ impl Shared {
                     Some(d) => {
                         let (to, room) = d.tail_span();
                         if n > room {
-                            return Err(invalid(format!(
+                            return Err(Error::invalid(format!(
                                 "{n} bytes to write; the remote destination buffer has room for {room}"
                             )));
                         }
@@ -330,7 +332,7 @@ impl Shared {
                 check_len(n)?;
                 let (to, room) = local_tail(dst, "destination")?;
                 if dst.is_none() || n > room {
-                    return Err(invalid(format!(
+                    return Err(Error::invalid(format!(
                         "{n} bytes to read; the destination buffer has room for {room}"
                     )));
                 }
@@ -347,16 +349,18 @@ impl Shared {
                 let (token, d) = remote_of(src, "destination")?;
                 let (at, n) = d.data_span();
                 if n < 8 {
-                    return Err(invalid(
+                    return Err(Error::invalid(
                         "an atomic works on 8 bytes: the remote buffer holds fewer",
                     ));
                 }
                 if at % 8 != 0 {
-                    return Err(invalid("an atomic's remote address must be 8-byte aligned"));
+                    return Err(Error::invalid(
+                        "an atomic's remote address must be 8-byte aligned",
+                    ));
                 }
                 let (res, room) = local_tail(dst, "result")?;
                 if dst.is_none() || room < 8 {
-                    return Err(invalid("the result buffer needs room for 8 bytes"));
+                    return Err(Error::invalid("the result buffer needs room for 8 bytes"));
                 }
                 Cmd::Atomic {
                     user: 0,
@@ -374,12 +378,12 @@ impl Shared {
                 let ev = rec.params[slot::EVENT] as usize as *const RemoteNetEvent;
                 // SAFETY: the caller's contract: a live handle of the program's.
                 let ev = unsafe { ev.as_ref() }
-                    .ok_or_else(|| invalid("the task has no remote net sync event"))?;
+                    .ok_or_else(|| Error::invalid("the task has no remote net sync event"))?;
                 let (op, result) = match rec.job_type {
                     JOB_SYNC_EVENT_NOTIFY_SET => {
                         let (p, n) = local_data(src, "source")?;
                         if n < 8 {
-                            return Err(invalid(
+                            return Err(Error::invalid(
                                 "the source buffer must hold the 8-byte value to set",
                             ));
                         }
@@ -391,7 +395,7 @@ impl Shared {
                     t => {
                         let (res, room) = local_tail(dst, "destination")?;
                         if dst.is_none() || room < 8 {
-                            return Err(invalid(
+                            return Err(Error::invalid(
                                 "the destination buffer needs room for the 8-byte value",
                             ));
                         }
@@ -412,7 +416,7 @@ impl Shared {
                 }
             }
             t => {
-                return Err(invalid(format!("job type {t} is not an RDMA job")));
+                return Err(Error::invalid(format!("job type {t} is not an RDMA job")));
             }
         })
     }
@@ -420,7 +424,7 @@ impl Shared {
 
 pub(super) fn check_len(n: usize) -> Result<()> {
     if n as u64 > u64::from(MAX_MESSAGE_SIZE) {
-        return Err(invalid(format!(
+        return Err(Error::invalid(format!(
             "{n} bytes is above the largest message ({MAX_MESSAGE_SIZE} bytes)"
         )));
     }

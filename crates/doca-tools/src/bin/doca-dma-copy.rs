@@ -270,10 +270,6 @@ fn first_difference(a: &mut File, b: &mut File, chunk: usize) -> io::Result<Opti
     }
 }
 
-fn invalid(msg: impl Into<std::borrow::Cow<'static, str>>) -> Error {
-    Error::with_context(ErrorCode::InvalidValue, msg)
-}
-
 /// Reads a whole regular file into new shared memory (at least one byte long).
 fn read_shared(path: &std::path::Path) -> Result<(SharedMemory, usize)> {
     let name = path.display().to_string();
@@ -281,7 +277,7 @@ fn read_shared(path: &std::path::Path) -> Result<(SharedMemory, usize)> {
     let meta = f
         .metadata()
         .map_err(|e| io_error(format!("cannot stat '{name}'"), &e))?;
-    let len = usize::try_from(meta.len()).map_err(|_| invalid("the file is too large"))?;
+    let len = usize::try_from(meta.len()).map_err(|_| Error::invalid("the file is too large"))?;
     let mut mem = SharedMemory::new(len.max(1))?;
     use doca_core::MemoryRegion;
     // SAFETY: the region's len bytes, borrowed exclusively while it is filled.
@@ -316,7 +312,7 @@ struct Mover {
 impl Mover {
     fn new(dev: &doca_core::Dev, blob: &[u8], chunk: usize) -> Result<Mover> {
         if chunk == 0 || chunk as u64 > doca_dma::MAX_BUF_SIZE {
-            return Err(invalid(format!(
+            return Err(Error::invalid(format!(
                 "--chunk must be 1..={} bytes",
                 doca_dma::MAX_BUF_SIZE
             )));
@@ -415,13 +411,13 @@ impl Mover {
 fn field<'a>(w: &[&'a str], i: usize) -> Result<&'a str> {
     w.get(i)
         .copied()
-        .ok_or_else(|| invalid("the other side sent an incomplete message"))
+        .ok_or_else(|| Error::invalid("the other side sent an incomplete message"))
 }
 
 fn number(w: &[&str], i: usize) -> Result<usize> {
     field(w, i)?
         .parse()
-        .map_err(|_| invalid("the other side sent a malformed number"))
+        .map_err(|_| Error::invalid("the other side sent a malformed number"))
 }
 
 /// The DPU side of a pair: serves one transfer of `args.src`.
@@ -483,7 +479,7 @@ fn run_dpu(args: &Args) -> Result<String> {
             let msg = ch.recv()?;
             let w: Vec<&str> = msg.split_whitespace().collect();
             if field(&w, 0)? != "BUF" {
-                return Err(invalid(format!(
+                return Err(Error::invalid(format!(
                     "the host answered '{msg}' instead of a buffer"
                 )));
             }
@@ -507,7 +503,7 @@ fn run_dpu(args: &Args) -> Result<String> {
                 )),
             }
         }
-        other => Err(invalid(format!("the host asked for '{other}'"))),
+        other => Err(Error::invalid(format!("the host asked for '{other}'"))),
     }
 }
 
@@ -617,7 +613,7 @@ fn run(args: &Args) -> Result<String> {
     match args.role {
         Some(side) => {
             if args.dst.is_some() {
-                return Err(invalid(
+                return Err(Error::invalid(
                     "with --role, give one file: the one to send or to write (the other side has the other)",
                 ));
             }
@@ -628,14 +624,14 @@ fn run(args: &Args) -> Result<String> {
             };
         }
         None if args.fetch => {
-            return Err(invalid(
+            return Err(Error::invalid(
                 "--fetch is for the host side of a pair (--role host)",
             ));
         }
         None => {}
     }
     let Some(dst) = args.dst.as_ref() else {
-        return Err(invalid(
+        return Err(Error::invalid(
             "give SRC and DST (or --role host|dpu and one file)",
         ));
     };

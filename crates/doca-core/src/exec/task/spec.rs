@@ -2,6 +2,7 @@
 //! back; and the macro that declares a library's task types from its task table.
 
 use super::*;
+use crate::Error;
 
 /// Parameters a record carries.
 pub const MAX_JOB_PARAMS: usize = 5;

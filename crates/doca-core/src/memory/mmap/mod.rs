@@ -326,10 +326,6 @@ impl fmt::Debug for Mmap {
     }
 }
 
-fn bad_state(msg: &'static str) -> Error {
-    Error::with_context(ErrorCode::BadState, msg)
-}
-
 impl Mmap {
     /// `doca_mmap_create` with zero user data. As in DOCA, a new mmap lets the local
     /// device read and write its memory ([`AccessFlags::LOCAL_READ_WRITE`]) until
@@ -476,7 +472,9 @@ impl Mmap {
             ));
         }
         if !st.started {
-            return Err(bad_state("mmap is not started; start it, then populate it"));
+            return Err(Error::bad_state(
+                "mmap is not started; start it, then populate it",
+            ));
         }
         if addr.is_null() || len == 0 {
             return Err(Error::with_context(
@@ -523,7 +521,7 @@ impl Mmap {
     fn configurable(&self) -> Result<MutexGuard<'_, MmapState>> {
         let st = self.shared.state();
         if st.started {
-            return Err(bad_state(
+            return Err(Error::bad_state(
                 "mmap is started; stop it before changing its configuration",
             ));
         }
@@ -534,7 +532,7 @@ impl Mmap {
             ));
         }
         if st.chunked && st.ever_started {
-            return Err(bad_state(
+            return Err(Error::bad_state(
                 "a 1.x mmap's properties became read-only at its first start",
             ));
         }
@@ -610,7 +608,7 @@ impl Mmap {
     pub fn memrange(&self) -> Result<(*mut u8, usize)> {
         let st = self.shared.state();
         if st.memory.is_none() {
-            return Err(bad_state("mmap has no memory range"));
+            return Err(Error::bad_state("mmap has no memory range"));
         }
         Ok((st.base as *mut u8, st.len))
     }
@@ -719,10 +717,12 @@ impl Mmap {
     pub fn start(&mut self) -> Result<()> {
         let mut st = self.shared.state();
         if st.started {
-            return Err(bad_state("mmap is already started"));
+            return Err(Error::bad_state("mmap is already started"));
         }
         if st.memory.is_none() && !st.chunked {
-            return Err(bad_state("mmap has no memory range; set one before start"));
+            return Err(Error::bad_state(
+                "mmap has no memory range; set one before start",
+            ));
         }
         self.shared.frozen.store(&st);
         st.started = true;
@@ -735,7 +735,7 @@ impl Mmap {
     pub fn stop(&mut self) -> Result<()> {
         let mut st = self.shared.state();
         if !st.started {
-            return Err(bad_state("mmap is not started"));
+            return Err(Error::bad_state("mmap is not started"));
         }
         let n = self.shared.num_bufs.load(Ordering::Acquire);
         if n > 0 {
@@ -761,7 +761,7 @@ impl Mmap {
             return self.stop();
         }
         if !st.started {
-            return Err(bad_state("mmap is not started"));
+            return Err(Error::bad_state("mmap is not started"));
         }
         // A chunked mmap's memory is fixed once started, so the buffers keep pointing
         // into memory the mmap holds.

@@ -2,6 +2,7 @@
 //! the mmaps created from them, and reading and writing its bytes from outside.
 
 use super::*;
+use crate::Error;
 
 impl Mmap {
     /// `doca_mmap_export_dpu`: a descriptor that lets a DPU-side process create this
@@ -31,7 +32,9 @@ impl Mmap {
             return self.reexport(&mut st, dev, kind);
         }
         if !st.started {
-            return Err(bad_state("mmap is not started; start it before exporting"));
+            return Err(Error::bad_state(
+                "mmap is not started; start it before exporting",
+            ));
         }
         if !st.devices.contains(dev) {
             return Err(Error::with_context(
@@ -71,7 +74,7 @@ impl Mmap {
             ));
         }
         if st.memory.is_none() {
-            return Err(bad_state(
+            return Err(Error::bad_state(
                 "mmap has no memory; populate it before exporting",
             ));
         }
@@ -234,7 +237,7 @@ impl Mmap {
     fn range_check(&self, offset: usize, n: usize) -> Result<usize> {
         let st = self.shared.state();
         if st.memory.is_none() {
-            return Err(bad_state("mmap has no memory range"));
+            return Err(Error::bad_state("mmap has no memory range"));
         }
         match offset.checked_add(n) {
             Some(end) if end <= st.len => Ok(st.base + offset),
