@@ -490,7 +490,27 @@ impl State {
         }
         self.drop_unmatched_of(conn);
         self.pieces.retain(|&(c, _), _| c != conn);
+        self.flush_recvs_if_alone(&what);
         self.sink.conn_event(conn, ConnEvent::Failed);
+    }
+
+    /// A context whose one queue pair failed (no other connection, made or coming,
+    /// and no listener that may bring one) has its posted receives flushed with an
+    /// error, as a NIC flushes the receive queue of a queue pair in error: a program
+    /// waiting for a peer's answer learns of the peer's end though it sends nothing.
+    fn flush_recvs_if_alone(&mut self, what: &str) {
+        if !self.listeners.is_empty() || self.conns.values().any(|c| c.state != ConnState::Closed) {
+            return;
+        }
+        for r in std::mem::take(&mut self.recvs) {
+            self.sink.complete(
+                r.user,
+                Err(Error::with_context(
+                    ErrorCode::ConnectionReset,
+                    format!("{what}; the receive was flushed"),
+                )),
+            );
+        }
     }
 
     /// Stops watching a connection's peer process.
