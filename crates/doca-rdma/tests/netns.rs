@@ -1138,3 +1138,52 @@ fn target_of_a_killed_requester_process() {
 fn a_requester_killed_mid_transfer_in_pieces_through_shared_memory() {
     in_child_with_shared_memory("target_of_a_killed_requester_process");
 }
+
+/// A context waiting only for its peer's message (a receive posted, nothing of its own
+/// in flight) when the peer is killed: the connection fails, and the receive is flushed
+/// with an error within a second, as a NIC flushes a failed queue pair's receive queue.
+/// Over TCP, as between machines, and on one machine.
+#[test]
+fn a_receive_waiting_for_a_killed_peer_is_flushed_within_a_second() {
+    for env in [vec![("UCX_TLS", "tcp")], vec![]] {
+        let dev = device::devinfo_list().unwrap()[0].open().unwrap();
+        let col = Arc::new(Col::default());
+        let mut nic = Nic::start(&dev, doca_rdma::nic::GRANT_ALL, col.clone()).unwrap();
+        let key = random_u64().unwrap();
+        // SAFETY: a control command.
+        unsafe { nic.submit(Cmd::Register { conn: 1, key }) };
+        let mut v = Peer::spawn_with("victim_process", "victim", &env);
+        let vd = v.recv();
+        let (vdesc, _) = vd.split_once(' ').unwrap();
+        v.send(&format!("connect {}", hex(&nic.descriptor(1, key))));
+        assert_eq!(v.recv(), "connected");
+        let mut rbuf = vec![0u8; 64];
+        // SAFETY: control commands; the receive buffer outlives the NIC (stopped first).
+        unsafe {
+            nic.submit(Cmd::Connect {
+                conn: 1,
+                desc: ConnDesc::decode(&unhex(vdesc)).unwrap(),
+            });
+            nic.submit(Cmd::Recv {
+                user: 77,
+                ptr: rbuf.as_mut_ptr(),
+                cap: rbuf.len(),
+            });
+        }
+        // Let the connection come up on both sides.
+        std::thread::sleep(Duration::from_millis(200));
+        v.kill();
+        let killed = Instant::now();
+        let r = col.wait(77);
+        let took = killed.elapsed();
+        eprintln!("{env:?}: the receive ended {took:?} after the kill: {r:?}");
+        let e = r.expect_err("a receive from a killed peer cannot succeed");
+        assert_eq!(e.code(), ErrorCode::ConnectionReset, "{e}");
+        assert!(
+            took < Duration::from_secs(1),
+            "flushed {took:?} after the kill"
+        );
+        nic.stop();
+        drop(rbuf);
+    }
+}
