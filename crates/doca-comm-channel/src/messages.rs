@@ -100,8 +100,15 @@ impl Endpoint {
             }
         }
         if state == HANDSHAKE {
-            // Kept until the welcome, so that a connection made again loses nothing.
+            // Kept until the welcome, so that a connection made again loses nothing;
+            // a queue's worth at most, as a connection's socket holds.
             if let Some(d) = p.dial.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+                if d.early.len() >= usize::from(self.send_q) {
+                    return Err(Error::with_context(
+                        ErrorCode::Again,
+                        "the service has not taken the connection yet, and a queue's worth of messages waits for it",
+                    ));
+                }
                 d.early.push([head, msg].concat());
             }
             let _ = p.advance();

@@ -172,5 +172,10 @@ mod comm_channel;
 mod devices;
 mod mmap;
 mod workq;
-pub use comm_channel::doca_comm_channel_ep_t;
+// The 1.x face as one module: every item of its parts is reachable as `v1::name`.
+pub use buffers::*;
+pub use comm_channel::*;
+pub use devices::*;
 pub(crate) use mmap::create_from_json_export;
+pub use mmap::*;
+pub use workq::*;
