@@ -5,7 +5,7 @@
 
 mod common;
 
-use doca_core::{AccessFlags, ErrorCode, Mmap, device};
+use doca_core::{AccessFlags, Dev, ErrorCode, Mmap, device};
 use doca_rdma::nic::{
     Cmd, ConnEvent, Done, Nic, RecvOpcode, Sink, piece_max, random_u64, transfers_in_pieces,
 };
@@ -688,19 +688,26 @@ fn transfer(n: u64, write: bool, buf: &mut [u8], k: &doca_core::memory::net::Net
 /// Writes and reads of 1 MiB, four in flight, against a peer killed at a random moment
 /// (`rounds` times): every operation ends (what was in flight with an error, none
 /// hangs), later ones are refused, and the NIC stops cleanly.
+/// A NIC of this process registered as connection 1, and the victim process connected
+/// to it; the victim's first line (its descriptor and its export) comes back.
+fn nic_and_victim(dev: &Dev, env: &[(&str, &str)]) -> (Nic, Arc<Col>, Peer, String) {
+    let col = Arc::new(Col::default());
+    let nic = Nic::start(dev, doca_rdma::nic::GRANT_ALL, col.clone()).unwrap();
+    let key = random_u64().unwrap();
+    // SAFETY: a control command.
+    unsafe { nic.submit(Cmd::Register { conn: 1, key }) };
+    let mut v = Peer::spawn_with("victim_process", "victim", env);
+    let vd = v.recv();
+    v.send(&format!("connect {}", hex(&nic.descriptor(1, key))));
+    assert_eq!(v.recv(), "connected");
+    (nic, col, v, vd)
+}
+
 fn kill_mid_transfer(env: Vec<(&str, &str)>, rounds: usize) {
     let dev = device::devinfo_list().unwrap()[0].open().unwrap();
     for round in 0..rounds {
-        let col = Arc::new(Col::default());
-        let mut nic = Nic::start(&dev, doca_rdma::nic::GRANT_ALL, col.clone()).unwrap();
-        let key = random_u64().unwrap();
-        // SAFETY: a control command.
-        unsafe { nic.submit(Cmd::Register { conn: 1, key }) };
-        let mut v = Peer::spawn_with("victim_process", "victim", &env);
-        let vd = v.recv();
+        let (mut nic, col, mut v, vd) = nic_and_victim(&dev, &env);
         let (vdesc, blob) = vd.split_once(' ').unwrap();
-        v.send(&format!("connect {}", hex(&nic.descriptor(1, key))));
-        assert_eq!(v.recv(), "connected");
         let r = Mmap::create_from_export(Default::default(), &unhex(blob), &dev).unwrap();
         let k = r.remote().unwrap().net_key().unwrap();
         // SAFETY: a control command.
@@ -1147,16 +1154,8 @@ fn a_requester_killed_mid_transfer_in_pieces_through_shared_memory() {
 fn a_receive_waiting_for_a_killed_peer_is_flushed_within_a_second() {
     for env in [vec![("UCX_TLS", "tcp")], vec![]] {
         let dev = device::devinfo_list().unwrap()[0].open().unwrap();
-        let col = Arc::new(Col::default());
-        let mut nic = Nic::start(&dev, doca_rdma::nic::GRANT_ALL, col.clone()).unwrap();
-        let key = random_u64().unwrap();
-        // SAFETY: a control command.
-        unsafe { nic.submit(Cmd::Register { conn: 1, key }) };
-        let mut v = Peer::spawn_with("victim_process", "victim", &env);
-        let vd = v.recv();
+        let (mut nic, col, mut v, vd) = nic_and_victim(&dev, &env);
         let (vdesc, _) = vd.split_once(' ').unwrap();
-        v.send(&format!("connect {}", hex(&nic.descriptor(1, key))));
-        assert_eq!(v.recv(), "connected");
         let mut rbuf = vec![0u8; 64];
         // SAFETY: control commands; the receive buffer outlives the NIC (stopped first).
         unsafe {
