@@ -35,6 +35,27 @@ fn until(pes: &[&Pe], mut done: impl FnMut() -> bool) {
     }
 }
 
+/// A started mmap of 64 KiB on the DPU device and a started inventory of `n` buffers.
+fn dpu_buffers(n: usize) -> (Mmap, BufInventory) {
+    let mut mm = Mmap::new();
+    mm.set_memory(vec![0u8; 1 << 16]).unwrap();
+    mm.dev_add(&device("dpu", "0000:03:00.0")).unwrap();
+    mm.start().unwrap();
+    let mut inv = BufInventory::new(n).unwrap();
+    inv.start().unwrap();
+    (mm, inv)
+}
+
+/// A producer on `conn` with `n` send tasks, started on a progress engine of its own.
+fn started_producer(conn: &Arc<Connection>, n: u32) -> (Producer, Pe) {
+    let p = Producer::new(conn).unwrap();
+    p.set_num_tasks(n).unwrap();
+    let ppe = Pe::new().unwrap();
+    ppe.connect(p.ctx()).unwrap();
+    ppe.start_ctx(p.ctx()).unwrap();
+    (p, ppe)
+}
+
 /// The child's next answer, while `pes` progress (a client's connection comes up only
 /// once its server has taken it).
 fn answer(k: &mut Peer, pes: &[&Pe]) -> String {
@@ -244,17 +265,8 @@ fn a_producer_whose_consumer_dies_fails_its_sends_and_stops() {
     let id: u32 = ready.split_whitespace().nth(1).unwrap().parse().unwrap();
     until(&[&pe], || ids.lock().unwrap().contains(&id));
     let conn: Arc<Connection> = s.connections().into_iter().next().unwrap();
-    let p = Producer::new(&conn).unwrap();
-    p.set_num_tasks(64).unwrap();
-    let ppe = Pe::new().unwrap();
-    ppe.connect(p.ctx()).unwrap();
-    ppe.start_ctx(p.ctx()).unwrap();
-    let mut mm = Mmap::new();
-    mm.set_memory(vec![0u8; 1 << 16]).unwrap();
-    mm.dev_add(&device("dpu", "0000:03:00.0")).unwrap();
-    mm.start().unwrap();
-    let mut inv = BufInventory::new(64).unwrap();
-    inv.start().unwrap();
+    let (p, ppe) = started_producer(&conn, 64);
+    let (mm, inv) = dpu_buffers(64);
     // The consumer posts nothing: these wait (the socket holds a few, then none fit).
     for i in 0..64 {
         let b = inv.buf_with_data_at(&mm, 0, 60_000).unwrap();
@@ -473,12 +485,7 @@ fn clients_killed_at_random_moments_are_reported_within_a_second_and_nothing_lea
     let pe = Pe::new().unwrap();
     pe.connect(s.ctx()).unwrap();
     pe.start_ctx(s.ctx()).unwrap();
-    let mut mm = Mmap::new();
-    mm.set_memory(vec![0u8; 1 << 16]).unwrap();
-    mm.dev_add(&device("dpu", "0000:03:00.0")).unwrap();
-    mm.start().unwrap();
-    let mut inv = BufInventory::new(16).unwrap();
-    inv.start().unwrap();
+    let (mm, inv) = dpu_buffers(16);
     let before = doca_testkit::held();
     let mut rng = doca_testkit::Rng(0xc0c0_0000 ^ u64::from(std::process::id()));
     let mut reported = 0;
@@ -515,11 +522,7 @@ fn clients_killed_at_random_moments_are_reported_within_a_second_and_nothing_lea
         let id: u32 = ready.split_whitespace().nth(1).unwrap().parse().unwrap();
         until(&[&pe], || ids.lock().unwrap().contains(&id));
         let conn: Arc<Connection> = s.connections().into_iter().next().unwrap();
-        let p = Producer::new(&conn).unwrap();
-        p.set_num_tasks(8).unwrap();
-        let ppe = Pe::new().unwrap();
-        ppe.connect(p.ctx()).unwrap();
-        ppe.start_ctx(p.ctx()).unwrap();
+        let (p, ppe) = started_producer(&conn, 8);
         for i in 0..8 {
             let b = inv.buf_with_data_at(&mm, 0, 60_000).unwrap();
             p.send(b, b"", id, Data(i)).unwrap();
