@@ -16,10 +16,11 @@ use doca_capi::dev::{
     doca_dev, doca_dev_open, doca_devinfo, doca_devinfo_list_create, doca_devinfo_list_destroy,
 };
 use doca_capi::exec::{
-    doca_ctx_dev_add, doca_ctx_start, doca_ctx_workq_add, doca_dma_job_memcpy, doca_event,
-    doca_job, doca_workq, doca_workq_create, doca_workq_progress_retrieve, doca_workq_submit,
+    doca_ctx_dev_add, doca_ctx_start, doca_ctx_workq_add, doca_event,
+    doca_job, doca_workq,
 };
-use doca_capi::libs::{doca_dma, doca_dma_as_ctx, doca_dma_create};
+use doca_capi::workq::{doca_workq_create, doca_workq_progress_retrieve, doca_workq_submit};
+use doca_capi::dma::{doca_dma, doca_dma_as_ctx, doca_dma_create, doca_dma_job_memcpy};
 use doca_capi::mem::*;
 use doca_capi::v1;
 use libfuzzer_sys::fuzz_target;

@@ -10,7 +10,7 @@
 //! The DPU side is this binary run again (`doca-bench xproc-peer comch`).
 
 use crate::median;
-use crate::xproc::{Backoff, Peer, RawPeer, device, rep_of, runtime_dir};
+use crate::peers::{Backoff, Peer, RawPeer, device, rep_of, runtime_dir};
 use doca_comm_channel::comch::{Comch, Connection};
 use doca_comm_channel::fastpath::{Consumer, Producer};
 use doca_comm_channel::{Endpoint, PeerId};

@@ -15,6 +15,7 @@ mod exec;
 mod graphbench;
 mod isal;
 mod pebench;
+mod peers;
 mod rdmabench;
 mod syncev;
 mod xproc;

@@ -6,10 +6,11 @@
 
 use crate::ec::{Runner, measure_all};
 use clap::Args;
-use doca_capi::exec::{doca_dma_job_memcpy, doca_event, doca_job};
+use doca_capi::dma::doca_dma_job_memcpy;
+use doca_capi::exec::{doca_event, doca_job};
 use doca_capi::mem::doca_buf;
 use doca_capi::v3::doca_task;
-use doca_capi::{dev, exec, libs, mem, v3};
+use doca_capi::{dev, dma, exec, mem, v3, workq};
 use doca_core::exec::{Pe, PeEvent};
 use doca_core::{Buf, Data, JobRecord, WorkQ};
 use doca_dma::{Dma, JOB_MEMCPY, MemcpyJob};
@@ -159,15 +160,15 @@ pub fn run(a: &PeArgs) {
     let s = c_setup();
 
     // The 2.2 face: a DMA context on a work queue of depth 64.
-    let mut dma22: *mut libs::doca_dma = std::ptr::null_mut();
+    let mut dma22: *mut dma::doca_dma = std::ptr::null_mut();
     let mut wq: *mut exec::doca_workq = std::ptr::null_mut();
     // SAFETY: the calls a 2.2 C program makes.
     let ctx22 = unsafe {
-        ok(libs::doca_dma_create(&mut dma22), "dma create");
-        let ctx = libs::doca_dma_as_ctx(dma22);
+        ok(dma::doca_dma_create(&mut dma22), "dma create");
+        let ctx = dma::doca_dma_as_ctx(dma22);
         ok(exec::doca_ctx_dev_add(ctx, s.dev), "ctx dev add");
         ok(exec::doca_ctx_start(ctx), "ctx start");
-        ok(exec::doca_workq_create(64, &mut wq), "workq create");
+        ok(workq::doca_workq_create(64, &mut wq), "workq create");
         ok(exec::doca_ctx_workq_add(ctx, wq), "workq add");
         ctx
     };
@@ -272,7 +273,7 @@ pub fn run(a: &PeArgs) {
             unsafe {
                 for j in jobs.iter_mut() {
                     reset(j.dst_buff);
-                    ok(exec::doca_workq_submit(wq, &j.base), "submit");
+                    ok(workq::doca_workq_submit(wq, &j.base), "submit");
                 }
                 let mut ev = doca_event {
                     type_: 0,
@@ -281,7 +282,7 @@ pub fn run(a: &PeArgs) {
                 };
                 let mut got = 0;
                 while got < BATCH {
-                    match exec::doca_workq_progress_retrieve(wq, &mut ev, 0) {
+                    match workq::doca_workq_progress_retrieve(wq, &mut ev, 0) {
                         0 => got += 1,
                         5 => {}
                         e => panic!("retrieve failed: {e}"),
@@ -386,10 +387,10 @@ pub fn run(a: &PeArgs) {
         ok(v3::doca_dma_destroy(dma3), "dma destroy");
         ok(v3::doca_pe_destroy(pe), "pe destroy");
         ok(exec::doca_ctx_workq_rm(ctx22, wq), "workq rm");
-        ok(exec::doca_workq_destroy(wq), "workq destroy");
+        ok(workq::doca_workq_destroy(wq), "workq destroy");
         ok(exec::doca_ctx_stop(ctx22), "stop");
         ok(exec::doca_ctx_dev_rm(ctx22, s.dev), "dev rm");
-        ok(libs::doca_dma_destroy(dma22), "dma destroy");
+        ok(dma::doca_dma_destroy(dma22), "dma destroy");
     }
     rpe.stop_ctx(rdma_pe.as_ctx()).expect("stop");
 }

@@ -6,9 +6,9 @@
 //! (`struct doca_measure_job`). What is left is the library itself: its context
 //! operations and its execute function.
 
-use crate::exec::doca_job;
-use crate::mem::doca_buf;
 use crate::v3::{Lib3, doca_ctx3};
+use crate::v22::exec::doca_job;
+use crate::v22::mem::doca_buf;
 use doca_core::device::Capability;
 use doca_core::exec::{CtxOps, ExecEnv, JobOps, JobRecord};
 use doca_core::{Ctx, Dev, Error, ErrorCode, Result};
@@ -92,7 +92,7 @@ impl JobOps for MeasureOps {
 pub type doca_measure = Lib3<()>;
 
 // The 3.x C functions.
-measure_task_table!(crate::tasks::c3_tasks);
+measure_task_table!(crate::common::tasks::c3_tasks);
 
 /// `struct doca_measure_job`: the 2.2 job.
 #[repr(C)]
@@ -106,7 +106,7 @@ pub struct doca_measure_job {
 /// The 2.2 job translation.
 mod jobs {
     use super::doca_measure_job;
-    measure_task_table!(crate::tasks::c22_jobs);
+    measure_task_table!(crate::common::tasks::c22_jobs);
 }
 
 #[cfg(test)]

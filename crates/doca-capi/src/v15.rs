@@ -10,12 +10,12 @@
 //! 1.5 has are exported as they are (the 2.2 headers declare them only for 1.5
 //! programs, `DOCA_API_1_5`); everything else is 2.2's.
 
-use crate::dev::{doca_devinfo, doca_devinfo_rep};
-use crate::mem::{doca_mmap, user_data};
-use crate::v1::bdf;
-use crate::{
+use crate::common::{
     Result, doca_data, doca_error_t, ffi, handle, handle_mut, invalid, new_handle, out_ptr, put,
 };
+use crate::v1::bdf;
+use crate::v22::dev::{doca_devinfo, doca_devinfo_rep};
+use crate::v22::mem::{doca_mmap, user_data};
 use doca_core::Mmap;
 use std::ffi::{c_char, c_void};
 
@@ -72,7 +72,7 @@ pub unsafe extern "C" fn doca_devinfo_get_is_mmap_export_supported(
     mmap_export: *mut u8,
 ) -> doca_error_t {
     // SAFETY: the same contract.
-    unsafe { crate::dev::doca_devinfo_get_is_mmap_export_dpu_supported(devinfo, mmap_export) }
+    unsafe { crate::v22::dev::doca_devinfo_get_is_mmap_export_dpu_supported(devinfo, mmap_export) }
 }
 
 /// `doca_devinfo_get_is_mmap_from_export_supported`: 1.5's name of
@@ -83,7 +83,9 @@ pub unsafe extern "C" fn doca_devinfo_get_is_mmap_from_export_supported(
     from_export: *mut u8,
 ) -> doca_error_t {
     // SAFETY: the same contract.
-    unsafe { crate::dev::doca_devinfo_get_is_mmap_from_export_dpu_supported(devinfo, from_export) }
+    unsafe {
+        crate::v22::dev::doca_devinfo_get_is_mmap_from_export_dpu_supported(devinfo, from_export)
+    }
 }
 
 /// `doca_mmap_create` of 1.5: a memory map with the user data given, populated chunk by
@@ -139,7 +141,7 @@ pub unsafe extern "C" fn doca_mmap_create_from_export(
     user_data_p: *const doca_data,
     export_desc: *const c_void,
     export_desc_len: usize,
-    dev: *mut crate::dev::doca_dev,
+    dev: *mut crate::v22::dev::doca_dev,
     mmap: *mut *mut doca_mmap,
 ) -> doca_error_t {
     // SAFETY: the same contract.
@@ -167,17 +169,17 @@ pub extern "C" fn doca_version_runtime() -> *const c_char {
 /// destination buffer again and again.
 #[unsafe(export_name = "doca15__workq_submit")]
 pub unsafe extern "C" fn doca_workq_submit(
-    workq: *mut crate::exec::doca_workq,
-    job: *const crate::exec::doca_job,
+    workq: *mut crate::v22::exec::doca_workq,
+    job: *const crate::v22::exec::doca_job,
 ) -> doca_error_t {
     ffi(|| {
         // SAFETY: NULL or a live handle used by this thread.
         let w = unsafe { handle_mut(workq, "workq") }?;
         // SAFETY: the job struct matches its type; its context is live (the C contract).
-        let (ctx, t) = unsafe { crate::exec::job_head(job) }?;
+        let (ctx, t) = unsafe { crate::v22::exec::job_head(job) }?;
         w.wq.submit_in_place(&ctx.ctx, |rec| {
             // SAFETY: as above.
-            unsafe { crate::exec::fill_from_c(job, ctx, t, rec) }?;
+            unsafe { crate::v22::exec::fill_from_c(job, ctx, t, rec) }?;
             rec.flags |= doca_core::JobRecord::OVERWRITES_DST;
             Ok(())
         })

@@ -2,9 +2,10 @@
 //! allocates nothing once everything is started, on both engines.
 
 use doca_capi::dev::*;
+use doca_capi::dma::*;
 use doca_capi::exec::*;
-use doca_capi::libs::*;
 use doca_capi::mem::*;
+use doca_capi::workq::*;
 use doca_capi::{DOCA_SUCCESS, doca_error_t};
 use std::ffi::c_void;
 use std::ptr::null_mut;

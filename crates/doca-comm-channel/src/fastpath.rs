@@ -34,32 +34,58 @@ pub const JOB_PRODUCER_SEND: u32 = COMCH_FIRST + 2;
 /// The job type of a consumer's post-receive completion.
 pub const JOB_CONSUMER_RECV: u32 = COMCH_FIRST + 3;
 
-/// A producer's send task (`doca_comch_producer_task_send`): taken by the producer
-/// itself. Buffer 0 the data; parameter 0 the consumer id (low half) and the immediate
-/// data's length (high half), 1 and 2 the immediate data.
-pub static PRODUCER_SEND_TASK: doca_core::exec::TaskSpec = doca_core::exec::TaskSpec::channel(
-    "comch producer",
-    "send",
-    &[JOB_PRODUCER_SEND],
-    doca_core::exec::TaskHooks::NONE,
-);
+/// The fast path's task types, from its task table: a producer's send
+/// (`doca_comch_producer_task_send`: buffer 0 the data; parameter 0 the consumer id in
+/// its low half and the immediate data's length in its high half, 1 and 2 the immediate
+/// data) and a consumer's post-receive (`doca_comch_consumer_task_post_recv`: buffer 1
+/// the buffer received into; once it completes, its parameters are the record's: the
+/// producer's id and the immediate data). Each channel takes its tasks itself.
+pub mod tasks {
+    doca_core::task_specs! {
+        lib: "comch fast path",
+        c3_handle: (),
+        tasks: [
+            {
+                spec: PRODUCER_SEND_TASK @ crate::fastpath::tasks::PRODUCER_SEND_TASK,
+                module: producer_send,
+                name: "send",
+                job: super::JOB_PRODUCER_SEND,
+                job_types: [super::JOB_PRODUCER_SEND],
+                inputs: [
+                    buf buf: 0 (*const doca_buf),
+                    param consumer_and_imm_len: 0 (u64),
+                    param imm_lo: 1 (u64),
+                    param imm_hi: 2 (u64),
+                ],
+                write_back: [],
+                hooks: doca_core::exec::TaskHooks::NONE,
+                c3: {},
+                c22: {},
+            },
+            {
+                spec: CONSUMER_POST_RECV_TASK @ crate::fastpath::tasks::CONSUMER_POST_RECV_TASK,
+                module: consumer_post_recv,
+                name: "post_recv",
+                job: super::JOB_CONSUMER_RECV,
+                job_types: [super::JOB_CONSUMER_RECV],
+                inputs: [buf buf: 1 (*mut doca_buf)],
+                write_back: [],
+                hooks: doca_core::exec::TaskHooks {
+                    finish: Some(|t, rec, _| {
+                        for (p, v) in t.params.iter().zip(rec.params) {
+                            p.set(v);
+                        }
+                    }),
+                    ..doca_core::exec::TaskHooks::NONE
+                },
+                c3: {},
+                c22: {},
+            },
+        ],
+    }
+}
+pub use tasks::{CONSUMER_POST_RECV_TASK, PRODUCER_SEND_TASK};
 
-/// A consumer's post-receive task (`doca_comch_consumer_task_post_recv`): taken by the
-/// consumer itself. Buffer 1 the buffer received into; once it completes, its
-/// parameters are the record's (the producer's id and the immediate data).
-pub static CONSUMER_POST_RECV_TASK: doca_core::exec::TaskSpec = doca_core::exec::TaskSpec::channel(
-    "comch consumer",
-    "post_recv",
-    &[JOB_CONSUMER_RECV],
-    doca_core::exec::TaskHooks {
-        finish: Some(|t, rec, _| {
-            for (p, v) in t.params.iter().zip(rec.params) {
-                p.set(v);
-            }
-        }),
-        ..doca_core::exec::TaskHooks::NONE
-    },
-);
 /// Largest buffer one send carries (`*_cap_get_max_buf_size`).
 pub const MAX_BUF_SIZE: u32 = 64 * 1024;
 /// Most immediate data bytes (`doca_comch_consumer_cap_get_max_imm_data_len`).
@@ -255,6 +281,17 @@ impl CtxOps for ConsumerOps {
 }
 
 impl ChannelOps for ConsumerOps {
+    unsafe fn submit_task(
+        &self,
+        ctx: &Ctx,
+        rec: JobRecord,
+    ) -> std::result::Result<(), (Error, JobRecord)> {
+        let view = Consumer {
+            ctx: ctx.clone(),
+            s: self.0.clone(),
+        };
+        view.post(rec)
+    }
     fn starts_later(&self) -> bool {
         true
     }
@@ -628,6 +665,24 @@ impl CtxOps for ProducerOps {
 }
 
 impl ChannelOps for ProducerOps {
+    unsafe fn submit_task(
+        &self,
+        ctx: &Ctx,
+        rec: JobRecord,
+    ) -> std::result::Result<(), (Error, JobRecord)> {
+        use tasks::producer_send as t;
+        let p = rec.params;
+        let mut imm = [0u8; MAX_IMM_DATA_LEN as usize];
+        imm[..8].copy_from_slice(&p[t::imm_lo].to_le_bytes());
+        imm[8..].copy_from_slice(&p[t::imm_hi].to_le_bytes());
+        let n = ((p[t::consumer_and_imm_len] >> 32) as usize).min(imm.len());
+        let consumer = p[t::consumer_and_imm_len] as u32;
+        let view = Producer {
+            ctx: ctx.clone(),
+            s: self.0.clone(),
+        };
+        view.submit(rec, &imm[..n], consumer)
+    }
     fn inflight(&self) -> u32 {
         self.0.tasks.inflight.load(Ordering::Acquire)
     }

@@ -33,7 +33,7 @@ macro_rules! rdma_task_table {
                     c3: {
                         task: doca_rdma_task_send,
                         cb: doca_rdma_task_send_completion_cb_t,
-                        set_conf: doca_rdma_task_send_set_conf (direct),
+                        set_conf: doca_rdma_task_send_set_conf (num),
                         alloc_init: doca_rdma_task_send_allocate_init,
                         as_task: doca_rdma_task_send_as_task,
                         setters: void,
@@ -62,7 +62,7 @@ macro_rules! rdma_task_table {
                     c3: {
                         task: doca_rdma_task_send_imm,
                         cb: doca_rdma_task_send_imm_completion_cb_t,
-                        set_conf: doca_rdma_task_send_imm_set_conf (direct),
+                        set_conf: doca_rdma_task_send_imm_set_conf (num),
                         alloc_init: doca_rdma_task_send_imm_allocate_init,
                         as_task: doca_rdma_task_send_imm_as_task,
                         setters: void,
@@ -85,7 +85,7 @@ macro_rules! rdma_task_table {
                     c3: {
                         task: doca_rdma_task_receive,
                         cb: doca_rdma_task_receive_completion_cb_t,
-                        set_conf: doca_rdma_task_receive_set_conf (direct),
+                        set_conf: doca_rdma_task_receive_set_conf (num),
                         alloc_init: doca_rdma_task_receive_allocate_init,
                         as_task: doca_rdma_task_receive_as_task,
                         setters: void,
@@ -114,7 +114,7 @@ macro_rules! rdma_task_table {
                     c3: {
                         task: doca_rdma_task_read,
                         cb: doca_rdma_task_read_completion_cb_t,
-                        set_conf: doca_rdma_task_read_set_conf (direct),
+                        set_conf: doca_rdma_task_read_set_conf (num),
                         alloc_init: doca_rdma_task_read_allocate_init,
                         as_task: doca_rdma_task_read_as_task,
                         setters: void,
@@ -143,7 +143,7 @@ macro_rules! rdma_task_table {
                     c3: {
                         task: doca_rdma_task_write,
                         cb: doca_rdma_task_write_completion_cb_t,
-                        set_conf: doca_rdma_task_write_set_conf (direct),
+                        set_conf: doca_rdma_task_write_set_conf (num),
                         alloc_init: doca_rdma_task_write_allocate_init,
                         as_task: doca_rdma_task_write_as_task,
                         setters: void,
@@ -175,7 +175,7 @@ macro_rules! rdma_task_table {
                     c3: {
                         task: doca_rdma_task_write_imm,
                         cb: doca_rdma_task_write_imm_completion_cb_t,
-                        set_conf: doca_rdma_task_write_imm_set_conf (direct),
+                        set_conf: doca_rdma_task_write_imm_set_conf (num),
                         alloc_init: doca_rdma_task_write_imm_allocate_init,
                         as_task: doca_rdma_task_write_imm_as_task,
                         setters: void,
@@ -210,7 +210,7 @@ macro_rules! rdma_task_table {
                     c3: {
                         task: doca_rdma_task_atomic_cmp_swp,
                         cb: doca_rdma_task_atomic_cmp_swp_completion_cb_t,
-                        set_conf: doca_rdma_task_atomic_cmp_swp_set_conf (direct),
+                        set_conf: doca_rdma_task_atomic_cmp_swp_set_conf (num),
                         alloc_init: doca_rdma_task_atomic_cmp_swp_allocate_init,
                         as_task: doca_rdma_task_atomic_cmp_swp_as_task,
                         setters: void,
@@ -242,7 +242,7 @@ macro_rules! rdma_task_table {
                     c3: {
                         task: doca_rdma_task_atomic_fetch_add,
                         cb: doca_rdma_task_atomic_fetch_add_completion_cb_t,
-                        set_conf: doca_rdma_task_atomic_fetch_add_set_conf (direct),
+                        set_conf: doca_rdma_task_atomic_fetch_add_set_conf (num),
                         alloc_init: doca_rdma_task_atomic_fetch_add_allocate_init,
                         as_task: doca_rdma_task_atomic_fetch_add_as_task,
                         setters: void,
@@ -271,7 +271,7 @@ macro_rules! rdma_task_table {
                     c3: {
                         task: doca_rdma_task_remote_net_sync_event_get,
                         cb: doca_rdma_task_remote_net_sync_event_get_completion_cb_t,
-                        set_conf: doca_rdma_task_remote_net_sync_event_get_set_conf (direct),
+                        set_conf: doca_rdma_task_remote_net_sync_event_get_set_conf (num),
                         alloc_init: doca_rdma_task_remote_net_sync_event_get_allocate_init,
                         as_task: doca_rdma_task_remote_net_sync_event_get_as_task,
                         setters: void,
@@ -300,7 +300,7 @@ macro_rules! rdma_task_table {
                     c3: {
                         task: doca_rdma_task_remote_net_sync_event_notify_set,
                         cb: doca_rdma_task_remote_net_sync_event_notify_set_completion_cb_t,
-                        set_conf: doca_rdma_task_remote_net_sync_event_notify_set_set_conf (direct),
+                        set_conf: doca_rdma_task_remote_net_sync_event_notify_set_set_conf (num),
                         alloc_init: doca_rdma_task_remote_net_sync_event_notify_set_allocate_init,
                         as_task: doca_rdma_task_remote_net_sync_event_notify_set_as_task,
                         setters: void,
@@ -332,7 +332,7 @@ macro_rules! rdma_task_table {
                     c3: {
                         task: doca_rdma_task_remote_net_sync_event_notify_add,
                         cb: doca_rdma_task_remote_net_sync_event_notify_add_completion_cb_t,
-                        set_conf: doca_rdma_task_remote_net_sync_event_notify_add_set_conf (direct),
+                        set_conf: doca_rdma_task_remote_net_sync_event_notify_add_set_conf (num),
                         alloc_init: doca_rdma_task_remote_net_sync_event_notify_add_allocate_init,
                         as_task: doca_rdma_task_remote_net_sync_event_notify_add_as_task,
                         setters: void,

@@ -87,13 +87,19 @@ fn memunits(v: &str) -> Option<usize> {
     n.checked_mul(unit)
 }
 
+/// Whether this process lets peers of its machine reach it through shared memory
+/// (`DOCA_RDMA_SHM=1`).
+pub(crate) fn shm_allowed() -> bool {
+    std::env::var_os("DOCA_RDMA_SHM").is_some_and(|v| v == "1")
+}
+
 /// The shared-memory segment size of this process's UCX (0 when it lets no peer of its
 /// machine reach it through shared memory). Peers of one machine talk through shared
 /// memory only when theirs are equal (UCX writes into its peer's queue with its own).
 pub fn shm_segment() -> u32 {
     static SEG: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     *SEG.get_or_init(|| {
-        if !crate::wire::shm_allowed() {
+        if !shm_allowed() {
             return 0;
         }
         let n = user_segment().unwrap_or(SHM_SEGMENT);
@@ -156,7 +162,7 @@ pub(crate) fn context(iface: Option<&str>) -> Result<Arc<UcpContext>> {
                 ));
             }
         }
-        if crate::wire::shm_allowed() && user_segment().is_none() {
+        if shm_allowed() && user_segment().is_none() {
             let v = CString::new(SHM_SEGMENT.to_string()).unwrap_or_default();
             let s = u::ucp_config_modify(cfg, c"MM_SEG_SIZE".as_ptr(), v.as_ptr());
             if s != u::UCS_OK {

@@ -4,7 +4,7 @@
 //! machine and are untrusted: decoding checks every field, and every message names the
 //! receiving connection's secret key.
 
-use doca_core::{Error, ErrorCode, Result};
+use doca_core::{AccessFlags, Error, ErrorCode, Result};
 
 const MAGIC: [u8; 8] = *b"DOCARDMA";
 const VERSION: u16 = 4;
@@ -60,12 +60,6 @@ pub struct Place {
     pub seg: u32,
 }
 
-/// Whether this process lets peers of its machine reach it through shared memory
-/// (`DOCA_RDMA_SHM=1`).
-pub(crate) fn shm_allowed() -> bool {
-    std::env::var_os("DOCA_RDMA_SHM").is_some_and(|v| v == "1")
-}
-
 impl Place {
     /// This process's place (all zero where the system does not say).
     pub fn here() -> Place {
@@ -89,7 +83,7 @@ impl Place {
                 boot,
                 pid_ns,
                 pid: std::process::id(),
-                shm: shm_allowed(),
+                shm: crate::ucx::shm_allowed(),
                 seg: crate::ucx::shm_segment(),
             }
         })
@@ -111,7 +105,12 @@ impl Place {
 }
 
 /// `DOCA_ACCESS_FLAG_RDMA_READ | _RDMA_WRITE | _RDMA_ATOMIC`.
-const GRANT_BITS: u32 = crate::nic::GRANT_ALL.bits();
+/// Every remote access a NIC's connections can grant: RDMA read, write and atomic.
+pub const GRANT_ALL: AccessFlags = AccessFlags::RDMA_READ
+    .union(AccessFlags::RDMA_WRITE)
+    .union(AccessFlags::RDMA_ATOMIC);
+
+const GRANT_BITS: u32 = GRANT_ALL.bits();
 
 fn fnv1a(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;

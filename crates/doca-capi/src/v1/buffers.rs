@@ -36,7 +36,7 @@ pub unsafe extern "C" fn doca_buf_refcount_get(
     refcount: *mut u16,
 ) -> doca_error_t {
     // SAFETY: the same contract.
-    unsafe { crate::mem::doca_buf_get_refcount(buf, refcount) }
+    unsafe { crate::v22::mem::doca_buf_get_refcount(buf, refcount) }
 }
 
 /// `doca_buf_inventory_create` of 1.x: a name (which plays no part) instead of user

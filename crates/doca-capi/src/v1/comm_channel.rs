@@ -3,6 +3,10 @@
 
 use super::*;
 
+crate::common::handles::handle_kinds! {
+    Boxed: doca_comm_channel_ep_t;
+}
+
 /// `struct doca_comm_channel_init_attr` (1.3).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -193,7 +197,7 @@ pub unsafe extern "C" fn doca_comm_channel_ep_create(
             ));
         }
         new_handle(ep, "ep", || {
-            let info = crate::dev::machine_devices()?
+            let info = crate::v22::dev::machine_devices()?
                 .into_iter()
                 .next()
                 .ok_or_else(|| {
@@ -303,7 +307,7 @@ pub unsafe extern "C" fn doca_comm_channel_ep_connect(
                 std::thread::sleep(std::time::Duration::from_millis(1));
             }
         }
-        let a = crate::comm_channel::addr_of(&e.ep, id)?;
+        let a = crate::v22::comm_channel::addr_of(&e.ep, id)?;
         // SAFETY: non-NULL, writable.
         unsafe { put(out, a) };
         Ok(())
@@ -328,7 +332,7 @@ pub unsafe extern "C" fn doca_comm_channel_ep_sendto(
         let id = cc_peer(&e.ep, peer_addr)?;
         loop {
             // SAFETY: msg is non-NULL; the caller passes len readable bytes.
-            match unsafe { crate::comm_channel::send_bytes(&mut e.ep, msg, len, id) } {
+            match unsafe { crate::v22::comm_channel::send_bytes(&mut e.ep, msg, len, id) } {
                 Err(x) if block && x.code() == ErrorCode::Again => {
                     std::thread::sleep(std::time::Duration::from_micros(50));
                 }
@@ -353,7 +357,7 @@ pub unsafe extern "C" fn doca_comm_channel_ep_recvfrom(
         let block = e.blocks(flags)?;
         loop {
             // SAFETY: the caller's pointers, as recv_bytes asks.
-            match unsafe { crate::comm_channel::recv_bytes(&mut e.ep, msg, len, peer_addr) } {
+            match unsafe { crate::v22::comm_channel::recv_bytes(&mut e.ep, msg, len, peer_addr) } {
                 Err(x) if block && x.code() == ErrorCode::Again => e.wait_readable(10),
                 r => return r,
             }
@@ -379,7 +383,7 @@ pub unsafe extern "C" fn doca_comm_channel_ep_destroy(
     ep: *mut doca_comm_channel_ep_t,
 ) -> doca_error_t {
     // SAFETY: NULL or a live boxed handle, freed once.
-    ffi(|| unsafe { crate::free_handle(ep, "ep") })
+    ffi(|| unsafe { crate::common::free_handle(ep, "ep") })
 }
 
 /// `doca_comm_channel_peer_addr_user_data_get` (1.3).
@@ -418,7 +422,7 @@ pub unsafe extern "C" fn doca_comm_channel_ep_event_channel_get(
     local_ep: *mut doca_comm_channel_ep_t,
 ) -> doca_event_channel_t {
     use std::os::fd::AsRawFd;
-    crate::ffi_value(-1, || {
+    crate::common::ffi_value(-1, || {
         // SAFETY: NULL or a live handle.
         let e = unsafe { handle(local_ep, "local_ep") }?;
         Ok(e.events.as_raw_fd())

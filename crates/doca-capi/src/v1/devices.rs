@@ -11,7 +11,7 @@ pub unsafe extern "C" fn doca_devinfo_list_create_v13(
 ) -> doca_error_t {
     let mut n = 0u32;
     // SAFETY: the same contract; the count goes to a local.
-    unsafe { crate::dev::doca_devinfo_list_create(dev_list, &mut n) }
+    unsafe { crate::v22::dev::doca_devinfo_list_create(dev_list, &mut n) }
 }
 
 /// `doca_devinfo_property_get`.
@@ -103,7 +103,7 @@ pub unsafe extern "C" fn doca_dev_open(
         }
         let mut h = std::ptr::null_mut();
         // SAFETY: the same contract, with a local output.
-        match unsafe { crate::dev::doca_dev_open(devinfo, &mut h) } {
+        match unsafe { crate::v22::dev::doca_dev_open(devinfo, &mut h) } {
             0 => {}
             e => {
                 return Err(doca_core::Error::from_raw(e).unwrap_or_else(|| invalid("open failed")));
@@ -130,7 +130,7 @@ pub unsafe extern "C" fn doca_dev_close(dev: *mut doca_dev) -> doca_error_t {
         }
     }
     // SAFETY: the same contract: an open device, closed once more.
-    unsafe { crate::dev::doca_dev_close(dev) }
+    unsafe { crate::v22::dev::doca_dev_close(dev) }
 }
 
 /// `doca_dev_as_devinfo` of 1.x: the information through an output parameter.
@@ -144,7 +144,7 @@ pub unsafe extern "C" fn doca_dev_as_devinfo(
         // SAFETY: NULL or an open device handle.
         unsafe { handle(dev, "dev") }?;
         // SAFETY: a live device (checked above).
-        let info = unsafe { crate::dev::doca_dev_as_devinfo(dev) };
+        let info = unsafe { crate::v22::dev::doca_dev_as_devinfo(dev) };
         // SAFETY: checked non-NULL.
         unsafe { put(out, info) };
         Ok(())
@@ -172,7 +172,7 @@ pub unsafe extern "C" fn doca_devinfo_remote_list_create(
         }
     };
     // SAFETY: the same contract.
-    unsafe { crate::dev::doca_devinfo_rep_list_create(dev, f, list, nb) }
+    unsafe { crate::v22::dev::doca_devinfo_rep_list_create(dev, f, list, nb) }
 }
 
 /// `doca_devinfo_remote_list_create` as DOCA 1.3 declares it (the network functions;
@@ -193,7 +193,7 @@ pub unsafe extern "C" fn doca_devinfo_remote_list_destroy(
     list: *mut *mut doca_devinfo_remote,
 ) -> doca_error_t {
     // SAFETY: the same contract.
-    unsafe { crate::dev::doca_devinfo_rep_list_destroy(list) }
+    unsafe { crate::v22::dev::doca_devinfo_rep_list_destroy(list) }
 }
 
 /// `doca_devinfo_remote_property_get`.
@@ -242,14 +242,14 @@ pub unsafe extern "C" fn doca_dev_remote_open(
     dev_remote: *mut *mut doca_dev_remote,
 ) -> doca_error_t {
     // SAFETY: the same contract.
-    unsafe { crate::dev::doca_dev_rep_open(devinfo_remote, dev_remote) }
+    unsafe { crate::v22::dev::doca_dev_rep_open(devinfo_remote, dev_remote) }
 }
 
 /// `doca_dev_remote_close`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_dev_remote_close(dev_remote: *mut doca_dev_remote) -> doca_error_t {
     // SAFETY: the same contract.
-    unsafe { crate::dev::doca_dev_rep_close(dev_remote) }
+    unsafe { crate::v22::dev::doca_dev_rep_close(dev_remote) }
 }
 
 /// `doca_dev_remote_as_devinfo`.
@@ -263,7 +263,7 @@ pub unsafe extern "C" fn doca_dev_remote_as_devinfo(
         // SAFETY: NULL or an open remote device handle.
         unsafe { handle(dev_remote, "dev_remote") }?;
         // SAFETY: a live handle (checked above).
-        let info = unsafe { crate::dev::doca_dev_rep_as_devinfo(dev_remote) };
+        let info = unsafe { crate::v22::dev::doca_dev_rep_as_devinfo(dev_remote) };
         // SAFETY: checked non-NULL.
         unsafe { put(out, info) };
         Ok(())

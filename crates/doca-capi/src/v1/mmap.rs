@@ -222,7 +222,7 @@ pub unsafe extern "C" fn doca_mmap_create_from_export(
 /// # Safety
 /// As for `doca_mmap_create_from_export`: `export_desc` holds `export_desc_len` bytes.
 pub(crate) unsafe fn create_from_json_export(
-    user_data: *const crate::doca_data,
+    user_data: *const crate::common::doca_data,
     export_desc: *const u8,
     export_desc_len: usize,
     dev: *mut doca_dev,
@@ -238,12 +238,12 @@ pub(crate) unsafe fn create_from_json_export(
         blob = doca_core::memory::export_desc_from_json(text)?;
         Ok(())
     });
-    if r != crate::DOCA_SUCCESS {
+    if r != crate::common::DOCA_SUCCESS {
         return r;
     }
     // SAFETY: the same contract, with the binary descriptor the text stands for.
     unsafe {
-        crate::mem::doca_mmap_create_from_export(
+        crate::v22::mem::doca_mmap_create_from_export(
             user_data,
             blob.as_ptr().cast(),
             blob.len(),

@@ -10,12 +10,13 @@
 //! calls both generations mean the same way (`doca_mmap_start`, `doca_ctx_*`,
 //! `doca_workq_progress_retrieve`, `doca_buf_refcount_rm`, ...) are 2.2's.
 
-use crate::dev::{doca_dev, doca_dev_rep, doca_devinfo, doca_devinfo_rep};
-use crate::exec::{doca_dma_job_memcpy, doca_job, doca_workq};
-use crate::mem::{doca_buf, doca_buf_inventory, doca_mmap, doca_mmap_memrange_free_cb_t};
-use crate::{
+use crate::common::{
     Result, cstr, doca_error_t, err, ffi, handle, handle_mut, invalid, new_handle, out_ptr, put,
 };
+use crate::v22::dev::{doca_dev, doca_dev_rep, doca_devinfo, doca_devinfo_rep};
+use crate::v22::dma::doca_dma_job_memcpy;
+use crate::v22::exec::{doca_job, doca_workq};
+use crate::v22::mem::{doca_buf, doca_buf_inventory, doca_mmap, doca_mmap_memrange_free_cb_t};
 use doca_core::device::PciAddr;
 use doca_core::{BufInventory, Data, ErrorCode, JobRecord, Mmap};
 use std::ffi::{c_char, c_int, c_void};

@@ -70,7 +70,7 @@ pub unsafe extern "C" fn doca_workq_submit(
         let w = unsafe { handle_mut(workq, "workq") }?;
         // SAFETY: NULL or a job struct of its type whose context is NULL or live (the C
         // contract).
-        let (ctx, t) = unsafe { crate::exec::job_head(job) }?;
+        let (ctx, t) = unsafe { crate::v22::exec::job_head(job) }?;
         let bytes = if t == doca_dma::JOB_MEMCPY {
             // SAFETY: a DMA memcpy job of 1.x is the larger struct.
             let j = unsafe { &*(job as *const doca_dma_job_memcpy_v1) };
@@ -83,7 +83,7 @@ pub unsafe extern "C" fn doca_workq_submit(
         };
         w.wq.submit_in_place(&ctx.ctx, |rec: &mut JobRecord| {
             // SAFETY: as above.
-            unsafe { crate::exec::fill_from_c(job, ctx, t, rec) }?;
+            unsafe { crate::v22::exec::fill_from_c(job, ctx, t, rec) }?;
             rec.params[doca_dma::MemcpyJob::BYTES] = bytes;
             Ok(())
         })

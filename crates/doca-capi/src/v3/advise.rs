@@ -3,10 +3,10 @@
 
 use super::lib::{Lib3, lib_as_ctx, lib_create, lib_destroy};
 use super::pe::doca_ctx3;
-use crate::dev::{doca_dev, doca_devinfo};
-use crate::doca_error_t;
-use crate::libs::{devinfo_query, devinfo_value};
-use crate::mem::doca_buf;
+use crate::common::doca_error_t;
+use crate::v22::dev::{doca_dev, doca_devinfo};
+use crate::v22::libs::{devinfo_query, devinfo_value};
+use crate::v22::mem::doca_buf;
 use doca_core::memory::advise::{MAX_BUF_SIZE, MmapAdvise};
 
 /// `struct doca_mmap_advise`.
@@ -63,4 +63,4 @@ pub unsafe extern "C" fn doca_mmap_advise_task_cache_invalidate_get_max_buf_size
 
 // ---- the invalidate-cache task: from the mmap advice's task table ----
 
-doca_core::mmap_advise_task_table!(crate::tasks::c3_tasks);
+doca_core::mmap_advise_task_table!(crate::common::tasks::c3_tasks);

@@ -5,15 +5,15 @@
 
 use super::lib::{Lib3, lib_as_ctx, lib_create};
 use super::pe::{doca_ctx3, doca_task};
-use crate::dev::{doca_dev, doca_devinfo};
-use crate::handles::{Handle, kind};
-use crate::libs::{devinfo_query, devinfo_value};
-use crate::mem::doca_buf;
-use crate::tasks::InputValue;
-use crate::{
+use crate::common::handles::{Handle, kind};
+use crate::common::tasks::InputValue;
+use crate::common::{
     Result, doca_data, doca_error_t, err, ffi, ffi_value, free_handle, handle, invalid, new_handle,
     out_ptr, put,
 };
+use crate::v22::dev::{doca_dev, doca_devinfo};
+use crate::v22::libs::{devinfo_query, devinfo_value};
+use crate::v22::mem::doca_buf;
 use ::doca_aes_gcm::{
     AesGcm, JOB_DECRYPT, JOB_ENCRYPT, Key, KeyType, MAX_BUF_SIZE, MAX_IV_LEN,
     MAX_LIST_BUF_NUM_ELEM, PARAM_AAD_SIZE, PARAM_IV_HI, PARAM_IV_LO, PARAM_KEY, PARAM_TAG_SIZE,
@@ -301,7 +301,7 @@ pub unsafe extern "C" fn doca_aes_gcm_cap_task_decrypt_get_max_list_buf_num_elem
 
 // ---- tasks: from AES-GCM's task table ----
 
-::doca_aes_gcm::aes_gcm_task_table!(crate::tasks::c3_tasks);
+::doca_aes_gcm::aes_gcm_task_table!(crate::common::tasks::c3_tasks);
 
 /// Stores an IV of `len` bytes (at most 12) given as a pointer.
 ///

@@ -3,9 +3,9 @@
 //! its mmap with its parameters; there is no GPU or DPA here to target, so setting one
 //! (and asking for its handle) answers `NOT_SUPPORTED`.
 
-use crate::handles::{Handle, kind};
-use crate::mem::{doca_dpa, doca_gpu, doca_gpu_buf_arr, doca_mmap};
-use crate::{doca_error_t, ffi, handle, handle_mut, new_handle, out_ptr};
+use crate::common::handles::{Handle, kind};
+use crate::common::{doca_error_t, ffi, handle, handle_mut, new_handle, out_ptr};
+use crate::v22::mem::{doca_dpa, doca_gpu, doca_gpu_buf_arr, doca_mmap};
 use doca_core::{BufArray, ErrorCode};
 
 /// `struct doca_buf_arr` of this generation.
@@ -22,8 +22,8 @@ impl Handle for doca_buf_arr3 {
 /// `doca_dpa_dev_buf_arr_t`: a buffer array's handle on a DPA.
 pub type doca_dpa_dev_buf_arr_t = u64;
 
-fn no_gpu_or_dpa(what: &str) -> crate::Error {
-    crate::err(
+fn no_gpu_or_dpa(what: &str) -> doca_core::Error {
+    crate::common::err(
         ErrorCode::NotSupported,
         format!("there is no {what} here: a buffer array serves only this process"),
     )
@@ -40,7 +40,7 @@ pub unsafe extern "C" fn doca_buf_arr_create(
             .ok()
             .filter(|&n| n > 0)
             .ok_or_else(|| {
-                crate::invalid(format!(
+                crate::common::invalid(format!(
                     "a buffer array holds 1 to {} elements, not {num_elem}",
                     u32::MAX
                 ))
@@ -66,10 +66,11 @@ pub unsafe extern "C" fn doca_buf_arr_set_params(
     ffi(|| {
         // SAFETY: NULL or live handles.
         let (a, m) = unsafe { (handle_mut(buf_arr, "buf_arr")?, handle(mmap, "mmap")?) };
-        let off = u32::try_from(start_offset)
-            .map_err(|_| crate::invalid(format!("start offset {start_offset} is beyond 4 GiB")))?;
+        let off = u32::try_from(start_offset).map_err(|_| {
+            crate::common::invalid(format!("start offset {start_offset} is beyond 4 GiB"))
+        })?;
         if a.arr.as_ref().is_some_and(BufArray::is_started) {
-            return Err(crate::err(
+            return Err(crate::common::err(
                 ErrorCode::BadState,
                 "the buffer array is started",
             ));
@@ -118,7 +119,7 @@ pub unsafe extern "C" fn doca_buf_arr_start(buf_arr: *mut doca_buf_arr3) -> doca
         a.arr
             .as_mut()
             .ok_or_else(|| {
-                crate::err(
+                crate::common::err(
                     ErrorCode::BadState,
                     "doca_buf_arr_set_params must be called before start",
                 )
@@ -135,7 +136,9 @@ pub unsafe extern "C" fn doca_buf_arr_stop(buf_arr: *mut doca_buf_arr3) -> doca_
         let a = unsafe { handle_mut(buf_arr, "buf_arr") }?;
         a.arr
             .as_mut()
-            .ok_or_else(|| crate::err(ErrorCode::BadState, "the buffer array is not started"))?
+            .ok_or_else(|| {
+                crate::common::err(ErrorCode::BadState, "the buffer array is not started")
+            })?
             .stop()
     })
 }
@@ -144,7 +147,7 @@ pub unsafe extern "C" fn doca_buf_arr_stop(buf_arr: *mut doca_buf_arr3) -> doca_
 #[unsafe(export_name = "doca3__buf_arr_destroy")]
 pub unsafe extern "C" fn doca_buf_arr_destroy(buf_arr: *mut doca_buf_arr3) -> doca_error_t {
     // SAFETY: a live boxed handle, destroyed once.
-    ffi(|| unsafe { crate::handles::free_handle(buf_arr, "buf_arr") })
+    ffi(|| unsafe { crate::common::handles::free_handle(buf_arr, "buf_arr") })
 }
 
 /// `doca_buf_arr_get_gpu_handle`: `NOT_SUPPORTED`, no GPU here.

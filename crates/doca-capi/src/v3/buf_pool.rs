@@ -1,9 +1,11 @@
 //! `doca_buf_pool.h` of the task generation: a pool of equal elements carved from one
 //! mmap, configured before start (element alignment, user data) and laid out at start.
 
-use crate::handles::{Handle, kind};
-use crate::mem::{doca_buf, doca_mmap};
-use crate::{Result, doca_data, doca_error_t, ffi, handle, handle_mut, new_handle, out_ptr, put};
+use crate::common::handles::{Handle, kind};
+use crate::common::{
+    Result, doca_data, doca_error_t, ffi, handle, handle_mut, new_handle, out_ptr, put,
+};
+use crate::v22::mem::{doca_buf, doca_mmap};
 use doca_core::{BufPool, BufPoolSpec, ErrorCode};
 
 /// `struct doca_buf_pool`: its configuration, and the pool once started.
@@ -21,7 +23,7 @@ impl Handle for doca_buf_pool {
 impl doca_buf_pool {
     fn configurable(&mut self, what: &str) -> Result<&mut BufPoolSpec> {
         if self.started {
-            return Err(crate::err(
+            return Err(crate::common::err(
                 ErrorCode::BadState,
                 format!("the buffer pool is started; set its {what} before start (or after stop)"),
             ));
@@ -34,7 +36,7 @@ impl doca_buf_pool {
         {
             self.pool = None;
         } else if self.pool.is_some() {
-            return Err(crate::err(
+            return Err(crate::common::err(
                 ErrorCode::InUse,
                 format!(
                     "buffers of the pool are still out; their layout, and the {what}, cannot change"
@@ -72,15 +74,17 @@ pub unsafe extern "C" fn doca_buf_pool_create(
 pub unsafe extern "C" fn doca_buf_pool_destroy(buf_pool: *mut doca_buf_pool) -> doca_error_t {
     // SAFETY: a live handle.
     ffi(|| unsafe {
-        crate::handles::destroy_in_place(buf_pool, "buf_pool", |mut p| match p.pool.take() {
-            None => Ok(()),
-            Some(pool) => match pool.destroy() {
-                Ok(()) => Ok(()),
-                Err((pool, e)) => {
-                    p.pool = Some(pool);
-                    Err((p, e))
-                }
-            },
+        crate::common::handles::destroy_in_place(buf_pool, "buf_pool", |mut p| {
+            match p.pool.take() {
+                None => Ok(()),
+                Some(pool) => match pool.destroy() {
+                    Ok(()) => Ok(()),
+                    Err((pool, e)) => {
+                        p.pool = Some(pool);
+                        Err((p, e))
+                    }
+                },
+            }
         })
     })
 }
@@ -92,7 +96,7 @@ pub unsafe extern "C" fn doca_buf_pool_start(buf_pool: *mut doca_buf_pool) -> do
         // SAFETY: NULL or a live handle.
         let p = unsafe { handle_mut(buf_pool, "buf_pool") }?;
         if p.started {
-            return Err(crate::err(
+            return Err(crate::common::err(
                 ErrorCode::BadState,
                 "the buffer pool is already started",
             ));
@@ -113,7 +117,7 @@ pub unsafe extern "C" fn doca_buf_pool_stop(buf_pool: *mut doca_buf_pool) -> doc
         // SAFETY: NULL or a live handle.
         let p = unsafe { handle_mut(buf_pool, "buf_pool") }?;
         if !p.started {
-            return Err(crate::err(
+            return Err(crate::common::err(
                 ErrorCode::BadState,
                 "the buffer pool is not started",
             ));
@@ -135,11 +139,9 @@ pub unsafe extern "C" fn doca_buf_pool_buf_alloc(
         // SAFETY: NULL or a live handle.
         let p = unsafe { handle(buf_pool, "buf_pool") }?;
         let out = out_ptr(buf, "buf")?;
-        let pool = p
-            .pool
-            .as_ref()
-            .filter(|_| p.started)
-            .ok_or_else(|| crate::err(ErrorCode::BadState, "the buffer pool is not started"))?;
+        let pool = p.pool.as_ref().filter(|_| p.started).ok_or_else(|| {
+            crate::common::err(ErrorCode::BadState, "the buffer pool is not started")
+        })?;
         let b = pool.buf_alloc()?;
         // SAFETY: output checked; the reference moves to the program.
         unsafe { put(out, b.into_raw().as_ptr()) };

@@ -7,11 +7,11 @@
 
 use super::comch::*;
 use super::comch_fast::*;
-use crate::dev::{doca_dev, doca_dev_rep, doca_devinfo};
-use crate::doca_data;
-use crate::doca_error_t;
-use crate::mem::{doca_buf, doca_mmap};
+use crate::common::doca_data;
+use crate::common::doca_error_t;
 use crate::v3::pe::{doca_ctx3, doca_task};
+use crate::v22::dev::{doca_dev, doca_dev_rep, doca_devinfo};
+use crate::v22::mem::{doca_buf, doca_mmap};
 use std::ffi::c_char;
 
 /// `struct doca_cc_server`.

@@ -1,10 +1,10 @@
 //! `doca_clock.h`: reading a device's and the host's clocks, alone or as a cross
 //! timestamp (`doca_core::clock`).
 
-use crate::dev::{doca_dev, doca_devinfo};
-use crate::handles::{Handle, kind};
-use crate::libs::devinfo_query;
-use crate::{doca_error_t, ffi, free_handle, handle, new_handle, out_ptr, put};
+use crate::common::handles::{Handle, kind};
+use crate::common::{doca_error_t, ffi, free_handle, handle, new_handle, out_ptr, put};
+use crate::v22::dev::{doca_dev, doca_devinfo};
+use crate::v22::libs::devinfo_query;
 use doca_core::clock::{Clock, ClockType, Timestamp, nic_clock_supported};
 
 /// `struct doca_clock`.

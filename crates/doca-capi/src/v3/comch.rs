@@ -5,13 +5,14 @@
 
 use super::lib::{Lib3, lib_as_ctx, lib_destroy};
 use super::pe::{TaskCb, doca_ctx3, doca_task};
-use crate::dev::{doca_dev, doca_dev_rep, doca_devinfo};
-use crate::handles::{Handle, kind};
-use crate::libs::{devinfo_query, devinfo_value};
-use crate::{
+use crate::common::handles::{Handle, kind};
+use crate::common::{
     Result, cstr, doca_data, doca_error_t, ffi, ffi_value, handle, invalid, new_handle, out_ptr,
     put,
 };
+use crate::v22::dev::{doca_dev, doca_dev_rep, doca_devinfo};
+use crate::v22::libs::{devinfo_query, devinfo_value};
+use doca_comm_channel::comch::tasks::send;
 use doca_comm_channel::comch::{self, Comch, Connection};
 use doca_core::Data;
 use std::ffi::c_char;
@@ -397,25 +398,6 @@ pub unsafe extern "C" fn doca_comch_server_disconnect(
 
 // ---- send tasks ----
 
-/// Sends a task's message: its context's channel takes it.
-unsafe fn send_direct(t: &doca_task, task: *mut doca_task) -> Result<()> {
-    let off = std::mem::offset_of!(Lib3<ComchC>, ctx);
-    // SAFETY: a send task's context is the one embedded in a comch handle (only comch
-    // configures this hook), which outlives its tasks.
-    let h = unsafe {
-        &*super::pe::task_ctx(t)
-            .cast::<u8>()
-            .sub(off)
-            .cast::<Lib3<ComchC>>()
-    };
-    let conn = t.params[0].get() as *const Connection;
-    let msg = t.params[1].get() as *const u8;
-    let len = t.params[2].get() as usize;
-    // SAFETY: the message is readable during the submit (the C contract); it is sent or
-    // copied before this returns.
-    unsafe { h.lib.send_raw(conn, msg, len, Data::from_ptr(task)) }
-}
-
 both_sides!(
 pub unsafe extern "C" fn doca_comch_server_task_send_set_conf(comch_server: *mut doca_comch_server, task_completion_cb: doca_comch_task_send_completion_cb_t, task_error_cb: doca_comch_task_send_completion_cb_t, num_send_tasks: u32) -> doca_error_t =>
 pub unsafe extern "C" fn doca_comch_client_task_send_set_conf(comch_client: *mut doca_comch_client, task_completion_cb: doca_comch_task_send_completion_cb_t, task_error_cb: doca_comch_task_send_completion_cb_t, num_send_tasks: u32) -> doca_error_t =>
@@ -426,7 +408,7 @@ pub unsafe extern "C" fn doca_comch_client_task_send_set_conf(comch_client: *mut
             comch::MAX_SEND_TASKS
         )));
     }
-    h.ctx.set_conf_direct(&comch::SEND_TASK, task_completion_cb, task_error_cb, num_send_tasks, send_direct)?;
+    h.ctx.set_conf(&comch::SEND_TASK, task_completion_cb, task_error_cb, num_send_tasks)?;
     h.lib.set_send_tasks(num_send_tasks)
 });
 
@@ -445,9 +427,9 @@ pub unsafe extern "C" fn doca_comch_client_task_send_alloc_init(comch_client: *m
         )));
     }
     let t = h.ctx.alloc_task(&comch::SEND_TASK, Data(0), |t| {
-        t.params[0].set(peer as u64);
-        t.params[1].set(msg as u64);
-        t.params[2].set(u64::from(len));
+        t.params[send::connection].set(peer as u64);
+        t.params[send::msg].set(msg as u64);
+        t.params[send::len].set(u64::from(len));
         Ok(())
     })?;
     // SAFETY: output checked.

@@ -5,17 +5,20 @@
 use super::comch::doca_comch_connection;
 use super::lib::{Lib3, lib_as_ctx, lib_destroy};
 use super::pe::{TaskCb, doca_ctx3, doca_task};
-use crate::dev::doca_devinfo;
-use crate::libs::{devinfo_query, devinfo_value};
-use crate::mem::{doca_buf, doca_mmap};
-use crate::{Result, doca_error_t, ffi, ffi_value, handle, invalid, new_handle, out_ptr, put};
+use crate::common::{
+    Result, doca_error_t, ffi, ffi_value, handle, invalid, new_handle, out_ptr, put,
+};
+use crate::v22::dev::doca_devinfo;
+use crate::v22::libs::{devinfo_query, devinfo_value};
+use crate::v22::mem::{doca_buf, doca_mmap};
 use doca_comm_channel::comch::Connection;
+use doca_comm_channel::fastpath::tasks::producer_send;
 use doca_comm_channel::fastpath::{
     CONSUMER_POST_RECV_TASK, Consumer, MAX_BUF_SIZE, MAX_IMM_DATA_LEN, MAX_NUM_TASKS,
     MAX_PER_CONNECTION, PRODUCER_SEND_TASK, Producer,
 };
 use doca_core::device::Capability;
-use doca_core::{BufDesc, Data, DevInfo, Error, ErrorCode};
+use doca_core::{Data, DevInfo, Error, ErrorCode};
 use std::sync::Arc;
 
 /// `struct doca_comch_consumer`.
@@ -114,7 +117,7 @@ pub unsafe extern "C" fn doca_comch_consumer_cap_is_supported(
     devinfo_query(devinfo, supported)
 }
 
-crate::handles::getter!(
+crate::common::handles::getter!(
     /// `doca_comch_consumer_get_id`.
     pub unsafe extern "C" fn doca_comch_consumer_get_id(consumer: *const doca_comch_consumer, id: *mut u32) -> doca_error_t => |c| c.lib.id());
 
@@ -171,29 +174,13 @@ pub unsafe extern "C" fn doca_comch_consumer_cap_get_max_imm_data_len(
     })
 }
 
-crate::handles::getter!(
+crate::common::handles::getter!(
     /// `doca_comch_consumer_get_imm_data_len`.
     pub unsafe extern "C" fn doca_comch_consumer_get_imm_data_len(consumer: *const doca_comch_consumer, imm_data_len: *mut u32) -> doca_error_t => |c| c.lib.imm_data_len());
 
-crate::handles::call!(handle;
+crate::common::handles::call!(handle;
     /// `doca_comch_consumer_set_imm_data_len`.
     pub unsafe extern "C" fn doca_comch_consumer_set_imm_data_len(consumer: *mut doca_comch_consumer, imm_data_len: u32) -> doca_error_t => |c| c.lib.set_imm_data_len(imm_data_len));
-
-/// Posts a receive task's buffer.
-unsafe fn post_direct(t: &doca_task, task: *mut doca_task) -> Result<()> {
-    let off = std::mem::offset_of!(Lib3<Consumer>, ctx);
-    // SAFETY: a post-receive task's context is the one embedded in a consumer handle
-    // (only the consumer configures this hook), which outlives its tasks.
-    let h = unsafe {
-        &*super::pe::task_ctx(t)
-            .cast::<u8>()
-            .sub(off)
-            .cast::<Lib3<Consumer>>()
-    };
-    let buf = t.bufs[1].get() as *mut BufDesc;
-    // SAFETY: the buffer stays live until the task completes (the C contract).
-    unsafe { h.lib.post_recv_raw(buf, Data::from_ptr(task)) }
-}
 
 /// `doca_comch_consumer_task_post_recv_set_conf`.
 #[unsafe(no_mangle)]
@@ -207,12 +194,11 @@ pub unsafe extern "C" fn doca_comch_consumer_task_post_recv_set_conf(
         // SAFETY: NULL or a live handle.
         let h = unsafe { handle(consumer, "consumer") }?;
         h.lib.set_num_tasks(num_post_recv_tasks)?;
-        h.ctx.set_conf_direct(
+        h.ctx.set_conf(
             &CONSUMER_POST_RECV_TASK,
             task_completion_cb,
             task_error_cb,
             num_post_recv_tasks,
-            post_direct,
         )
     })
 }
@@ -352,7 +338,7 @@ pub unsafe extern "C" fn doca_comch_producer_cap_is_supported(
     devinfo_query(devinfo, supported)
 }
 
-crate::handles::getter!(
+crate::common::handles::getter!(
     /// `doca_comch_producer_get_id`.
     pub unsafe extern "C" fn doca_comch_producer_get_id(producer: *const doca_comch_producer, id: *mut u32) -> doca_error_t => |p| p.lib.id());
 
@@ -398,36 +384,6 @@ pub unsafe extern "C" fn doca_comch_producer_cap_get_max_producers(
     })
 }
 
-/// The immediate data of a send task, from its parameters.
-fn imm_of(t: &doca_task) -> ([u8; 16], usize) {
-    let mut b = [0u8; 16];
-    b[..8].copy_from_slice(&t.params[1].get().to_le_bytes());
-    b[8..].copy_from_slice(&t.params[2].get().to_le_bytes());
-    (b, ((t.params[0].get() >> 32) as usize).min(16))
-}
-
-/// Sends a send task's buffer.
-unsafe fn send_direct(t: &doca_task, task: *mut doca_task) -> Result<()> {
-    let off = std::mem::offset_of!(Lib3<Producer>, ctx);
-    // SAFETY: a producer send task's context is the one embedded in a producer handle
-    // (only the producer configures this hook), which outlives its tasks.
-    let h = unsafe {
-        &*super::pe::task_ctx(t)
-            .cast::<u8>()
-            .sub(off)
-            .cast::<Lib3<Producer>>()
-    };
-    let buf = t.bufs[0].get() as *mut BufDesc;
-    let (imm, n) = imm_of(t);
-    let consumer = t.params[0].get() as u32;
-    // SAFETY: the buffer stays live and unchanged until the task completes (the C
-    // contract).
-    unsafe {
-        h.lib
-            .send_raw(buf, &imm[..n], consumer, Data::from_ptr(task))
-    }
-}
-
 /// `doca_comch_producer_task_send_set_conf`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_comch_producer_task_send_set_conf(
@@ -440,12 +396,11 @@ pub unsafe extern "C" fn doca_comch_producer_task_send_set_conf(
         // SAFETY: NULL or a live handle.
         let h = unsafe { handle(producer, "producer") }?;
         h.lib.set_num_tasks(num_send_tasks)?;
-        h.ctx.set_conf_direct(
+        h.ctx.set_conf(
             &PRODUCER_SEND_TASK,
             task_completion_cb,
             task_error_cb,
             num_send_tasks,
-            send_direct,
         )
     })
 }
@@ -465,10 +420,10 @@ fn set_imm(t: &doca_task, imm: *const u8, len: u32) -> Result<()> {
         // SAFETY: the caller passes `len` readable bytes.
         b[..len as usize].copy_from_slice(unsafe { std::slice::from_raw_parts(imm, len as usize) });
     }
-    let consumer = t.params[0].get() & 0xffff_ffff;
-    t.params[0].set(consumer | (u64::from(len) << 32));
-    t.params[1].set(u64::from_le_bytes(b[..8].try_into().expect("8 bytes")));
-    t.params[2].set(u64::from_le_bytes(b[8..].try_into().expect("8 bytes")));
+    let consumer = t.params[producer_send::consumer_and_imm_len].get() & 0xffff_ffff;
+    t.params[producer_send::consumer_and_imm_len].set(consumer | (u64::from(len) << 32));
+    t.params[producer_send::imm_lo].set(u64::from_le_bytes(b[..8].try_into().expect("8 bytes")));
+    t.params[producer_send::imm_hi].set(u64::from_le_bytes(b[8..].try_into().expect("8 bytes")));
     Ok(())
 }
 
@@ -488,7 +443,7 @@ pub unsafe extern "C" fn doca_comch_producer_task_send_alloc_init(
         let o = out_ptr(task, "task")?;
         let t = h.ctx.alloc_task(&PRODUCER_SEND_TASK, Data(0), |t| {
             t.bufs[0].set(buf);
-            t.params[0].set(u64::from(consumer_id));
+            t.params[producer_send::consumer_and_imm_len].set(u64::from(consumer_id));
             set_imm(t, imm_data, imm_data_len)
         })?;
         // SAFETY: output checked.
@@ -531,8 +486,8 @@ pub unsafe extern "C" fn doca_comch_producer_task_send_set_consumer_id(
     ffi_value((), || {
         // SAFETY: NULL or a task the program holds.
         let t = unsafe { handle(task, "task") }?;
-        let imm_len = t.params[0].get() & !0xffff_ffff;
-        t.params[0].set(imm_len | u64::from(consumer_id));
+        let imm_len = t.params[producer_send::consumer_and_imm_len].get() & !0xffff_ffff;
+        t.params[producer_send::consumer_and_imm_len].set(imm_len | u64::from(consumer_id));
         Ok(())
     })
 }

@@ -4,9 +4,9 @@
 use super::ec::doca_ec_task_recover;
 use super::log::{doca_log_backend, doca_log_backend_create_with_buffer};
 use super::pe::{doca_notification_handle_t, doca_pe};
-use crate::log::log_flush_callback;
-use crate::mem::doca_buf;
-use crate::{doca_data, doca_error_t, ffi, handle};
+use crate::common::log::log_flush_callback;
+use crate::common::{doca_data, doca_error_t, ffi, handle};
+use crate::v22::mem::doca_buf;
 use doca_core::ErrorCode;
 use std::ffi::c_char;
 
@@ -59,7 +59,7 @@ pub unsafe extern "C" fn doca_pe_set_notification_handle(
     ffi(|| {
         // SAFETY: NULL or a live handle.
         unsafe { handle(pe, "pe") }?;
-        Err(crate::err(
+        Err(crate::common::err(
             ErrorCode::NotSupported,
             "doca_pe_set_notification_handle takes a Windows I/O completion port; on Linux, use doca_pe_get_notification_handle",
         ))

@@ -4,10 +4,10 @@
 
 use super::lib::{Lib3, lib_as_ctx, lib_create, lib_destroy};
 use super::pe::{doca_ctx3, doca_task};
-use crate::dev::{doca_dev, doca_devinfo};
-use crate::libs::{devinfo_query, devinfo_value};
-use crate::mem::doca_buf;
-use crate::{doca_error_t, ffi, ffi_value, handle, out_ptr, put};
+use crate::common::{doca_error_t, ffi, ffi_value, handle, out_ptr, put};
+use crate::v22::dev::{doca_dev, doca_devinfo};
+use crate::v22::libs::{devinfo_query, devinfo_value};
+use crate::v22::mem::doca_buf;
 use doca_compress::{
     Compress, JOB_COMPRESS_DEFLATE, JOB_DECOMPRESS_DEFLATE, JOB_DECOMPRESS_LZ4_BLOCK,
     JOB_DECOMPRESS_LZ4_STREAM, task_checksums,
@@ -188,7 +188,7 @@ pub unsafe extern "C" fn doca_compress_cap_task_decompress_lz4_block_get_max_buf
 
 // ---- tasks: from Compress's task table ----
 
-doca_compress::compress_task_table!(crate::tasks::c3_tasks);
+doca_compress::compress_task_table!(crate::common::tasks::c3_tasks);
 
 /// Which of a task's checksums a getter answers.
 #[derive(Clone, Copy)]

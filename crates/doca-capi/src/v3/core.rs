@@ -2,10 +2,10 @@
 //! buffers and devices. Calls whose shape did not change are the job generation's own
 //! functions (the same symbols); these are the renamed and reshaped ones.
 
-use crate::dev::{doca_dev, doca_devinfo, doca_devinfo_rep};
-use crate::libs::devinfo_value;
-use crate::mem::{doca_buf, doca_buf_inventory, doca_mmap};
-use crate::{doca_data, doca_error_t, ffi, handle, new_handle};
+use crate::common::{doca_data, doca_error_t, ffi, handle, new_handle};
+use crate::v22::dev::{doca_dev, doca_devinfo, doca_devinfo_rep};
+use crate::v22::libs::devinfo_value;
+use crate::v22::mem::{doca_buf, doca_buf_inventory, doca_mmap};
 use doca_core::{BufInventory, Data, ErrorCode, Mmap, PciFuncType};
 use std::ffi::{c_char, c_int, c_void};
 
@@ -24,7 +24,7 @@ pub unsafe extern "C" fn doca_mmap_add_dev(
     dev: *mut doca_dev,
 ) -> doca_error_t {
     // SAFETY: the same contract.
-    unsafe { crate::mem::doca_mmap_dev_add(mmap, dev) }
+    unsafe { crate::v22::mem::doca_mmap_dev_add(mmap, dev) }
 }
 
 /// `doca_mmap_rm_dev`.
@@ -34,10 +34,10 @@ pub unsafe extern "C" fn doca_mmap_rm_dev(
     dev: *mut doca_dev,
 ) -> doca_error_t {
     // SAFETY: the same contract.
-    unsafe { crate::mem::doca_mmap_dev_rm(mmap, dev) }
+    unsafe { crate::v22::mem::doca_mmap_dev_rm(mmap, dev) }
 }
 
-crate::handles::call!(handle;
+crate::common::handles::call!(handle;
     /// `doca_mmap_set_user_data`: before start.
     pub unsafe extern "C" fn doca_mmap_set_user_data(mmap: *mut doca_mmap, user_data: doca_data) -> doca_error_t => |m| m.set_user_data(user_data));
 
@@ -50,7 +50,7 @@ pub unsafe extern "C" fn doca_mmap_export_pci(
     export_desc_len: *mut usize,
 ) -> doca_error_t {
     // SAFETY: the same contract.
-    unsafe { crate::mem::doca_mmap_export_dpu(mmap, dev, export_desc, export_desc_len) }
+    unsafe { crate::v22::mem::doca_mmap_export_dpu(mmap, dev, export_desc, export_desc_len) }
 }
 
 /// `doca_mmap_set_dmabuf_memrange`: the task generation adds the address the dma-buf
@@ -64,7 +64,7 @@ pub unsafe extern "C" fn doca_mmap_set_dmabuf_memrange(
     len: usize,
 ) -> doca_error_t {
     // SAFETY: the same contract.
-    unsafe { crate::mem::doca_mmap_set_dmabuf_memrange(mmap, dmabuf_fd, dmabuf_offset, len) }
+    unsafe { crate::v22::mem::doca_mmap_set_dmabuf_memrange(mmap, dmabuf_fd, dmabuf_offset, len) }
 }
 
 /// `doca_mmap_cap_is_export_pci_supported`.
@@ -104,7 +104,7 @@ pub unsafe extern "C" fn doca_buf_inventory_create(
     })
 }
 
-crate::handles::call!(handle;
+crate::common::handles::call!(handle;
     /// `doca_buf_inventory_set_user_data`: before start.
     pub unsafe extern "C" fn doca_buf_inventory_set_user_data(inventory: *mut doca_buf_inventory, user_data: doca_data) -> doca_error_t => |i| i.set_user_data(user_data));
 
@@ -121,7 +121,9 @@ pub unsafe extern "C" fn doca_buf_inventory_buf_get_by_args(
 ) -> doca_error_t {
     // SAFETY: the same contract.
     unsafe {
-        crate::mem::doca_buf_inventory_buf_by_args(inventory, mmap, addr, len, data, data_len, buf)
+        crate::v22::mem::doca_buf_inventory_buf_by_args(
+            inventory, mmap, addr, len, data, data_len, buf,
+        )
     }
 }
 
@@ -137,7 +139,7 @@ pub unsafe extern "C" fn doca_buf_inventory_buf_reuse_by_args(
 ) -> doca_error_t {
     ffi(|| {
         // SAFETY: a live buffer the caller holds.
-        let mut b = unsafe { crate::mem::buf_view(buf) }?;
+        let mut b = unsafe { crate::v22::mem::buf_view(buf) }?;
         b.reuse(addr as usize, len, data as usize, data_len)
     })
 }
@@ -174,7 +176,7 @@ pub unsafe extern "C" fn doca_buf_inc_refcount(
     refcount: *mut u16,
 ) -> doca_error_t {
     // SAFETY: the same contract.
-    unsafe { crate::mem::doca_buf_refcount_add(buf, refcount) }
+    unsafe { crate::v22::mem::doca_buf_refcount_add(buf, refcount) }
 }
 
 /// `doca_buf_dec_refcount`: `*refcount` (may be NULL) gets the count before.
@@ -184,7 +186,7 @@ pub unsafe extern "C" fn doca_buf_dec_refcount(
     refcount: *mut u16,
 ) -> doca_error_t {
     // SAFETY: the same contract.
-    unsafe { crate::mem::doca_buf_refcount_rm(buf, refcount) }
+    unsafe { crate::v22::mem::doca_buf_refcount_rm(buf, refcount) }
 }
 
 /// `doca_buf_get_next_in_list`.
@@ -194,7 +196,7 @@ pub unsafe extern "C" fn doca_buf_get_next_in_list(
     next_buf: *mut *mut doca_buf,
 ) -> doca_error_t {
     // SAFETY: the same contract.
-    unsafe { crate::mem::doca_buf_list_next(buf, next_buf) }
+    unsafe { crate::v22::mem::doca_buf_list_next(buf, next_buf) }
 }
 
 /// `doca_buf_get_last_in_list`.
@@ -204,13 +206,13 @@ pub unsafe extern "C" fn doca_buf_get_last_in_list(
     last_buf: *mut *mut doca_buf,
 ) -> doca_error_t {
     // SAFETY: the same contract.
-    unsafe { crate::mem::doca_buf_list_last(buf, last_buf) }
+    unsafe { crate::v22::mem::doca_buf_list_last(buf, last_buf) }
 }
 
-crate::handles::getter!(
+crate::common::handles::getter!(
     /// `doca_buf_is_last_in_list`.
     pub unsafe extern "C" fn doca_buf_is_last_in_list(buf: *const doca_buf, is_last: *mut u8) -> doca_error_t => |b| u8::from(b.is_last()));
-crate::handles::getter!(
+crate::common::handles::getter!(
     /// `doca_buf_is_first_in_list`.
     pub unsafe extern "C" fn doca_buf_is_first_in_list(buf: *const doca_buf, is_first: *mut u8) -> doca_error_t => |b| u8::from(b.is_first()));
 
@@ -221,7 +223,7 @@ pub unsafe extern "C" fn doca_buf_get_list_len(
     num_elements: *mut u32,
 ) -> doca_error_t {
     // SAFETY: the same contract.
-    unsafe { crate::mem::doca_buf_list_num_elements(buf, num_elements) }
+    unsafe { crate::v22::mem::doca_buf_list_num_elements(buf, num_elements) }
 }
 
 /// `doca_buf_chain_list`.
@@ -231,7 +233,7 @@ pub unsafe extern "C" fn doca_buf_chain_list(
     list2: *mut doca_buf,
 ) -> doca_error_t {
     // SAFETY: the same contract.
-    unsafe { crate::mem::doca_buf_list_chain(list1, list2) }
+    unsafe { crate::v22::mem::doca_buf_list_chain(list1, list2) }
 }
 
 /// `doca_buf_set_data_len`: the data address stays, the length changes. DOCA leaves a
@@ -242,9 +244,9 @@ pub unsafe extern "C" fn doca_buf_set_data_len(
     buf: *mut doca_buf,
     data_len: usize,
 ) -> doca_error_t {
-    crate::ffi(|| {
+    crate::common::ffi(|| {
         // SAFETY: a live buffer the caller holds.
-        let mut b = unsafe { crate::mem::buf_view(buf) }?;
+        let mut b = unsafe { crate::v22::mem::buf_view(buf) }?;
         let data = b.data();
         b.set_data_as_given(data, data_len);
         Ok(())
@@ -259,24 +261,24 @@ pub unsafe extern "C" fn doca_buf_chain_list_tail(
     list1_tail: *mut doca_buf,
     list2: *mut doca_buf,
 ) -> doca_error_t {
-    crate::ffi(|| {
+    crate::common::ffi(|| {
         if list1_head.is_null() || list1_tail.is_null() || list2.is_null() {
-            return Err(crate::invalid(
+            return Err(crate::common::invalid(
                 "list1_head, list1_tail and list2 must not be NULL",
             ));
         }
         // SAFETY: a live buffer the caller holds (checked non-NULL).
         let head = unsafe { &*(list1_head as *const doca_core::BufDesc) };
         if !std::ptr::eq(head.last(), list1_tail as *const doca_core::BufDesc) {
-            return Err(crate::invalid(
+            return Err(crate::common::invalid(
                 "list1_tail is not the last element of the list list1_head starts",
             ));
         }
         // SAFETY: live buffers the caller holds.
         let (mut l1, l2) = unsafe {
             (
-                crate::mem::buf_view(list1_head)?,
-                crate::mem::buf_view(list2)?,
+                crate::v22::mem::buf_view(list1_head)?,
+                crate::v22::mem::buf_view(list2)?,
             )
         };
         match l1.chain(std::mem::ManuallyDrop::into_inner(l2)) {
@@ -297,7 +299,7 @@ pub unsafe extern "C" fn doca_buf_unchain_list(
     list2: *mut doca_buf,
 ) -> doca_error_t {
     // SAFETY: the same contract.
-    unsafe { crate::mem::doca_buf_list_unchain(list1, list2) }
+    unsafe { crate::v22::mem::doca_buf_list_unchain(list1, list2) }
 }
 
 // ---- devices ----
@@ -307,14 +309,14 @@ pub unsafe extern "C" fn doca_buf_unchain_list(
 #[unsafe(export_name = "doca3__dev_close")]
 pub unsafe extern "C" fn doca_dev_close(dev: *mut doca_dev) -> doca_error_t {
     if dev.is_null() {
-        crate::log::internal(
-            crate::log::LEVEL_DEBUG,
+        crate::common::log::internal(
+            crate::common::log::LEVEL_DEBUG,
             "doca_dev_close(NULL): nothing to close",
         );
-        return crate::DOCA_SUCCESS;
+        return crate::common::DOCA_SUCCESS;
     }
     // SAFETY: the same contract.
-    unsafe { crate::dev::doca_dev_close(dev) }
+    unsafe { crate::v22::dev::doca_dev_close(dev) }
 }
 
 /// `doca_devinfo_create_list`.
@@ -324,7 +326,7 @@ pub unsafe extern "C" fn doca_devinfo_create_list(
     nb_devs: *mut u32,
 ) -> doca_error_t {
     // SAFETY: the same contract.
-    unsafe { crate::dev::doca_devinfo_list_create(dev_list, nb_devs) }
+    unsafe { crate::v22::dev::doca_devinfo_list_create(dev_list, nb_devs) }
 }
 
 /// `doca_devinfo_destroy_list`.
@@ -333,7 +335,7 @@ pub unsafe extern "C" fn doca_devinfo_destroy_list(
     dev_list: *mut *mut doca_devinfo,
 ) -> doca_error_t {
     // SAFETY: the same contract.
-    unsafe { crate::dev::doca_devinfo_list_destroy(dev_list) }
+    unsafe { crate::v22::dev::doca_devinfo_list_destroy(dev_list) }
 }
 
 /// `doca_devinfo_rep_create_list`.
@@ -345,7 +347,7 @@ pub unsafe extern "C" fn doca_devinfo_rep_create_list(
     nb_devs_rep: *mut u32,
 ) -> doca_error_t {
     // SAFETY: the same contract.
-    unsafe { crate::dev::doca_devinfo_rep_list_create(dev, filter, dev_list_rep, nb_devs_rep) }
+    unsafe { crate::v22::dev::doca_devinfo_rep_list_create(dev, filter, dev_list_rep, nb_devs_rep) }
 }
 
 /// `doca_devinfo_rep_destroy_list`.
@@ -354,7 +356,7 @@ pub unsafe extern "C" fn doca_devinfo_rep_destroy_list(
     dev_list_rep: *mut *mut doca_devinfo_rep,
 ) -> doca_error_t {
     // SAFETY: the same contract.
-    unsafe { crate::dev::doca_devinfo_rep_list_destroy(dev_list_rep) }
+    unsafe { crate::v22::dev::doca_devinfo_rep_list_destroy(dev_list_rep) }
 }
 
 /// `doca_devinfo_is_equal_pci_addr`.
@@ -365,7 +367,7 @@ pub unsafe extern "C" fn doca_devinfo_is_equal_pci_addr(
     is_equal: *mut u8,
 ) -> doca_error_t {
     // SAFETY: the same contract.
-    unsafe { crate::dev::doca_devinfo_get_is_pci_addr_equal(devinfo, pci_addr_str, is_equal) }
+    unsafe { crate::v22::dev::doca_devinfo_get_is_pci_addr_equal(devinfo, pci_addr_str, is_equal) }
 }
 
 /// `doca_devinfo_rep_is_equal_pci_addr`.
@@ -377,7 +379,7 @@ pub unsafe extern "C" fn doca_devinfo_rep_is_equal_pci_addr(
 ) -> doca_error_t {
     // SAFETY: the same contract.
     unsafe {
-        crate::dev::doca_devinfo_rep_get_is_pci_addr_equal(devinfo_rep, pci_addr_str, is_equal)
+        crate::v22::dev::doca_devinfo_rep_get_is_pci_addr_equal(devinfo_rep, pci_addr_str, is_equal)
     }
 }
 
@@ -408,10 +410,10 @@ flag!(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_devinfo_get_pci_func_type(
     devinfo: *const doca_devinfo,
-    pci_func_type: *mut crate::doca_pci_func_type,
+    pci_func_type: *mut crate::common::doca_pci_func_type,
 ) -> doca_error_t {
     devinfo_value(devinfo, pci_func_type, |d| {
-        Ok(d.props().func_type as crate::doca_pci_func_type)
+        Ok(d.props().func_type as crate::common::doca_pci_func_type)
     })
 }
 
@@ -424,7 +426,7 @@ pub unsafe extern "C" fn doca_devinfo_get_sf_index(
 ) -> doca_error_t {
     devinfo_value(devinfo, sf_index, |d| {
         if d.props().func_type != PciFuncType::Sf {
-            return Err(crate::err(
+            return Err(crate::common::err(
                 ErrorCode::NotSupported,
                 format!("device {} is not a sub-function", d.pci_addr_str()),
             ));
@@ -487,7 +489,7 @@ unsafe fn rep_value<T>(
     ffi(|| {
         // SAFETY: the caller's contract.
         let info = unsafe { handle(rep, "devinfo_rep") }?;
-        let o = crate::out_ptr(out, "output")?;
+        let o = crate::common::out_ptr(out, "output")?;
         // SAFETY: checked non-NULL; writable by the caller's contract.
         unsafe { o.write(f(info.info())) };
         Ok(())
@@ -505,7 +507,7 @@ pub unsafe extern "C" fn doca_devinfo_rep_get_iface_name(
         // SAFETY: NULL or a live handle; the output holds size bytes.
         unsafe {
             let info = handle(devinfo_rep, "devinfo_rep")?;
-            crate::dev::fill(iface_name as *mut u8, size as usize, "iface_name", |b| {
+            crate::v22::dev::fill(iface_name as *mut u8, size as usize, "iface_name", |b| {
                 info.info().iface_name_into(b)
             })
         }
@@ -548,7 +550,7 @@ pub unsafe extern "C" fn doca_dev_accelerate_resource_reclaim(dev: *mut doca_dev
     ffi(|| {
         // SAFETY: NULL or a live handle.
         unsafe { handle(dev, "dev") }?;
-        Err(crate::err(
+        Err(crate::common::err(
             ErrorCode::NotSupported,
             "the device keeps no hardware resources to reclaim (doca_devinfo_cap_is_accelerate_resource_reclaim_supported answers 0)",
         ))
@@ -569,7 +571,7 @@ pub unsafe extern "C" fn doca_devinfo_cap_is_notification_moderation_supported(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_mmap_set_dpa_memrange(
     mmap: *mut doca_mmap,
-    dpa: *mut crate::mem::doca_dpa,
+    dpa: *mut crate::v22::mem::doca_dpa,
     dpa_addr: u64,
     len: usize,
 ) -> doca_error_t {
@@ -577,7 +579,7 @@ pub unsafe extern "C" fn doca_mmap_set_dpa_memrange(
     ffi(|| {
         // SAFETY: NULL or a live handle.
         unsafe { handle(mmap, "mmap") }?;
-        Err(crate::err(
+        Err(crate::common::err(
             ErrorCode::NotSupported,
             "there is no DPA here: an mmap's memory is this process's (doca_mmap_set_memrange)",
         ))
@@ -601,7 +603,7 @@ pub unsafe extern "C" fn doca_mmap_dev_get_dpa_handle(
             handle(mmap, "mmap")?;
             handle(dev, "dev")?;
         }
-        Err(crate::err(
+        Err(crate::common::err(
             ErrorCode::NotSupported,
             "there is no DPA here to hand an mmap to",
         ))

@@ -2,10 +2,10 @@
 
 use super::lib::{Lib3, lib_as_ctx, lib_create, lib_destroy};
 use super::pe::doca_ctx3;
-use crate::dev::{doca_dev, doca_devinfo};
-use crate::libs::{devinfo_query, devinfo_value};
-use crate::mem::doca_buf;
-use crate::{doca_error_t, ffi, handle, out_ptr, put};
+use crate::common::{doca_error_t, ffi, handle, out_ptr, put};
+use crate::v22::dev::{doca_dev, doca_devinfo};
+use crate::v22::libs::{devinfo_query, devinfo_value};
+use crate::v22::mem::doca_buf;
 use doca_dma::{Dma, JOB_MEMCPY, MAX_BUF_SIZE, MAX_LIST_ELEMENTS};
 
 /// `struct doca_dma`.
@@ -85,4 +85,4 @@ pub unsafe extern "C" fn doca_dma_cap_get_max_num_tasks(
 
 // ---- the memcpy task: from DMA's task table ----
 
-doca_dma::dma_task_table!(crate::tasks::c3_tasks);
+doca_dma::dma_task_table!(crate::common::tasks::c3_tasks);

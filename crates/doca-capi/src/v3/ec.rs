@@ -3,10 +3,10 @@
 
 use super::lib::{Lib3, lib_as_ctx, lib_create, lib_destroy};
 use super::pe::doca_ctx3;
-use crate::dev::{doca_dev, doca_devinfo};
-use crate::libs::{devinfo_query, devinfo_value, slice};
-use crate::mem::doca_buf;
-use crate::{Result, doca_error_t, ffi, handle, invalid, new_handle};
+use crate::common::{Result, doca_error_t, ffi, handle, invalid, new_handle};
+use crate::v22::dev::{doca_dev, doca_devinfo};
+use crate::v22::libs::{devinfo_query, devinfo_value, slice};
+use crate::v22::mem::doca_buf;
 use doca_ec::{
     Ec, JOB_CREATE, JOB_GALOIS_MUL, JOB_RECOVER, JOB_UPDATE, MAX_BLOCK_SIZE, Matrix, MatrixType,
 };
@@ -179,7 +179,7 @@ pub unsafe extern "C" fn doca_ec_matrix_create_recover(
 
 // ---- tasks: from erasure coding's task table ----
 
-doca_ec::ec_task_table!(crate::tasks::c3_tasks);
+doca_ec::ec_task_table!(crate::common::tasks::c3_tasks);
 
 /// `doca_ec_cap_task_galois_mul_is_supported`.
 #[unsafe(no_mangle)]

@@ -3,8 +3,8 @@
 //! (`doca_core::graph`), run on the engine's work queue.
 
 use super::pe::{doca_ctx3, doca_pe, doca_task};
-use crate::handles::{Handle, kind};
-use crate::{
+use crate::common::handles::{Handle, kind};
+use crate::common::{
     Result, destroy_in_place, doca_data, doca_error_t, err, ffi, free_handle, handle, handle_mut,
     into_handle, invalid, new_handle, out_ptr, put,
 };
@@ -97,6 +97,7 @@ pub unsafe extern "C" fn doca_graph_create(
         let p = unsafe { handle(pe, "pe") }?;
         out_ptr(graph, "graph")?;
         p.graphs.set(p.graphs.get() + 1);
+        p.graph_done.set(Some(deliver_instance));
         new_handle(graph, "graph", || {
             Ok(doca_graph3 {
                 graph: Graph::new(),
@@ -239,7 +240,7 @@ fn add_node(
     started(g)?;
     let node = node?;
     // SAFETY: output checked.
-    unsafe { crate::graph::keep_node(&mut g.nodes, doca_graph_node3 { node, ctx }, o) };
+    unsafe { crate::v22::graph::keep_node(&mut g.nodes, doca_graph_node3 { node, ctx }, o) };
     Ok(())
 }
 
@@ -600,7 +601,7 @@ pub unsafe extern "C" fn doca_graph_instance_submit(
 
 /// A graph instance completed: the instance comes back, its tasks get their status,
 /// and the graph's callback runs.
-pub(crate) fn deliver_instance(c: doca_core::Completion) {
+fn deliver_instance(c: doca_core::Completion) {
     let p: *mut doca_graph_instance3 = c.record.user_data.ptr();
     let failed = c.error.is_some();
     let Some(inst) = c.graph_instance else {

@@ -2,9 +2,9 @@
 //! context inside, created on a device, destroyed only while idle.
 
 use super::pe::doca_ctx3;
-use crate::dev::doca_dev;
-use crate::handles::{Handle, kind};
-use crate::{doca_error_t, ffi, ffi_value, free_handle, handle, new_handle};
+use crate::common::handles::{Handle, kind};
+use crate::common::{doca_error_t, ffi, ffi_value, free_handle, handle, new_handle};
+use crate::v22::dev::doca_dev;
 use doca_core::Ctx;
 
 /// A library instance (`struct doca_dma`, ...) with its `struct doca_ctx`.

@@ -1,14 +1,15 @@
 //! `doca_log.h` of the task generation: application and SDK backends with lower and
 //! upper limits, global limits, and sources. The messages go through the same logger
-//! as the job generation's (`crate::log`); the variadic `doca_log` of this generation
+//! as the job generation's (`crate::common::log`); the variadic `doca_log` of this generation
 //! is in `csrc/log_variadic3.c`.
 
-use crate::log::{
+use crate::common::log::{
     Audience, FILE, GLOBAL_LEVEL, LEVEL_CRIT, LEVEL_INFO, LEVEL_WARNING, SDK_LEVEL, Sink,
-    check_level, create_backend_with, doca_logger_backend, log_flush_callback, log_text,
-    push_backend, sink_buffer, sink_fd, sink_file, sink_syslog, state, with_backend,
+    check_level, create_backend_with, doca_logger_backend, for_backends, log_flush_callback,
+    log_text, push_backend, set_sdk_level, sink_buffer, sink_fd, sink_file, sink_syslog, state,
+    with_backend,
 };
-use crate::{doca_error_t, ffi, invalid};
+use crate::common::{doca_error_t, ffi, invalid};
 use std::ffi::{CStr, c_char, c_int};
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -111,9 +112,9 @@ backends! {
     pub unsafe extern "C" fn doca_log_backend_create_with_syslog_sdk(name: *const c_char, backend: *mut *mut doca_log_backend) -> doca_error_t => sink_syslog(name), sdk, backend;
 }
 
-fn not_strict(frozen: bool, what: &str) -> crate::Result<()> {
+fn not_strict(frozen: bool, what: &str) -> crate::common::Result<()> {
     if frozen {
-        Err(crate::err(
+        Err(crate::common::err(
             doca_core::ErrorCode::NotPermitted,
             format!("the backend's {what} limit is strict"),
         ))
@@ -155,7 +156,7 @@ pub extern "C" fn doca_log_backend_set_level_upper_limit(
 pub extern "C" fn doca_log_backend_set_level_lower_limit_strict(
     backend: *mut doca_log_backend,
 ) -> doca_error_t {
-    crate::log::freeze_lower(backend)
+    crate::common::log::freeze_lower(backend)
 }
 
 /// `doca_log_backend_set_level_upper_limit_strict`.
@@ -163,7 +164,7 @@ pub extern "C" fn doca_log_backend_set_level_lower_limit_strict(
 pub extern "C" fn doca_log_backend_set_level_upper_limit_strict(
     backend: *mut doca_log_backend,
 ) -> doca_error_t {
-    crate::log::freeze_upper(backend)
+    crate::common::log::freeze_upper(backend)
 }
 
 /// `doca_log_backend_set_sdk_level`: the least severe of the library's messages an SDK
@@ -183,13 +184,6 @@ pub extern "C" fn doca_log_backend_set_sdk_level(
         b.level = level;
         Ok(())
     })
-}
-
-fn for_backends(audience: Audience, f: impl Fn(&mut doca_logger_backend)) {
-    let mut st = state();
-    for b in st.backends.iter_mut().filter(|b| b.audience == audience) {
-        f(b);
-    }
 }
 
 /// `doca_log_level_set_global_lower_limit`.
@@ -237,35 +231,13 @@ pub extern "C" fn doca_log_level_get_global_upper_limit() -> u32 {
 /// `doca_log_level_set_global_sdk_limit`.
 #[unsafe(no_mangle)]
 pub extern "C" fn doca_log_level_set_global_sdk_limit(level: u32) -> doca_error_t {
-    ffi(|| {
-        check_level(level)?;
-        SDK_LEVEL.store(level, Ordering::Relaxed);
-        for_backends(Audience::Sdk, |b| {
-            if !b.level_frozen {
-                b.level = level;
-            }
-        });
-        Ok(())
-    })
+    ffi(|| set_sdk_level(level))
 }
 
 /// `doca_log_level_get_global_sdk_limit`.
 #[unsafe(no_mangle)]
 pub extern "C" fn doca_log_level_get_global_sdk_limit() -> u32 {
     SDK_LEVEL.load(Ordering::Relaxed)
-}
-
-/// The SDK's global log level (what `doca_log_level_get_global_sdk_limit` answers).
-pub(crate) fn sdk_log_level_now() -> u32 {
-    SDK_LEVEL.load(Ordering::Relaxed)
-}
-
-/// `doca_log_level_set_global_sdk_limit` for the Rust side (argp's `--sdk-log-level`).
-pub(crate) fn set_sdk_log_level(level: u32) -> crate::Result<()> {
-    match doca_core::Error::from_raw(doca_log_level_set_global_sdk_limit(level)) {
-        Some(e) => Err(e),
-        None => Ok(()),
-    }
 }
 
 /// `doca_log_register_source`.
@@ -275,13 +247,13 @@ pub unsafe extern "C" fn doca_log_register_source(
     source: *mut c_int,
 ) -> doca_error_t {
     // SAFETY: the same contract.
-    unsafe { crate::log::doca_log_source_register(source_name, source) }
+    unsafe { crate::common::log::doca_log_source_register(source_name, source) }
 }
 
 /// `doca_log_unregister_source`.
 #[unsafe(no_mangle)]
 pub extern "C" fn doca_log_unregister_source(source: c_int) -> doca_error_t {
-    crate::log::doca_log_source_destroy(source)
+    crate::common::log::doca_log_source_destroy(source)
 }
 
 /// Called by this generation's variadic entry points with the formatted message

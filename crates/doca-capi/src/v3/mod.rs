@@ -48,13 +48,13 @@ pub use rdma::*;
 pub use sha::*;
 pub use sync_event::*;
 
-use crate::mem::doca_buf;
-use crate::{Result, ffi_value, handle, invalid};
+use crate::common::{Result, ffi_value, handle, invalid};
+use crate::v22::mem::doca_buf;
 use std::ffi::c_char;
 
 /// The C functions the libraries' task tables made for this generation (their names,
 /// return and parameter types as Rust spells them), for the header checks.
-pub fn generated_functions() -> impl Iterator<Item = crate::tasks::GenFn> {
+pub fn generated_functions() -> impl Iterator<Item = crate::common::tasks::GenFn> {
     [
         dma::C3_FUNCTIONS,
         sha::C3_FUNCTIONS,
@@ -101,14 +101,14 @@ fn get_buf(task: *const doca_task, i: usize) -> *const doca_buf {
 
 /// `doca_error_get_name`.
 #[unsafe(no_mangle)]
-pub extern "C" fn doca_error_get_name(error: crate::doca_error_t) -> *const c_char {
-    crate::doca_get_error_name(error)
+pub extern "C" fn doca_error_get_name(error: crate::common::doca_error_t) -> *const c_char {
+    crate::common::doca_get_error_name(error)
 }
 
 /// `doca_error_get_descr`.
 #[unsafe(no_mangle)]
-pub extern "C" fn doca_error_get_descr(error: crate::doca_error_t) -> *const c_char {
-    crate::doca_get_error_string(error)
+pub extern "C" fn doca_error_get_descr(error: crate::common::doca_error_t) -> *const c_char {
+    crate::common::doca_get_error_string(error)
 }
 
 /// The version of this generation's library.

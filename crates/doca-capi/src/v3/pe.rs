@@ -2,8 +2,8 @@
 //! with their states, and tasks. Everything here turns C arguments into calls on
 //! `doca_core::exec::{Pe, TaskPool}`, which hold the logic.
 
-use crate::handles::{Handle, kind};
-use crate::{
+use crate::common::handles::{Handle, kind};
+use crate::common::{
     DOCA_SUCCESS, Result, doca_data, doca_error_t, err, ffi, ffi_value, free_handle, handle,
     invalid, new_handle, out_ptr, put,
 };
@@ -20,6 +20,8 @@ pub struct doca_pe {
     ctxs: RefCell<Vec<*const doca_ctx3>>,
     /// Graphs created on this engine and not destroyed yet.
     pub(crate) graphs: Cell<u32>,
+    /// Where a graph instance's completion goes (set by the first graph created here).
+    pub(crate) graph_done: Cell<Option<fn(doca_core::Completion)>>,
 }
 
 impl std::fmt::Debug for doca_pe {
@@ -43,18 +45,12 @@ pub type doca_pe_event_mode = c_int;
 /// `doca_notification_handle_t`: a file descriptor.
 pub type doca_notification_handle_t = c_int;
 
-/// What a library whose context runs its own tasks (comch) does on submission: takes
-/// the task (`task` is its address, the completion's user data).
-pub(crate) type DirectFn = unsafe fn(&doca_task, *mut doca_task) -> Result<()>;
-
 /// What the program is told a task completed with, fixed by its type's `*_set_conf`:
-/// its two callbacks, its context, and, for a context that takes its tasks itself
-/// (comch), the library's submission.
+/// its two callbacks and its context.
 #[derive(Clone, Copy, Debug)]
 pub struct Conf3 {
     ok: TaskCb,
     err: TaskCb,
-    direct: Option<DirectFn>,
     ctx: *const doca_ctx3,
 }
 
@@ -125,30 +121,6 @@ impl doca_ctx3 {
         err_cb: TaskCb,
         num_tasks: u32,
     ) -> Result<()> {
-        self.set_conf_with(spec, ok, err_cb, num_tasks, None)
-    }
-
-    /// [`set_conf`](doca_ctx3::set_conf) of a task type the library's context takes
-    /// itself (`direct`), outside the engine's work queue and graphs.
-    pub(crate) fn set_conf_direct(
-        &self,
-        spec: &'static TaskSpec,
-        ok: TaskCb,
-        err_cb: TaskCb,
-        num_tasks: u32,
-        direct: DirectFn,
-    ) -> Result<()> {
-        self.set_conf_with(spec, ok, err_cb, num_tasks, Some(direct))
-    }
-
-    fn set_conf_with(
-        &self,
-        spec: &'static TaskSpec,
-        ok: TaskCb,
-        err_cb: TaskCb,
-        num_tasks: u32,
-        direct: Option<DirectFn>,
-    ) -> Result<()> {
         if ok.is_none() || err_cb.is_none() {
             return Err(invalid(
                 "both the completion and the error callback are needed",
@@ -157,7 +129,6 @@ impl doca_ctx3 {
         let conf = Conf3 {
             ok,
             err: err_cb,
-            direct,
             ctx: self,
         };
         self.tasks.set_conf(spec, conf, num_tasks)
@@ -217,6 +188,7 @@ pub unsafe extern "C" fn doca_pe_create(pe: *mut *mut doca_pe) -> doca_error_t {
                 pe: Pe::new()?,
                 ctxs: RefCell::new(Vec::new()),
                 graphs: Cell::new(0),
+                graph_done: Cell::new(None),
             })
         })
     })
@@ -301,7 +273,11 @@ fn deliver(p: &doca_pe, ev: PeEvent) {
 #[inline(never)]
 fn deliver_other(p: &doca_pe, ev: PeEvent) {
     match ev {
-        PeEvent::Task(c) => super::graph::deliver_instance(c),
+        PeEvent::Task(c) => {
+            if let Some(done) = p.graph_done.get() {
+                done(c)
+            }
+        }
         PeEvent::State { ctx, prev, next } => {
             let found = p
                 .ctxs
@@ -330,19 +306,19 @@ pub unsafe extern "C" fn doca_pe_progress(pe: *mut doca_pe) -> u8 {
     })
 }
 
-crate::handles::getter!(
+crate::common::handles::getter!(
     /// `doca_pe_get_num_inflight_tasks`.
     pub unsafe extern "C" fn doca_pe_get_num_inflight_tasks(pe: *const doca_pe, num_inflight_tasks: *mut usize) -> doca_error_t => |p| p.pe.inflight() as usize);
 
-crate::handles::getter!(
+crate::common::handles::getter!(
     /// `doca_pe_get_notification_handle`.
     pub unsafe extern "C" fn doca_pe_get_notification_handle(pe: *const doca_pe, handle: *mut doca_notification_handle_t) -> doca_error_t => |p| p.pe.notification_handle()?);
 
-crate::handles::call!(handle;
+crate::common::handles::call!(handle;
     /// `doca_pe_request_notification`.
     pub unsafe extern "C" fn doca_pe_request_notification(pe: *mut doca_pe) -> doca_error_t => |p| p.pe.request_notification());
 
-crate::handles::call!(handle;
+crate::common::handles::call!(handle;
     /// `doca_pe_clear_notification`.
     pub unsafe extern "C" fn doca_pe_clear_notification(pe: *mut doca_pe, notification: doca_notification_handle_t) -> doca_error_t => |p| p.pe.clear_notification(notification));
 
@@ -413,7 +389,7 @@ pub unsafe extern "C" fn doca_ctx_stop(ctx: *mut doca_ctx3) -> doca_error_t {
     })
 }
 
-crate::handles::getter!(
+crate::common::handles::getter!(
     /// `doca_ctx_get_state`.
     pub unsafe extern "C" fn doca_ctx_get_state(ctx: *const doca_ctx3, state: *mut doca_ctx_states) -> doca_error_t => |c| c.ctx.phase() as doca_ctx_states);
 
@@ -434,18 +410,18 @@ pub unsafe extern "C" fn doca_ctx_get_num_inflight_tasks(
     })
 }
 
-crate::handles::call!(handle;
+crate::common::handles::call!(handle;
 /// `doca_ctx_set_user_data`.
 pub unsafe extern "C" fn doca_ctx_set_user_data(ctx: *mut doca_ctx3, user_data: doca_data) -> doca_error_t => |c| {
     c.user_data.set(user_data);
     Ok(())
 });
 
-crate::handles::getter!(
+crate::common::handles::getter!(
     /// `doca_ctx_get_user_data`.
     pub unsafe extern "C" fn doca_ctx_get_user_data(ctx: *const doca_ctx3, user_data: *mut doca_data) -> doca_error_t => |c| c.user_data.get());
 
-crate::handles::call!(handle;
+crate::common::handles::call!(handle;
 /// `doca_ctx_set_state_changed_cb`.
 pub unsafe extern "C" fn doca_ctx_set_state_changed_cb(ctx: *mut doca_ctx3, cb: doca_ctx_state_changed_callback_t) -> doca_error_t => |c| {
     if c.ctx.phase() != CtxPhase::Idle {
@@ -479,13 +455,13 @@ const COMPLETION_VECTORS: u32 = 1;
 /// `doca_ctx_cap_get_num_completion_vectors`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_ctx_cap_get_num_completion_vectors(
-    devinfo: *const crate::dev::doca_devinfo,
+    devinfo: *const crate::v22::dev::doca_devinfo,
     num_comp_vectors: *mut u32,
 ) -> doca_error_t {
-    crate::libs::devinfo_value(devinfo, num_comp_vectors, |_| Ok(COMPLETION_VECTORS))
+    crate::v22::libs::devinfo_value(devinfo, num_comp_vectors, |_| Ok(COMPLETION_VECTORS))
 }
 
-crate::handles::call!(handle;
+crate::common::handles::call!(handle;
 /// `doca_ctx_set_completion_vector`: vector 0 (the only one), while idle.
 pub unsafe extern "C" fn doca_ctx_set_completion_vector(ctx: *mut doca_ctx3, comp_vector: u32) -> doca_error_t => |c| {
     if c.ctx.phase() != CtxPhase::Idle {
@@ -503,7 +479,7 @@ pub unsafe extern "C" fn doca_ctx_set_completion_vector(ctx: *mut doca_ctx3, com
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_ctx_set_datapath_on_dpa(
     ctx: *mut doca_ctx3,
-    dpa_dev: *mut crate::mem::doca_dpa,
+    dpa_dev: *mut crate::v22::mem::doca_dpa,
 ) -> doca_error_t {
     datapath_elsewhere(ctx, dpa_dev.is_null(), "a DPA")
 }
@@ -512,7 +488,7 @@ pub unsafe extern "C" fn doca_ctx_set_datapath_on_dpa(
 #[unsafe(export_name = "doca3__ctx_set_datapath_on_gpu")]
 pub unsafe extern "C" fn doca_ctx_set_datapath_on_gpu(
     ctx: *mut doca_ctx3,
-    gpu_dev: *mut crate::mem::doca_gpu,
+    gpu_dev: *mut crate::v22::mem::doca_gpu,
 ) -> doca_error_t {
     datapath_elsewhere(ctx, gpu_dev.is_null(), "a GPU")
 }
@@ -547,15 +523,6 @@ fn submit(task: *mut doca_task) -> Result<()> {
         .ok_or_else(|| invalid("task type is not configured on its context"))?;
     // SAFETY: a task's context outlives its pool.
     let ctx = unsafe { &*conf.ctx };
-    if let Some(direct) = conf.direct {
-        t.set_submitted();
-        // SAFETY: the library's own hook, on its task.
-        let r = unsafe { direct(t, task) };
-        if r.is_err() {
-            t.set_refused();
-        }
-        return r;
-    }
     let pe = ctx.pe()?;
     // SAFETY: checked non-NULL above; the task's buffers are handles the program keeps
     // alive while it is in flight (the C contract).
@@ -579,7 +546,8 @@ pub(crate) unsafe fn task_record(task: *mut doca_task, ctx: *const doca_ctx3) ->
             "the task is not of the node's context",
         ));
     }
-    if conf.direct.is_some() {
+    // SAFETY: a task's context outlives its pool.
+    if unsafe { &*conf.ctx }.ctx.is_channel() {
         return Err(err(
             ErrorCode::NotSupported,
             "this task runs on its own context only, not as a graph node",

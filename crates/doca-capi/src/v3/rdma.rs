@@ -5,18 +5,18 @@
 use super::lib::{Lib3, lib_as_ctx, lib_destroy};
 use super::pe::{doca_ctx3, doca_task};
 use super::sync_event::doca_sync_event_remote_net;
-use crate::dev::{doca_dev, doca_devinfo};
-use crate::handles::{Handle, kind};
-use crate::libs::{devinfo_query, devinfo_value};
-use crate::mem::doca_buf;
-use crate::{
+use crate::common::handles::{Handle, kind};
+use crate::common::{
     Result, doca_data, doca_error_t, err, ffi, ffi_value, handle, invalid, new_handle, out_ptr, put,
 };
+use crate::v22::dev::{doca_dev, doca_devinfo};
+use crate::v22::libs::{devinfo_query, devinfo_value};
+use crate::v22::mem::doca_buf;
+use crate::v22::rdma::{doca_rdma_gid, gid_count, gids_into, rdma_dev};
+use doca_core::ErrorCode;
 use doca_core::exec::TaskInputs;
-use doca_core::{Data, DevInfo, ErrorCode, JobRecord};
 use doca_rdma::{Connection, ConnectionEvent, Rdma, slot};
 use std::ffi::c_void;
-use std::ptr::NonNull;
 use std::sync::Mutex;
 
 /// What the C handle keeps beside the context: the descriptors handed out (valid until
@@ -62,15 +62,7 @@ pub struct doca_gpu_dev_rdma {
     _private: [u8; 0],
 }
 
-/// `struct doca_rdma_gid`.
-#[repr(C)]
-#[derive(Debug, Clone, Copy)]
-pub struct doca_rdma_gid {
-    /// The GID's bytes.
-    pub raw: [u8; 16],
-}
-
-fn no_device_datapath(what: &str) -> crate::Error {
+fn no_device_datapath(what: &str) -> doca_core::Error {
     err(
         ErrorCode::NotSupported,
         format!("{what}: this device has the CPU data path only (no DPA or GPU)"),
@@ -371,7 +363,7 @@ pub unsafe extern "C" fn doca_rdma_addr_create(
 pub unsafe extern "C" fn doca_rdma_addr_destroy(addr: *mut doca_rdma_addr) -> doca_error_t {
     ffi(|| {
         // SAFETY: NULL or a live handle, freed once.
-        unsafe { crate::free_handle(addr, "addr") }
+        unsafe { crate::common::free_handle(addr, "addr") }
     })
 }
 
@@ -476,78 +468,10 @@ pub unsafe extern "C" fn doca_rdma_connection_reject(
 
 // ---- capabilities ----
 
-/// `NOT_SUPPORTED` unless the device has the RDMA capability (both generations).
-pub(crate) fn rdma_dev(d: &DevInfo) -> Result<()> {
-    if d.has_capability(doca_core::device::Capability::Rdma) {
-        Ok(())
-    } else {
-        Err(err(
-            ErrorCode::NotSupported,
-            format!("device {} does not support RDMA", d.pci_addr()),
-        ))
-    }
-}
-
-/// A device capability answered with a value (both generations).
-macro_rules! cap_value {
-    (pub unsafe extern "C" fn $name:ident(devinfo: *const doca_devinfo, $out:ident: *mut $t:ty) -> doca_error_t => $v:expr) => {
-        #[doc = concat!("`", stringify!($name), "`.")]
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $name(
-            devinfo: *const doca_devinfo,
-            $out: *mut $t,
-        ) -> doca_error_t {
-            $crate::libs::devinfo_value(devinfo, $out, |d| {
-                $crate::v3::rdma::rdma_dev(d)?;
-                Ok($v)
-            })
-        }
-    };
-}
-pub(crate) use cap_value;
-
-cap_value!(pub unsafe extern "C" fn doca_rdma_cap_get_max_recv_queue_size(devinfo: *const doca_devinfo, max_recv_queue_size: *mut u32) -> doca_error_t => doca_rdma::MAX_QUEUE_SIZE);
-cap_value!(pub unsafe extern "C" fn doca_rdma_cap_get_max_send_queue_size(devinfo: *const doca_devinfo, max_send_queue_size: *mut u32) -> doca_error_t => doca_rdma::MAX_QUEUE_SIZE);
-cap_value!(pub unsafe extern "C" fn doca_rdma_cap_get_max_send_buf_list_len(devinfo: *const doca_devinfo, max_send_buf_list_len: *mut u32) -> doca_error_t => doca_rdma::MAX_SEND_BUF_LIST_LEN);
-cap_value!(pub unsafe extern "C" fn doca_rdma_cap_get_max_message_size(devinfo: *const doca_devinfo, max_message_size: *mut u32) -> doca_error_t => doca_rdma::MAX_MESSAGE_SIZE);
-
-/// The number of GIDs of an RDMA device (both generations).
-pub(crate) fn gid_count(d: &DevInfo) -> Result<u32> {
-    rdma_dev(d)?;
-    Ok(doca_rdma::gid::table_of(d).len() as u32)
-}
-
-/// Writes `num_entries` GIDs of an RDMA device from `start_index` into the program's
-/// array (both generations).
-///
-/// # Safety
-/// `gid_array` is NULL or holds `num_entries` GIDs.
-pub(crate) unsafe fn gids_into(
-    d: &DevInfo,
-    start_index: u32,
-    num_entries: u32,
-    gid_array: *mut doca_rdma_gid,
-) -> Result<()> {
-    rdma_dev(d)?;
-    if gid_array.is_null() {
-        return Err(invalid("gid_array is NULL"));
-    }
-    let t = doca_rdma::gid::table_of(d);
-    let end = start_index
-        .checked_add(num_entries)
-        .filter(|&e| e as usize <= t.len())
-        .ok_or_else(|| {
-            invalid(format!(
-                "GIDs {start_index}..+{num_entries}: the table has {} entries",
-                t.len()
-            ))
-        })?;
-    for (k, i) in (start_index..end).enumerate() {
-        // SAFETY: the program's array of num_entries GIDs (the caller's contract).
-        unsafe { gid_array.add(k).write(doca_rdma_gid { raw: t[i as usize] }) };
-    }
-    Ok(())
-}
+crate::v22::rdma::cap_value!(pub unsafe extern "C" fn doca_rdma_cap_get_max_recv_queue_size(devinfo: *const doca_devinfo, max_recv_queue_size: *mut u32) -> doca_error_t => ::doca_rdma::MAX_QUEUE_SIZE);
+crate::v22::rdma::cap_value!(pub unsafe extern "C" fn doca_rdma_cap_get_max_send_queue_size(devinfo: *const doca_devinfo, max_send_queue_size: *mut u32) -> doca_error_t => ::doca_rdma::MAX_QUEUE_SIZE);
+crate::v22::rdma::cap_value!(pub unsafe extern "C" fn doca_rdma_cap_get_max_send_buf_list_len(devinfo: *const doca_devinfo, max_send_buf_list_len: *mut u32) -> doca_error_t => ::doca_rdma::MAX_SEND_BUF_LIST_LEN);
+crate::v22::rdma::cap_value!(pub unsafe extern "C" fn doca_rdma_cap_get_max_message_size(devinfo: *const doca_devinfo, max_message_size: *mut u32) -> doca_error_t => ::doca_rdma::MAX_MESSAGE_SIZE);
 
 /// `doca_rdma_cap_get_gid_table_size`.
 #[unsafe(no_mangle)]
@@ -804,31 +728,7 @@ pub unsafe extern "C" fn doca_rdma_get_gpu_handle(
 
 // ---- tasks ----
 
-impl crate::tasks::DirectSubmit for doca_rdma3 {
-    unsafe fn submit(t: &doca_task, task: *mut doca_task) -> Result<()> {
-        let off = std::mem::offset_of!(doca_rdma3, ctx);
-        // SAFETY: an RDMA task's context is the one embedded in an RDMA handle (only
-        // this library configures this hook), which outlives its tasks.
-        let h = unsafe {
-            &*super::pe::task_ctx(t)
-                .cast::<u8>()
-                .sub(off)
-                .cast::<doca_rdma3>()
-        };
-        let mut rec = JobRecord::new(0, Data(0));
-        // SAFETY: the task is live and held by the program (caller's contract); its
-        // buffers are live while in flight (the C contract).
-        unsafe { t.fill_record(NonNull::new_unchecked(task), &mut rec) }?;
-        // SAFETY: as above; the record's connection parameter is the program's
-        // connection handle, which the context checks is one of its own.
-        unsafe { h.lib.rdma.submit(rec) }.map_err(|(e, mut rec)| {
-            rec.release_bufs();
-            e
-        })
-    }
-}
-
-doca_rdma::rdma_task_table!(crate::tasks::c3_tasks);
+doca_rdma::rdma_task_table!(crate::common::tasks::c3_tasks);
 
 fn inputs<'a>(task: *const doca_task) -> Result<&'a TaskInputs> {
     // SAFETY: NULL or a task the program holds.

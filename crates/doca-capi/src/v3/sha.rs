@@ -3,10 +3,10 @@
 
 use super::lib::{Lib3, lib_as_ctx, lib_create, lib_destroy};
 use super::pe::{doca_ctx3, doca_task};
-use crate::dev::{doca_dev, doca_devinfo};
-use crate::libs::{devinfo_query, devinfo_value};
-use crate::mem::doca_buf;
-use crate::{Result, doca_error_t, err, ffi, ffi_value, handle};
+use crate::common::{Result, doca_error_t, err, ffi, ffi_value, handle};
+use crate::v22::dev::{doca_dev, doca_devinfo};
+use crate::v22::libs::{devinfo_query, devinfo_value};
+use crate::v22::mem::doca_buf;
 use doca_core::ErrorCode;
 use doca_sha::task_hooks::{self, HAS_RESULT, session};
 use doca_sha::{
@@ -123,7 +123,7 @@ pub unsafe extern "C" fn doca_sha_cap_get_partial_hash_block_size(
 
 // ---- tasks: from SHA's task table ----
 
-doca_sha::sha_task_table!(crate::tasks::c3_tasks);
+doca_sha::sha_task_table!(crate::common::tasks::c3_tasks);
 
 /// A partial hash task's own call, refused while it is submitted.
 fn with_task(task: *mut doca_task, f: impl FnOnce(&doca_task) -> Result<()>) -> doca_error_t {

@@ -4,9 +4,11 @@
 
 use super::lib::{Lib3, lib_as_ctx};
 use super::pe::doca_ctx3;
-use crate::dev::{doca_dev, doca_devinfo};
-use crate::libs::devinfo_query;
-use crate::{Result, destroy_in_place, doca_error_t, err, ffi, handle, new_handle, out_ptr, put};
+use crate::common::{
+    Result, destroy_in_place, doca_error_t, err, ffi, handle, new_handle, out_ptr, put,
+};
+use crate::v22::dev::{doca_dev, doca_devinfo};
+use crate::v22::libs::devinfo_query;
 use doca_core::sync_event::net::RemoteNetEvent;
 use doca_core::sync_event::{
     JOB_GET, JOB_UPDATE_ADD, JOB_UPDATE_SET, JOB_WAIT_EQ, JOB_WAIT_GT, JOB_WAIT_NEQ,
@@ -42,7 +44,7 @@ pub unsafe extern "C" fn doca_sync_event_create_from_export(
 ) -> doca_error_t {
     ffi(|| {
         // SAFETY: the C contract: live handles, sz readable bytes.
-        let (d, blob) = unsafe { crate::sync_event::import_args(dev, data, sz, event) }?;
+        let (d, blob) = unsafe { crate::v22::sync_event::import_args(dev, data, sz, event) }?;
         let e = SyncEvent::create_from_remote_pci_export(&d.dev, blob)?;
         new_handle(event, "event", || Ok(wrap(e)))
     })
@@ -76,8 +78,8 @@ pub unsafe extern "C" fn doca_sync_event_as_ctx(event: *mut doca_sync_event3) ->
 /// network.
 pub type doca_sync_event_remote_net = RemoteNetEvent;
 
-impl crate::handles::Handle for RemoteNetEvent {
-    type Kind = crate::handles::kind::Boxed;
+impl crate::common::handles::Handle for RemoteNetEvent {
+    type Kind = crate::common::handles::kind::Boxed;
 }
 
 fn rdma_dev(d: &doca_core::DevInfo) -> Result<()> {
@@ -138,7 +140,7 @@ pub unsafe extern "C" fn doca_sync_event_remote_net_create_from_export(
         let d = unsafe { handle(dev, "dev") }?;
         rdma_dev(d.dev.as_devinfo())?;
         if data.is_null() || sz == 0 {
-            return Err(crate::invalid("the export data is NULL or empty"));
+            return Err(crate::common::invalid("the export data is NULL or empty"));
         }
         // SAFETY: the program's buffer of `sz` bytes (the C contract).
         let bytes = unsafe { std::slice::from_raw_parts(data, sz) };
@@ -161,7 +163,7 @@ pub unsafe extern "C" fn doca_sync_event_remote_net_destroy(
 ) -> doca_error_t {
     ffi(|| {
         // SAFETY: NULL or a live handle, freed once.
-        unsafe { crate::free_handle(event, "event") }
+        unsafe { crate::common::free_handle(event, "event") }
     })
 }
 
@@ -246,25 +248,25 @@ pub unsafe extern "C" fn doca_sync_event_export_to_dpu(
 /// [`doca_sync_event_cap_is_export_to_remote_pci_supported`].
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_sync_event_cap_is_export_to_dpu_supported(
-    devinfo: *const crate::dev::doca_devinfo,
+    devinfo: *const crate::v22::dev::doca_devinfo,
 ) -> doca_error_t {
-    crate::libs::devinfo_query(devinfo, remote_pci)
+    crate::v22::libs::devinfo_query(devinfo, remote_pci)
 }
 
 /// `doca_sync_event_cap_is_export_to_remote_pci_supported`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_sync_event_cap_is_export_to_remote_pci_supported(
-    devinfo: *const crate::dev::doca_devinfo,
+    devinfo: *const crate::v22::dev::doca_devinfo,
 ) -> doca_error_t {
-    crate::libs::devinfo_query(devinfo, remote_pci)
+    crate::v22::libs::devinfo_query(devinfo, remote_pci)
 }
 
 /// `doca_sync_event_cap_is_create_from_export_supported`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_sync_event_cap_is_create_from_export_supported(
-    devinfo: *const crate::dev::doca_devinfo,
+    devinfo: *const crate::v22::dev::doca_devinfo,
 ) -> doca_error_t {
-    crate::libs::devinfo_query(devinfo, remote_pci)
+    crate::v22::libs::devinfo_query(devinfo, remote_pci)
 }
 
 fn remote_pci(d: &doca_core::DevInfo) -> Result<()> {
@@ -439,7 +441,7 @@ pub unsafe extern "C" fn doca_sync_event_wait_gt_yield(
 
 // ---- tasks: from the sync event's task table ----
 
-doca_core::sync_event_task_table!(crate::tasks::c3_tasks);
+doca_core::sync_event_task_table!(crate::common::tasks::c3_tasks);
 
 /// `doca_sync_event_cap_task_get_is_supported`.
 #[unsafe(no_mangle)]
@@ -476,7 +478,7 @@ pub unsafe extern "C" fn doca_sync_event_cap_task_wait_gt_is_supported(
 /// `doca_sync_event_cap_task_wait_neq_is_supported`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_sync_event_cap_task_wait_neq_is_supported(
-    devinfo: *const crate::dev::doca_devinfo,
+    devinfo: *const crate::v22::dev::doca_devinfo,
 ) -> doca_error_t {
     devinfo_query(devinfo, |d| SyncEvent::job_get_supported(d, JOB_WAIT_NEQ))
 }

@@ -5,7 +5,7 @@
 //! never read through the pointer.
 
 use super::pe::doca_ctx3;
-use crate::{doca_data, doca_error_t, ffi};
+use crate::common::{doca_data, doca_error_t, ffi};
 use doca_core::ErrorCode;
 
 /// `struct doca_task_batch`: none is ever made here.
@@ -14,9 +14,9 @@ pub enum doca_task_batch {}
 fn not_a_batch(task_batch: *const doca_task_batch) -> doca_error_t {
     ffi(|| {
         if task_batch.is_null() {
-            return Err(crate::invalid("task_batch is NULL"));
+            return Err(crate::common::invalid("task_batch is NULL"));
         }
-        Err(crate::err(
+        Err(crate::common::err(
             ErrorCode::InvalidValue,
             "not a task batch of this implementation: no context here allocates task batches (in DOCA, Ethernet send queues do)",
         ))

@@ -52,15 +52,35 @@ use std::sync::{Arc, Mutex, Weak};
 /// The job type of a send task's completion.
 pub const JOB_SEND: u32 = COMCH_FIRST + 1;
 
-/// The send task of a server or client (`doca_comch_task_send`): taken by the channel
-/// itself, never a record on a work queue. Parameters: 0 the connection, 1 the message,
-/// 2 its length.
-pub static SEND_TASK: doca_core::exec::TaskSpec = doca_core::exec::TaskSpec::channel(
-    "comch",
-    "send",
-    &[JOB_SEND],
-    doca_core::exec::TaskHooks::NONE,
-);
+/// comch's task types (`doca_comch_task_send` of a server or client), from its task
+/// table: the channel takes its tasks itself (through the engine's submit, never as
+/// records on a work queue).
+pub mod tasks {
+    doca_core::task_specs! {
+        lib: "comch",
+        c3_handle: (),
+        tasks: [
+            {
+                spec: SEND_TASK @ crate::comch::tasks::SEND_TASK,
+                module: send,
+                name: "send",
+                job: super::JOB_SEND,
+                job_types: [super::JOB_SEND],
+                inputs: [
+                    param connection: 0 (*mut doca_comch_connection),
+                    param msg: 1 (*const c_void),
+                    param len: 2 (u32),
+                ],
+                write_back: [],
+                hooks: doca_core::exec::TaskHooks::NONE,
+                c3: {},
+                c22: {},
+            },
+        ],
+    }
+}
+pub use tasks::SEND_TASK;
+
 /// Longest server name, with its terminating NUL (`doca_comch_cap_get_max_name_len`).
 pub const MAX_NAME_LEN: u32 = MAX_SERVICE_NAME_LEN + 1;
 /// Largest message (`doca_comch_cap_get_max_msg_size`).

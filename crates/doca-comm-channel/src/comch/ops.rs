@@ -198,6 +198,23 @@ impl ChannelOps for Ops {
     fn starts_later(&self) -> bool {
         !self.0.server
     }
+    unsafe fn submit_task(
+        &self,
+        ctx: &Ctx,
+        rec: JobRecord,
+    ) -> std::result::Result<(), (Error, JobRecord)> {
+        use super::tasks::send;
+        let conn = rec.params[send::connection] as usize as *const super::Connection;
+        let msg = rec.params[send::msg] as usize as *const u8;
+        let len = rec.params[send::len] as usize;
+        let view = super::Comch {
+            ctx: ctx.clone(),
+            s: self.0.clone(),
+        };
+        // SAFETY: the message is readable during the submit (the caller's contract); it
+        // is sent or copied before this returns.
+        unsafe { view.send_raw(conn, msg, len, rec.user_data) }.map_err(|e| (e, rec))
+    }
     fn inflight(&self) -> u32 {
         self.0.inflight.load(Ordering::Acquire)
     }

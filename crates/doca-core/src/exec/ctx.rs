@@ -66,6 +66,29 @@ pub trait ChannelOps: CtxOps {
     fn event_driven_supported(&self) -> bool {
         false
     }
+    /// Takes a task submitted to a progress engine ([`Pe::submit_task`](super::Pe::submit_task)),
+    /// as the record its task table made (its user data the task); it completes through
+    /// [`poll`](ChannelOps::poll). A refusal gives the record back (its borrowed buffers
+    /// still set). A channel with no tasks of its own refuses them all (the default).
+    ///
+    /// # Safety
+    /// The record was made by the task table of one of this channel's task types from a
+    /// live task: its buffers are live descriptors and the pointers in its parameters
+    /// are what the program gave, valid as its C contract says, until it completes.
+    unsafe fn submit_task(
+        &self,
+        ctx: &Ctx,
+        record: JobRecord,
+    ) -> std::result::Result<(), (Error, JobRecord)> {
+        let _ = ctx;
+        Err((
+            Error::with_context(
+                ErrorCode::NotSupported,
+                format!("a {} context takes no tasks", self.name()),
+            ),
+            record,
+        ))
+    }
     /// Takes a job submitted on a DOCA 2.2 work queue (the device supports its type and
     /// its borrowed buffers are pinned); it completes through [`poll`](ChannelOps::poll),
     /// which the work queue calls on retrieval. A refusal gives the record back. A

@@ -93,7 +93,7 @@ fn channel_task(ctx: &Ctx) -> Error {
     Error::with_context(
         ErrorCode::NotSupported,
         format!(
-            "a {} context takes its tasks through its own calls (its send or receive task), not as records submitted to the engine",
+            "a {} context takes its own tasks (doca_task_submit of a task of its type), not records",
             ctx.ops().name()
         ),
     )
@@ -314,6 +314,31 @@ impl Pe {
         // SAFETY: the caller's contract.
         let t = unsafe { task.as_ref() };
         t.set_submitted();
+        if let Some(ch) = ctx.shared.channel() {
+            // A channel takes its tasks itself: the record is made from the task's table
+            // here and handed over.
+            let r = (|| {
+                if ctx.phase() != CtxPhase::Running {
+                    return Err(Error::with_context(
+                        ErrorCode::BadState,
+                        "the task's context is not running; start it before submitting",
+                    ));
+                }
+                let mut rec = JobRecord::new(0, crate::Data(0));
+                // SAFETY: the caller's contract.
+                unsafe { t.fill_record(task, &mut rec) }?;
+                // SAFETY: the record was made from a live task of this context by its
+                // table; its pointers are the program's (the caller's contract).
+                unsafe { ch.submit_task(ctx, rec) }.map_err(|(e, mut rec)| {
+                    rec.release_bufs();
+                    e
+                })
+            })();
+            if r.is_err() {
+                t.set_refused();
+            }
+            return r;
+        }
         let r = self.submit_in_place(ctx, |rec| {
             // SAFETY: the caller's contract.
             unsafe { t.fill_record(task, rec) }

@@ -880,10 +880,7 @@ fn untag(p: *mut c_void) -> (usize, u32) {
     (v & T_MASK, (v >> 2) as u32)
 }
 
-/// Every remote access a NIC's connections can grant: RDMA read, write and atomic.
-pub const GRANT_ALL: AccessFlags = AccessFlags::RDMA_READ
-    .union(AccessFlags::RDMA_WRITE)
-    .union(AccessFlags::RDMA_ATOMIC);
+pub use crate::wire::GRANT_ALL;
 
 impl State {
     /// Remembers a transport request in flight.

@@ -129,6 +129,15 @@ impl CtxOps for RdmaOps {
 }
 
 impl ChannelOps for RdmaOps {
+    unsafe fn submit_task(
+        &self,
+        ctx: &Ctx,
+        rec: JobRecord,
+    ) -> std::result::Result<(), (Error, JobRecord)> {
+        // SAFETY: the caller's contract: the record's connection parameter is the
+        // program's connection handle, which the context checks is one of its own.
+        unsafe { self.0.submit(ctx, rec) }
+    }
     fn inflight(&self) -> u32 {
         self.0.inflight.load(Ordering::Acquire)
     }

@@ -123,30 +123,6 @@ pub struct TaskSpec {
 }
 
 impl TaskSpec {
-    /// The spec of a channel's task type (comch's sends and receives): the channel takes
-    /// its tasks itself, so the table has no inputs of its own; `job_types[0]` is its key.
-    pub const fn channel(
-        lib: &'static str,
-        name: &'static str,
-        job_types: &'static [u32],
-        hooks: TaskHooks,
-    ) -> TaskSpec {
-        TaskSpec {
-            lib,
-            name,
-            job_type: job_types[0],
-            job_types,
-            inputs: &[],
-            bufs: 0,
-            opt_bufs: 0,
-            params: 0,
-            keeps_object: false,
-            plain: TaskSpec::is_plain(&hooks, &[]),
-            write_back: &[],
-            hooks,
-        }
-    }
-
     /// The buffer slots among `inputs`, as bits.
     pub const fn buf_mask(inputs: &[SlotSpec]) -> u8 {
         let mut m = 0u8;

@@ -1,9 +1,9 @@
 //! `doca_rdma_bridge.h`: no RDMA device (ibverbs) stands behind the software devices, so
 //! every call answers `NOT_SUPPORTED`, saying why.
 
-use crate::dev::doca_dev;
-use crate::mem::doca_buf;
-use crate::{doca_error_t, err, ffi, handle, out_ptr};
+use crate::common::{doca_error_t, err, ffi, handle, out_ptr};
+use crate::v22::dev::doca_dev;
+use crate::v22::mem::doca_buf;
 use doca_core::ErrorCode;
 
 /// `struct ibv_pd` (rdma-core's protection domain; opaque here).
@@ -42,7 +42,7 @@ pub unsafe extern "C" fn doca_rdma_bridge_open_dev_from_pd(
 ) -> doca_error_t {
     ffi(|| {
         if pd.is_null() {
-            return Err(crate::invalid("pd is NULL"));
+            return Err(crate::common::invalid("pd is NULL"));
         }
         out_ptr(dev, "dev")?;
         Err(no_rdma("no device opens from a protection domain"))

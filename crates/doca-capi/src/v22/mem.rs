@@ -1,19 +1,27 @@
 //! `doca_mmap.h`, `doca_buf.h`, `doca_buf_inventory.h`, `doca_bufpool.h`,
 //! `doca_buf_array.h`.
 
-use crate::destroy_in_place;
-use crate::dev::doca_dev;
-use crate::handles::{call, getter};
-use crate::{
+use crate::common::destroy_in_place;
+use crate::common::handles::{call, getter};
+use crate::common::tasks::InputValue;
+use crate::common::{
     Result, doca_data, doca_error_t, err, ffi, free_handle, handle, handle_mut, invalid,
     new_handle, out_ptr, put,
 };
+use crate::v22::dev::doca_dev;
+use doca_core::JobRecord;
+use doca_core::exec::{TaskInputs, TaskSpec};
 use doca_core::{
     AccessFlags, Buf, BufArray, BufDesc, BufInventory, BufPool, Data, ErrorCode, Mmap,
 };
 use std::ffi::c_void;
 use std::mem::ManuallyDrop;
 use std::ptr::NonNull;
+
+crate::common::handles::handle_kinds! {
+    Boxed: doca_mmap, doca_buf_inventory, doca_bufpool, doca_buf_arr;
+    Shared: doca_buf;
+}
 
 /// `struct doca_mmap`.
 pub type doca_mmap = Mmap;
@@ -684,4 +692,39 @@ pub unsafe extern "C" fn doca_buf_arr_get_gpu_handle(
         a.gpu_handle()?;
         Err(err(ErrorCode::NotSupported, "no GPU exists here"))
     })
+}
+
+// A buffer goes into a buffer slot of a task or job.
+impl InputValue for *const doca_buf {
+    const NONE: Self = std::ptr::null();
+    unsafe fn store(self, inputs: &TaskInputs, _: &TaskSpec, slot: usize, _: &str) -> Result<()> {
+        inputs.bufs[slot].set(self);
+        Ok(())
+    }
+    #[inline]
+    unsafe fn put(self, out: &mut JobRecord, _: &TaskSpec, slot: usize, _: &str) -> Result<()> {
+        // SAFETY: the caller's contract.
+        unsafe { out.set_buf_raw(slot, self as *mut BufDesc) };
+        Ok(())
+    }
+    fn load(inputs: &TaskInputs, slot: usize) -> Self {
+        inputs.bufs[slot].get()
+    }
+}
+
+impl InputValue for *mut doca_buf {
+    const NONE: Self = std::ptr::null_mut();
+    unsafe fn store(self, inputs: &TaskInputs, _: &TaskSpec, slot: usize, _: &str) -> Result<()> {
+        inputs.bufs[slot].set(self);
+        Ok(())
+    }
+    #[inline]
+    unsafe fn put(self, out: &mut JobRecord, _: &TaskSpec, slot: usize, _: &str) -> Result<()> {
+        // SAFETY: the caller's contract.
+        unsafe { out.set_buf_raw(slot, self) };
+        Ok(())
+    }
+    fn load(inputs: &TaskInputs, slot: usize) -> Self {
+        inputs.bufs[slot].get() as *mut BufDesc
+    }
 }

@@ -1,7 +1,7 @@
 //! `doca_argp.h`: command-line and JSON configuration parsing for DOCA programs.
 
-use crate::take_handle;
-use crate::{
+use crate::common::take_handle;
+use crate::common::{
     Result, doca_argp_type, doca_error_t, err, ffi, ffi_value, free_handle, handle, invalid,
     new_handle, out_ptr, put,
 };
@@ -12,6 +12,10 @@ use std::sync::{Mutex, MutexGuard};
 pub mod jsonc;
 mod parse;
 use parse::{Value, apply_json, parse_cli, taken, usage_text};
+
+crate::common::handles::handle_kinds! {
+    Boxed: doca_argp_param;
+}
 
 /// `callback_func`: (value, program_config).
 pub type callback_func = Option<unsafe extern "C" fn(*mut c_void, *mut c_void) -> doca_error_t>;
@@ -123,7 +127,7 @@ pub(crate) unsafe fn init(
             ""
         } else {
             // SAFETY: a NUL-terminated string.
-            unsafe { crate::cstr(program_name, "program_name") }?
+            unsafe { crate::common::cstr(program_name, "program_name") }?
         };
         let mut g = parser();
         if g.is_some() {
@@ -141,9 +145,10 @@ pub(crate) unsafe fn init(
             dpdk_cb: None,
             grpc: false,
             grpc_addr: None,
-            log_level: crate::log::doca_log_global_level_get() as c_int,
+            log_level: crate::common::log::doca_log_global_level_get() as c_int,
             sdk_flag: v3,
-            sdk_log_level: crate::v3::sdk_log_level_now() as c_int,
+            sdk_log_level: crate::common::log::SDK_LEVEL.load(std::sync::atomic::Ordering::Relaxed)
+                as c_int,
         });
         Ok(())
     })
@@ -179,7 +184,7 @@ pub unsafe extern "C" fn doca_argp_param_destroy(param: *mut doca_argp_param) ->
 fn set_param(param: *mut doca_argp_param, f: impl FnOnce(&mut doca_argp_param) -> Result<()>) {
     ffi_value((), || {
         // SAFETY: NULL or a live, unregistered parameter handle.
-        let p = unsafe { crate::handle_mut(param, "param") }?;
+        let p = unsafe { crate::common::handle_mut(param, "param") }?;
         f(p)
     })
 }
@@ -190,7 +195,7 @@ fn set_param(param: *mut doca_argp_param, f: impl FnOnce(&mut doca_argp_param) -
 /// `s` is NULL or NUL-terminated.
 unsafe fn text(s: *const c_char, what: &str) -> Result<String> {
     // SAFETY: the caller's contract.
-    Ok(unsafe { crate::cstr(s, what) }?.to_owned())
+    Ok(unsafe { crate::common::cstr(s, what) }?.to_owned())
 }
 
 /// `doca_argp_param_set_short_name`.
@@ -500,7 +505,7 @@ fn run(p: &mut Parser, args: &[String], argv0: *mut c_char) -> Result<()> {
     }
     if let Some(l) = parsed.log_level {
         let lvl = u32::try_from(l).map_err(|_| invalid(format!("log level {l} is negative")))?;
-        let r = crate::log::doca_log_global_level_set(lvl);
+        let r = crate::common::log::doca_log_global_level_set(lvl);
         if let Some(e) = Error::from_raw(r) {
             return Err(e);
         }
@@ -509,7 +514,7 @@ fn run(p: &mut Parser, args: &[String], argv0: *mut c_char) -> Result<()> {
     if let Some(l) = parsed.sdk_log_level {
         let lvl =
             u32::try_from(l).map_err(|_| invalid(format!("SDK log level {l} is negative")))?;
-        crate::v3::set_sdk_log_level(lvl)?;
+        crate::common::log::set_sdk_level(lvl)?;
         p.sdk_log_level = l;
     }
     if let Some(a) = parsed.grpc.take() {

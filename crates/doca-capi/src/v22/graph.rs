@@ -1,15 +1,20 @@
 //! `doca_graph.h`.
 
-use crate::destroy_in_place;
-use crate::exec::{doca_ctx, doca_event, doca_job, doca_workq, with_job_from_c, write_back};
-use crate::{
+use crate::common::destroy_in_place;
+use crate::common::{
     Result, doca_data, doca_error_t, doca_graph_instance_node_state, err, ffi, free_handle, handle,
     handle_mut, into_handle, invalid, new_handle, out_ptr, put,
 };
+use crate::v22::exec::{doca_ctx, doca_event, doca_job, doca_workq, with_job_from_c, write_back};
 use doca_core::graph::JOB_GRAPH;
 use doca_core::{Error, ErrorCode, Graph, GraphInstance, GraphNode};
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
+
+crate::common::handles::handle_kinds! {
+    Boxed: doca_graph, doca_graph_instance;
+    Borrowed: doca_graph_node;
+}
 
 /// `doca_graph_user_node_cb_t`.
 pub type doca_graph_user_node_cb_t =

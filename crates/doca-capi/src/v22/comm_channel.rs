@@ -1,12 +1,17 @@
 //! `doca_comm_channel.h`: endpoints over `doca-comm-channel`.
 
-use crate::dev::{doca_dev, doca_dev_rep, doca_devinfo};
-use crate::{
+use crate::common::{
     Result, doca_error_t, ffi, free_handle, handle, handle_mut, invalid, new_handle, out_ptr, put,
 };
+use crate::v22::dev::{doca_dev, doca_dev_rep, doca_devinfo};
 use doca_comm_channel::{Endpoint, PeerAddr, PeerId};
 use doca_core::{Error, ErrorCode};
 use std::ffi::{c_char, c_int, c_void};
+
+crate::common::handles::handle_kinds! {
+    Boxed: doca_comm_channel_ep_t;
+    Borrowed: doca_comm_channel_addr_t;
+}
 
 /// `struct doca_comm_channel_ep_t`: the endpoint and the handles C gave it.
 #[derive(Debug)]
@@ -321,7 +326,7 @@ pub unsafe extern "C" fn doca_comm_channel_ep_listen(
 ) -> doca_error_t {
     with_ep(ep, |e| {
         // SAFETY: NULL or a NUL-terminated string.
-        let n = unsafe { crate::cstr(name, "name") }?;
+        let n = unsafe { crate::common::cstr(name, "name") }?;
         e.ep.listen(n)
     })
 }
@@ -335,7 +340,7 @@ pub unsafe extern "C" fn doca_comm_channel_ep_connect(
 ) -> doca_error_t {
     with_ep(ep, |e| {
         // SAFETY: NULL or a NUL-terminated string.
-        let n = unsafe { crate::cstr(name, "name") }?;
+        let n = unsafe { crate::common::cstr(name, "name") }?;
         let out = out_ptr(peer_addr, "peer_addr")?;
         let id = e.ep.connect(n)?;
         let a = addr_of(&e.ep, id)?;

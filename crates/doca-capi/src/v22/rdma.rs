@@ -4,16 +4,19 @@
 //! atomics) run on work queues; their structs become records through doca-rdma's task
 //! table, and a completion fills the program's `struct doca_rdma_result`.
 
-use crate::dev::doca_devinfo;
-use crate::exec::doca_ctx;
-use crate::libs::{LibHandle, as_ctx, create, destroy, devinfo_query, devinfo_value};
-use crate::v3::rdma::{cap_value, gid_count, gids_into, rdma_dev};
-use crate::{Result, doca_error_t, err, ffi, handle, invalid, out_ptr, put};
+use crate::common::{Result, doca_error_t, err, ffi, handle, invalid, out_ptr, put};
+use crate::v22::dev::doca_devinfo;
+use crate::v22::exec::doca_ctx;
+use crate::v22::exec::doca_job;
+use crate::v22::libs::{LibHandle, as_ctx, create, destroy, devinfo_query, devinfo_value};
+use crate::v22::mem::doca_buf;
 use ::doca_rdma::{Connection, Rdma};
+use doca_core::DevInfo;
 use doca_core::ErrorCode;
 use doca_core::exec::CtxPhase;
 use doca_core::lock;
 use std::ffi::{c_int, c_void};
+use std::mem::{offset_of, size_of};
 use std::sync::{Arc, Mutex};
 
 /// What the C handle keeps beside the context: the connection exported since the last
@@ -44,7 +47,13 @@ pub type doca_mtu_size = u32;
 pub type doca_rdma_state = u32;
 
 /// `struct doca_rdma_gid` (the same in both generations).
-pub use crate::v3::doca_rdma_gid;
+/// `struct doca_rdma_gid`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct doca_rdma_gid {
+    /// The GID's bytes.
+    pub raw: [u8; 16],
+}
 
 /// `DOCA_RDMA_STATE_*`.
 pub mod state {
@@ -103,7 +112,7 @@ pub unsafe extern "C" fn doca_rdma_create(rdma: *mut *mut doca_rdma) -> doca_err
             exported: Mutex::new(Exported::default()),
         },
         &c,
-        crate::exec::jobs::rdma::fill,
+        crate::v22::rdma::jobs::fill,
     )
 }
 
@@ -351,8 +360,8 @@ setter!(pub unsafe extern "C" fn doca_rdma_set_gid_index(rdma: *mut doca_rdma, i
     // set, so one beyond the table is kept (with a warning) rather than refused.
     match r.set_gid_index(i) {
         Err(e) if e.code() == ErrorCode::InvalidValue => {
-            crate::log::internal(
-                crate::log::LEVEL_WARNING,
+            crate::common::log::internal(
+                crate::common::log::LEVEL_WARNING,
                 &format!("doca_rdma_set_gid_index: {}; the index is kept, and selects nothing here", e.context_str().unwrap_or("")),
             );
             r.update_conf(|c| {
@@ -408,3 +417,177 @@ pub unsafe extern "C" fn doca_rdma_get_permissions(
         Ok(())
     })
 }
+
+/// `struct doca_rdma_job_recv`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct doca_rdma_job_recv {
+    /// Base.
+    pub base: doca_job,
+    /// Where the message goes (appended to its data; may be NULL for an empty message
+    /// or a write with immediate).
+    pub dst_buff: *mut doca_buf,
+}
+/// `struct doca_rdma_job_send`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct doca_rdma_job_send {
+    /// Base.
+    pub base: doca_job,
+    /// The message (its data).
+    pub src_buff: *const doca_buf,
+    /// Immediate data (send with immediate).
+    pub immediate_data: u32,
+    /// The peer (DC and UD only; not used by RC).
+    pub rdma_peer_addr: *const c_void,
+}
+/// `struct doca_rdma_job_read_write`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct doca_rdma_job_read_write {
+    /// Base.
+    pub base: doca_job,
+    /// Destination (remote for a write, local for a read).
+    pub dst_buff: *mut doca_buf,
+    /// Source (local for a write, remote for a read).
+    pub src_buff: *const doca_buf,
+    /// Immediate data (write with immediate).
+    pub immediate_data: u32,
+    /// The peer (DC only; not used by RC).
+    pub rdma_peer_addr: *const c_void,
+}
+/// `struct doca_rdma_job_atomic`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct doca_rdma_job_atomic {
+    /// Base.
+    pub base: doca_job,
+    /// The remote 8 bytes.
+    pub cmp_or_add_dest_buff: *mut doca_buf,
+    /// Receives the remote value before the operation.
+    pub result_buff: *mut doca_buf,
+    /// The value swapped in, or added.
+    pub swap_or_add_data: u64,
+    /// The value compared with (compare and swap).
+    pub cmp_data: u64,
+    /// The peer (DC only; not used by RC).
+    pub rdma_peer_addr: *const c_void,
+}
+/// `struct doca_rdma_result`: what a completed RDMA job reports, written where the
+/// event's `result.ptr` points.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct doca_rdma_result {
+    /// The job's status.
+    pub result: doca_error_t,
+    /// A receive's `enum doca_rdma_opcode_t`.
+    pub opcode: u32,
+    /// Bytes received (receive) or read (read); 0 otherwise.
+    pub length: u32,
+    /// The peer (DC and UD only): NULL.
+    pub rdma_peer_addr: *mut c_void,
+    /// A receive's immediate data.
+    pub immediate_data: u32,
+}
+
+// The layouts of DOCA 2.2 (x86-64), mirrored by _Static_asserts in the C tests.
+const _: () = {
+    assert!(size_of::<doca_rdma_job_recv>() == 32);
+    assert!(offset_of!(doca_rdma_job_recv, dst_buff) == 24);
+    assert!(size_of::<doca_rdma_job_send>() == 48);
+    assert!(offset_of!(doca_rdma_job_send, src_buff) == 24);
+    assert!(offset_of!(doca_rdma_job_send, immediate_data) == 32);
+    assert!(offset_of!(doca_rdma_job_send, rdma_peer_addr) == 40);
+    assert!(size_of::<doca_rdma_job_read_write>() == 56);
+    assert!(offset_of!(doca_rdma_job_read_write, dst_buff) == 24);
+    assert!(offset_of!(doca_rdma_job_read_write, src_buff) == 32);
+    assert!(offset_of!(doca_rdma_job_read_write, immediate_data) == 40);
+    assert!(offset_of!(doca_rdma_job_read_write, rdma_peer_addr) == 48);
+    assert!(size_of::<doca_rdma_job_atomic>() == 64);
+    assert!(offset_of!(doca_rdma_job_atomic, result_buff) == 32);
+    assert!(offset_of!(doca_rdma_job_atomic, swap_or_add_data) == 40);
+    assert!(offset_of!(doca_rdma_job_atomic, cmp_data) == 48);
+    assert!(size_of::<doca_rdma_result>() == 32);
+    assert!(offset_of!(doca_rdma_result, length) == 8);
+    assert!(offset_of!(doca_rdma_result, rdma_peer_addr) == 16);
+    assert!(offset_of!(doca_rdma_result, immediate_data) == 24);
+};
+
+/// The translation of RDMA's (its task table also declares the 3.x tasks, which have no job struct) 2.2 job structs into records, from its task table.
+pub(crate) mod jobs {
+    use super::*;
+    ::doca_rdma::rdma_task_table!(crate::common::tasks::c22_jobs);
+}
+
+// ---- capabilities (both generations) ----
+
+/// `NOT_SUPPORTED` unless the device has the RDMA capability (both generations).
+pub(crate) fn rdma_dev(d: &DevInfo) -> Result<()> {
+    if d.has_capability(doca_core::device::Capability::Rdma) {
+        Ok(())
+    } else {
+        Err(err(
+            ErrorCode::NotSupported,
+            format!("device {} does not support RDMA", d.pci_addr()),
+        ))
+    }
+}
+
+/// A device capability answered with a value (both generations).
+macro_rules! cap_value {
+    (pub unsafe extern "C" fn $name:ident(devinfo: *const doca_devinfo, $out:ident: *mut $t:ty) -> doca_error_t => $v:expr) => {
+        #[doc = concat!("`", stringify!($name), "`.")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(
+            devinfo: *const doca_devinfo,
+            $out: *mut $t,
+        ) -> doca_error_t {
+            $crate::v22::libs::devinfo_value(devinfo, $out, |d| {
+                $crate::v22::rdma::rdma_dev(d)?;
+                Ok($v)
+            })
+        }
+    };
+}
+pub(crate) use cap_value;
+
+/// The number of GIDs of an RDMA device (both generations).
+pub(crate) fn gid_count(d: &DevInfo) -> Result<u32> {
+    rdma_dev(d)?;
+    Ok(::doca_rdma::gid::table_of(d).len() as u32)
+}
+
+/// Writes `num_entries` GIDs of an RDMA device from `start_index` into the program's
+/// array (both generations).
+///
+/// # Safety
+/// `gid_array` is NULL or holds `num_entries` GIDs.
+pub(crate) unsafe fn gids_into(
+    d: &DevInfo,
+    start_index: u32,
+    num_entries: u32,
+    gid_array: *mut doca_rdma_gid,
+) -> Result<()> {
+    rdma_dev(d)?;
+    if gid_array.is_null() {
+        return Err(invalid("gid_array is NULL"));
+    }
+    let t = ::doca_rdma::gid::table_of(d);
+    let end = start_index
+        .checked_add(num_entries)
+        .filter(|&e| e as usize <= t.len())
+        .ok_or_else(|| {
+            invalid(format!(
+                "GIDs {start_index}..+{num_entries}: the table has {} entries",
+                t.len()
+            ))
+        })?;
+    for (k, i) in (start_index..end).enumerate() {
+        // SAFETY: the program's array of num_entries GIDs (the caller's contract).
+        unsafe { gid_array.add(k).write(doca_rdma_gid { raw: t[i as usize] }) };
+    }
+    Ok(())
+}
+
+// A task keeps its handle in a parameter slot (the program keeps it alive).
+crate::common::tasks::handle_inputs!(*mut ::doca_rdma::Connection);

@@ -5,12 +5,10 @@
 //! input where the table says, through [`InputValue`]: a C type says what kind of input
 //! it is (a buffer, a value, a pointer the program gives, a library object).
 
-use crate::libs::doca_sha_partial_session;
-use crate::mem::doca_buf;
-use crate::{Result, invalid};
+use crate::common::{Result, invalid};
+use doca_core::JobRecord;
 use doca_core::exec::TaskInputs;
 use doca_core::exec::TaskSpec;
-use doca_core::{BufDesc, JobRecord};
 use std::ffi::c_int;
 
 /// A C value that goes into a task's input slot and comes back out of it.
@@ -45,40 +43,6 @@ pub trait InputValue: Copy {
     ) -> Result<()>;
     /// What a getter answers for a NULL task: 0, or NULL.
     const NONE: Self;
-}
-
-impl InputValue for *const doca_buf {
-    const NONE: Self = std::ptr::null();
-    unsafe fn store(self, inputs: &TaskInputs, _: &TaskSpec, slot: usize, _: &str) -> Result<()> {
-        inputs.bufs[slot].set(self);
-        Ok(())
-    }
-    #[inline]
-    unsafe fn put(self, out: &mut JobRecord, _: &TaskSpec, slot: usize, _: &str) -> Result<()> {
-        // SAFETY: the caller's contract.
-        unsafe { out.set_buf_raw(slot, self as *mut BufDesc) };
-        Ok(())
-    }
-    fn load(inputs: &TaskInputs, slot: usize) -> Self {
-        inputs.bufs[slot].get()
-    }
-}
-
-impl InputValue for *mut doca_buf {
-    const NONE: Self = std::ptr::null_mut();
-    unsafe fn store(self, inputs: &TaskInputs, _: &TaskSpec, slot: usize, _: &str) -> Result<()> {
-        inputs.bufs[slot].set(self);
-        Ok(())
-    }
-    #[inline]
-    unsafe fn put(self, out: &mut JobRecord, _: &TaskSpec, slot: usize, _: &str) -> Result<()> {
-        // SAFETY: the caller's contract.
-        unsafe { out.set_buf_raw(slot, self) };
-        Ok(())
-    }
-    fn load(inputs: &TaskInputs, slot: usize) -> Self {
-        inputs.bufs[slot].get() as *mut BufDesc
-    }
 }
 
 macro_rules! value_inputs {
@@ -123,115 +87,39 @@ impl InputValue for *mut u64 {
     }
 }
 
-/// The matrix a task's input names: `InvalidValue` for NULL.
-///
-/// # Safety
-/// `p` is NULL or a live matrix.
+/// Handles a task keeps in a parameter slot, declared beside their types (the program
+/// keeps them alive while the task is in flight).
 macro_rules! handle_inputs {
     ($($t:ty),* $(,)?) => {$(
-        impl InputValue for $t {
+        impl $crate::common::tasks::InputValue for $t {
             const NONE: Self = std::ptr::null_mut::<()>() as Self;
-            unsafe fn store(self, inputs: &TaskInputs, _: &TaskSpec, slot: usize, _: &str) -> Result<()> {
+            unsafe fn store(
+                self,
+                inputs: &doca_core::exec::TaskInputs,
+                _: &doca_core::exec::TaskSpec,
+                slot: usize,
+                _: &str,
+            ) -> $crate::common::Result<()> {
                 inputs.params[slot].set(self as usize as u64);
                 Ok(())
             }
-            fn load(inputs: &TaskInputs, slot: usize) -> Self {
+            fn load(inputs: &doca_core::exec::TaskInputs, slot: usize) -> Self {
                 inputs.params[slot].get() as usize as Self
             }
-            unsafe fn put(self, out: &mut JobRecord, _: &TaskSpec, slot: usize, _: &str) -> Result<()> {
+            unsafe fn put(
+                self,
+                out: &mut doca_core::JobRecord,
+                _: &doca_core::exec::TaskSpec,
+                slot: usize,
+                _: &str,
+            ) -> $crate::common::Result<()> {
                 out.params[slot] = self as usize as u64;
                 Ok(())
             }
         }
     )*};
 }
-// Handles a task keeps in a parameter slot (the program keeps them alive).
-handle_inputs!(
-    *mut doca_rdma::Connection,
-    *const doca_core::sync_event::net::RemoteNetEvent,
-    *mut doca_core::sync_event::net::RemoteNetEvent,
-);
-
-unsafe fn matrix<'a>(p: *const doca_ec::Matrix, name: &str) -> Result<&'a doca_ec::Matrix> {
-    // SAFETY: the caller's contract.
-    unsafe { p.as_ref() }.ok_or_else(|| invalid(format!("the {name} is NULL")))
-}
-
-/// An EC matrix (the 3.x `doca_ec_matrix`, the 2.2 `doca_matrix`): its handle in the
-/// parameter slot, the matrix kept alive by the record.
-impl InputValue for *const doca_ec::Matrix {
-    const NONE: Self = std::ptr::null();
-    unsafe fn store(
-        self,
-        inputs: &TaskInputs,
-        _: &TaskSpec,
-        slot: usize,
-        name: &str,
-    ) -> Result<()> {
-        // SAFETY: the caller's contract.
-        let m = unsafe { matrix(self, name) }?;
-        inputs.params[slot].set(self as usize as u64);
-        *inputs.aux.borrow_mut() = Some(m.as_aux());
-        Ok(())
-    }
-    fn load(inputs: &TaskInputs, slot: usize) -> Self {
-        inputs.params[slot].get() as usize as *const doca_ec::Matrix
-    }
-    unsafe fn put(self, out: &mut JobRecord, _: &TaskSpec, slot: usize, name: &str) -> Result<()> {
-        // SAFETY: the caller's contract.
-        let m = unsafe { matrix(self, name) }?;
-        out.params[slot] = self as usize as u64;
-        out.aux = Some(m.as_aux());
-        Ok(())
-    }
-}
-
-impl InputValue for *mut doca_ec::Matrix {
-    const NONE: Self = std::ptr::null_mut();
-    unsafe fn store(
-        self,
-        inputs: &TaskInputs,
-        spec: &TaskSpec,
-        slot: usize,
-        name: &str,
-    ) -> Result<()> {
-        // SAFETY: forwarded.
-        unsafe { (self as *const doca_ec::Matrix).store(inputs, spec, slot, name) }
-    }
-    fn load(inputs: &TaskInputs, slot: usize) -> Self {
-        <*const doca_ec::Matrix>::load(inputs, slot) as *mut doca_ec::Matrix
-    }
-    unsafe fn put(
-        self,
-        out: &mut JobRecord,
-        spec: &TaskSpec,
-        slot: usize,
-        name: &str,
-    ) -> Result<()> {
-        // SAFETY: forwarded.
-        unsafe { (self as *const doca_ec::Matrix).put(out, spec, slot, name) }
-    }
-}
-
-/// A 2.2 partial hash session: kept alive by the record (it has no parameter slot).
-impl InputValue for *mut doca_sha_partial_session {
-    const NONE: Self = std::ptr::null_mut();
-    unsafe fn store(self, inputs: &TaskInputs, _: &TaskSpec, _: usize, name: &str) -> Result<()> {
-        // SAFETY: the caller's contract.
-        let s = unsafe { self.as_ref() }.ok_or_else(|| invalid(format!("the {name} is NULL")))?;
-        *inputs.aux.borrow_mut() = Some(s.session.as_aux());
-        Ok(())
-    }
-    fn load(_: &TaskInputs, _: usize) -> Self {
-        std::ptr::null_mut()
-    }
-    unsafe fn put(self, out: &mut JobRecord, _: &TaskSpec, _: usize, name: &str) -> Result<()> {
-        // SAFETY: the caller's contract.
-        let s = unsafe { self.as_ref() }.ok_or_else(|| invalid(format!("the {name} is NULL")))?;
-        out.aux = Some(s.session.as_aux());
-        Ok(())
-    }
-}
+pub(crate) use handle_inputs;
 
 /// A C function a task table made: its name, return type and parameter types as Rust
 /// spells them (what the header checks compare with the headers' prototypes).
@@ -272,25 +160,25 @@ macro_rules! c3_tasks {
         }),* $(,)?] $(,)?
     ) => {
         /// The C functions made here from the task table, for the header checks.
-        pub(crate) static C3_FUNCTIONS: &[$crate::tasks::GenFn] = &[$(
-            $crate::tasks::c3_tasks!(@set_conf_fn $style $set_conf $h, $cb),
-            $crate::tasks::c3_tasks!(@alloc_fn $alloc $h, $task, [] $($kind ($cty),)*),
-            $crate::tasks::GenFn {
+        pub(crate) static C3_FUNCTIONS: &[$crate::common::tasks::GenFn] = &[$(
+            $crate::common::tasks::c3_tasks!(@set_conf_fn $style $set_conf $h, $cb),
+            $crate::common::tasks::c3_tasks!(@alloc_fn $alloc $h, $task, [] $($kind ($cty),)*),
+            $crate::common::tasks::GenFn {
                 name: stringify!($as_task),
                 ret: "*mut doca_task",
                 params: &[concat!("*mut ", stringify!($task))],
             },
             $($(
-                $crate::tasks::GenFn {
+                $crate::common::tasks::GenFn {
                     name: stringify!($getter),
-                    ret: $crate::tasks::c3_tasks!(@first $(($gty))? ($cty)),
+                    ret: $crate::common::tasks::c3_tasks!(@first $(($gty))? ($cty)),
                     params: &[concat!("*const ", stringify!($task))],
                 },
             )?)*
             $($(
-                $crate::tasks::GenFn {
+                $crate::common::tasks::GenFn {
                     name: stringify!($setter),
-                    ret: $crate::tasks::c3_tasks!(@setter_ret $setters),
+                    ret: $crate::common::tasks::c3_tasks!(@setter_ret $setters),
                     params: &[concat!("*mut ", stringify!($task)), stringify!($cty)],
                 },
             )?)*
@@ -301,8 +189,8 @@ macro_rules! c3_tasks {
             #[doc = concat!("`", stringify!($cb), "`.")]
             pub type $cb = $crate::v3::TaskCb;
 
-            $crate::tasks::c3_tasks!(@set_conf $style $set_conf $h, $cb, $specpath);
-            $crate::tasks::c3_tasks!(@alloc_unless [$($by_hand)?] $alloc $h, $task, $specpath, [] [] $($kind $input $slot ($cty),)*);
+            $crate::common::tasks::c3_tasks!(@set_conf $style $set_conf $h, $cb, $specpath);
+            $crate::common::tasks::c3_tasks!(@alloc_unless [$($by_hand)?] $alloc $h, $task, $specpath, [] [] $($kind $input $slot ($cty),)*);
 
             #[doc = concat!("`", stringify!($as_task), "`.")]
             #[unsafe(no_mangle)]
@@ -311,11 +199,11 @@ macro_rules! c3_tasks {
             }
 
             $($(
-                $crate::tasks::c3_tasks!(@getter $getter $task, $slot, ($cty) $(($gty))?);
+                $crate::common::tasks::c3_tasks!(@getter $getter $task, $slot, ($cty) $(($gty))?);
             )?)*
 
             $($(
-                $crate::tasks::c3_tasks!(@setter $setters $setter $task, $input, $slot, ($cty));
+                $crate::common::tasks::c3_tasks!(@setter $setters $setter $task, $input, $slot, ($cty));
             )?)*
         )*
     };
@@ -330,30 +218,30 @@ macro_rules! c3_tasks {
         "doca_error_t"
     };
     (@set_conf_fn log $set_conf:ident $h:ty, $cb:ident) => {
-        $crate::tasks::GenFn {
+        $crate::common::tasks::GenFn {
             name: stringify!($set_conf),
             ret: "doca_error_t",
             params: &[concat!("*mut ", stringify!($h)), stringify!($cb), stringify!($cb), "u8"],
         }
     };
     (@set_conf_fn $style:ident $set_conf:ident $h:ty, $cb:ident) => {
-        $crate::tasks::GenFn {
+        $crate::common::tasks::GenFn {
             name: stringify!($set_conf),
             ret: "doca_error_t",
             params: &[concat!("*mut ", stringify!($h)), stringify!($cb), stringify!($cb), "u32"],
         }
     };
     (@alloc_fn $alloc:ident $h:ty, $task:ident, [$($acc:tt)*] flag ($cty:ty), $($rest:tt)*) => {
-        $crate::tasks::c3_tasks!(@alloc_fn $alloc $h, $task, [$($acc)*] $($rest)*)
+        $crate::common::tasks::c3_tasks!(@alloc_fn $alloc $h, $task, [$($acc)*] $($rest)*)
     };
     (@alloc_fn $alloc:ident $h:ty, $task:ident, [$($acc:tt)*] object ($cty:ty), $($rest:tt)*) => {
-        $crate::tasks::c3_tasks!(@alloc_fn $alloc $h, $task, [$($acc)*] $($rest)*)
+        $crate::common::tasks::c3_tasks!(@alloc_fn $alloc $h, $task, [$($acc)*] $($rest)*)
     };
     (@alloc_fn $alloc:ident $h:ty, $task:ident, [$($acc:tt)*] $kind:ident ($cty:ty), $($rest:tt)*) => {
-        $crate::tasks::c3_tasks!(@alloc_fn $alloc $h, $task, [$($acc)* stringify!($cty),] $($rest)*)
+        $crate::common::tasks::c3_tasks!(@alloc_fn $alloc $h, $task, [$($acc)* stringify!($cty),] $($rest)*)
     };
     (@alloc_fn $alloc:ident $h:ty, $task:ident, [$($acc:tt)*]) => {
-        $crate::tasks::GenFn {
+        $crate::common::tasks::GenFn {
             name: stringify!($alloc),
             ret: "doca_error_t",
             params: &[
@@ -372,10 +260,10 @@ macro_rules! c3_tasks {
             task_completion_cb: $cb,
             task_error_cb: $cb,
             num_tasks: u32,
-        ) -> $crate::doca_error_t {
-            $crate::ffi(|| {
+        ) -> $crate::common::doca_error_t {
+            $crate::common::ffi(|| {
                 // SAFETY: NULL or a live handle.
-                let h = unsafe { $crate::handle(ctx, "context") }?;
+                let h = unsafe { $crate::common::handle(ctx, "context") }?;
                 $crate::v3::check_num_tasks(num_tasks)?;
                 h.ctx.set_conf(&$spec, task_completion_cb, task_error_cb, num_tasks)
             })
@@ -389,37 +277,14 @@ macro_rules! c3_tasks {
             task_completion_cb: $cb,
             task_error_cb: $cb,
             num_tasks: u32,
-        ) -> $crate::doca_error_t {
-            $crate::ffi(|| {
+        ) -> $crate::common::doca_error_t {
+            $crate::common::ffi(|| {
                 // SAFETY: NULL or a live handle.
-                let h = unsafe { $crate::handle(ctx, "context") }?;
+                let h = unsafe { $crate::common::handle(ctx, "context") }?;
                 $crate::v3::check_num_tasks(num_tasks)?;
                 h.ctx
                     .set_conf(&$spec, task_completion_cb, task_error_cb, num_tasks)
-                    .map_err($crate::tasks::idle_not_permitted)
-            })
-        }
-    };
-    (@set_conf direct $set_conf:ident $h:ty, $cb:ident, $spec:path) => {
-        #[doc = concat!("`", stringify!($set_conf), "`: tasks the context takes itself, only while idle.")]
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $set_conf(
-            ctx: *mut $h,
-            task_completion_cb: $cb,
-            task_error_cb: $cb,
-            num_tasks: u32,
-        ) -> $crate::doca_error_t {
-            $crate::ffi(|| {
-                // SAFETY: NULL or a live handle.
-                let h = unsafe { $crate::handle(ctx, "context") }?;
-                $crate::v3::check_num_tasks(num_tasks)?;
-                h.ctx.set_conf_direct(
-                    &$spec,
-                    task_completion_cb,
-                    task_error_cb,
-                    num_tasks,
-                    <$h as $crate::tasks::DirectSubmit>::submit,
-                )
+                    .map_err($crate::common::tasks::idle_not_permitted)
             })
         }
     };
@@ -431,11 +296,11 @@ macro_rules! c3_tasks {
             task_completion_cb: $cb,
             task_error_cb: $cb,
             log_num_tasks: u8,
-        ) -> $crate::doca_error_t {
-            $crate::ffi(|| {
+        ) -> $crate::common::doca_error_t {
+            $crate::common::ffi(|| {
                 // SAFETY: NULL or a live handle.
-                let h = unsafe { $crate::handle(ctx, "context") }?;
-                let n = $crate::tasks::log_num_tasks(log_num_tasks)?;
+                let h = unsafe { $crate::common::handle(ctx, "context") }?;
+                let n = $crate::common::tasks::log_num_tasks(log_num_tasks)?;
                 h.ctx.set_conf(&$spec, task_completion_cb, task_error_cb, n)
             })
         }
@@ -445,20 +310,20 @@ macro_rules! c3_tasks {
     // that are one value in the record but two C arguments, as an IV and its length).
     (@alloc_unless [by_hand] $($rest:tt)*) => {};
     (@alloc_unless [] $($rest:tt)*) => {
-        $crate::tasks::c3_tasks!(@alloc $($rest)*);
+        $crate::common::tasks::c3_tasks!(@alloc $($rest)*);
     };
     // alloc_init: the inputs a pooled task takes at allocation, in the table's order.
     (@alloc $alloc:ident $h:ty, $task:ident, $spec:path, [$($args:tt)*] [$($stores:tt)*]
         flag $input:ident $slot:literal ($cty:ty), $($rest:tt)*) => {
-        $crate::tasks::c3_tasks!(@alloc $alloc $h, $task, $spec, [$($args)*] [$($stores)*] $($rest)*);
+        $crate::common::tasks::c3_tasks!(@alloc $alloc $h, $task, $spec, [$($args)*] [$($stores)*] $($rest)*);
     };
     (@alloc $alloc:ident $h:ty, $task:ident, $spec:path, [$($args:tt)*] [$($stores:tt)*]
         object $input:ident $slot:literal ($cty:ty), $($rest:tt)*) => {
-        $crate::tasks::c3_tasks!(@alloc $alloc $h, $task, $spec, [$($args)*] [$($stores)*] $($rest)*);
+        $crate::common::tasks::c3_tasks!(@alloc $alloc $h, $task, $spec, [$($args)*] [$($stores)*] $($rest)*);
     };
     (@alloc $alloc:ident $h:ty, $task:ident, $spec:path, [$($args:tt)*] [$($stores:tt)*]
         $kind:ident $input:ident $slot:literal ($cty:ty), $($rest:tt)*) => {
-        $crate::tasks::c3_tasks!(@alloc $alloc $h, $task, $spec,
+        $crate::common::tasks::c3_tasks!(@alloc $alloc $h, $task, $spec,
             [$($args)* $input: $cty,]
             [$($stores)* ($input $slot),]
             $($rest)*);
@@ -469,40 +334,40 @@ macro_rules! c3_tasks {
         pub unsafe extern "C" fn $alloc(
             ctx: *mut $h,
             $($input: $cty,)*
-            user_data: $crate::doca_data,
+            user_data: $crate::common::doca_data,
             task: *mut *mut $task,
-        ) -> $crate::doca_error_t {
-            $crate::ffi(|| {
+        ) -> $crate::common::doca_error_t {
+            $crate::common::ffi(|| {
                 // SAFETY: NULL or a live handle.
-                let h = unsafe { $crate::handle(ctx, "context") }?;
-                let o = $crate::out_ptr(task, "task")?;
+                let h = unsafe { $crate::common::handle(ctx, "context") }?;
+                let o = $crate::common::out_ptr(task, "task")?;
                 let t = h.ctx.alloc_task(&$spec, user_data, |t| {
                     $(
                         // SAFETY: a handle given is NULL or live (the C contract).
                         unsafe {
-                            $crate::tasks::InputValue::store($sinput, t, &$spec, $slot, stringify!($sinput))
+                            $crate::common::tasks::InputValue::store($sinput, t, &$spec, $slot, stringify!($sinput))
                         }?;
                     )*
                     Ok(())
                 })?;
                 // SAFETY: output checked.
-                unsafe { $crate::put(o, t) };
+                unsafe { $crate::common::put(o, t) };
                 Ok(())
             })
         }
     };
 
     (@getter $getter:ident $task:ident, $slot:literal, ($cty:ty)) => {
-        $crate::tasks::c3_tasks!(@getter $getter $task, $slot, ($cty) ($cty));
+        $crate::common::tasks::c3_tasks!(@getter $getter $task, $slot, ($cty) ($cty));
     };
     (@getter $getter:ident $task:ident, $slot:literal, ($cty:ty) ($gty:ty)) => {
         #[doc = concat!("`", stringify!($getter), "`.")]
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $getter(task: *const $task) -> $gty {
-            $crate::ffi_value(<$cty as $crate::tasks::InputValue>::NONE as $gty, || {
+            $crate::common::ffi_value(<$cty as $crate::common::tasks::InputValue>::NONE as $gty, || {
                 // SAFETY: NULL or a task the program holds.
-                let t = unsafe { $crate::handle(task, "task") }?;
-                Ok(<$cty as $crate::tasks::InputValue>::load(t, $slot) as $gty)
+                let t = unsafe { $crate::common::handle(task, "task") }?;
+                Ok(<$cty as $crate::common::tasks::InputValue>::load(t, $slot) as $gty)
             })
         }
     };
@@ -513,40 +378,29 @@ macro_rules! c3_tasks {
         #[doc = concat!("`", stringify!($setter), "`.")]
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $setter(task: *mut $task, $input: $cty) {
-            $crate::ffi_value((), || {
+            $crate::common::ffi_value((), || {
                 // SAFETY: NULL or a task the program holds.
-                let t = unsafe { $crate::handle(task, "task") }?;
+                let t = unsafe { $crate::common::handle(task, "task") }?;
                 // SAFETY: a handle given is NULL or live (the C contract).
-                unsafe { $crate::tasks::InputValue::store($input, t, t.spec(), $slot, stringify!($input)) }
+                unsafe { $crate::common::tasks::InputValue::store($input, t, t.spec(), $slot, stringify!($input)) }
             })
         }
     };
     (@setter checked $setter:ident $task:ident, $input:ident, $slot:literal, ($cty:ty)) => {
         #[doc = concat!("`", stringify!($setter), "`: refused while the task is submitted.")]
         #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $setter(task: *mut $task, $input: $cty) -> $crate::doca_error_t {
-            $crate::ffi(|| {
+        pub unsafe extern "C" fn $setter(task: *mut $task, $input: $cty) -> $crate::common::doca_error_t {
+            $crate::common::ffi(|| {
                 // SAFETY: NULL or a task the program holds.
-                let t = unsafe { $crate::handle(task, "task") }?;
+                let t = unsafe { $crate::common::handle(task, "task") }?;
                 t.check_settable(stringify!($input))?;
                 // SAFETY: a handle given is NULL or live (the C contract).
-                unsafe { $crate::tasks::InputValue::store($input, t, t.spec(), $slot, stringify!($input)) }
+                unsafe { $crate::common::tasks::InputValue::store($input, t, t.spec(), $slot, stringify!($input)) }
             })
         }
     };
 }
 pub(crate) use c3_tasks;
-
-/// A library handle whose context takes its tasks itself (a channel): how a submitted
-/// task reaches it (the `direct` style of `*_set_conf`).
-pub(crate) trait DirectSubmit {
-    /// Submits `task` (`t` is the same task, borrowed) to its context.
-    ///
-    /// # Safety
-    /// `task` is a live task of a context of this handle's kind, held by the program,
-    /// whose buffers stay live while it is in flight (the C contract).
-    unsafe fn submit(t: &crate::v3::doca_task, task: *mut crate::v3::doca_task) -> Result<()>;
-}
 
 /// The translation of a library's DOCA 2.2 job structs into records, from its task
 /// table: `fill(job, t, user_data, out)` writes the record of a job of type `t` (one
@@ -576,11 +430,11 @@ macro_rules! c22_jobs {
         /// `job` points to the full job struct of type `t`; its buffers and handles are
         /// live while the job is in flight (the C contract).
         pub(crate) unsafe fn fill(
-            job: *const $crate::exec::doca_job,
+            job: *const $crate::v22::exec::doca_job,
             t: u32,
             user_data: doca_core::Data,
             out: &mut doca_core::JobRecord,
-        ) -> $crate::Result<()> {
+        ) -> $crate::common::Result<()> {
             $({
                 #[allow(dead_code)]
                 const NAMES: &[&str] = &[$(stringify!($input)),*];
@@ -598,14 +452,14 @@ macro_rules! c22_jobs {
                             };
                             // SAFETY: the caller's contract.
                             unsafe {
-                                $crate::tasks::InputValue::put(j.$($field).+, out, &$specpath, slot, stringify!($finput))
+                                $crate::common::tasks::InputValue::put(j.$($field).+, out, &$specpath, slot, stringify!($finput))
                             }?;
                         )*
                         return $specpath.seal(t, user_data, out);
                     }
                 )?
             })*
-            Err($crate::invalid(format!(
+            Err($crate::common::invalid(format!(
                 "job type {t} has no DOCA 2.2 job struct in the {} library",
                 $lib
             )))
@@ -618,7 +472,7 @@ pub(crate) use c22_jobs;
 /// event's and the mmap advise's tasks, as DOCA says).
 pub(crate) fn idle_not_permitted(e: doca_core::Error) -> doca_core::Error {
     if e.code() == doca_core::ErrorCode::BadState {
-        crate::err(
+        crate::common::err(
             doca_core::ErrorCode::NotPermitted,
             "tasks can be configured only while the context is idle",
         )

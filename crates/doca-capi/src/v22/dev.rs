@@ -1,12 +1,17 @@
 //! `doca_dev.h`.
 
-use crate::handles::{Handle, kind};
-use crate::{
+use crate::common::handles::{Handle, kind};
+use crate::common::{
     Result, cstr, doca_error_t, ffi, free_handle, handle, handle_mut, invalid, new_handle, out_ptr,
     put,
 };
 use doca_core::{Dev, DevInfo, DevInfoRep, DevRep, PciFuncType, RepFilter};
 use std::ffi::{c_char, c_int};
+
+crate::common::handles::handle_kinds! {
+    Boxed: doca_dev, doca_dev_rep;
+    Borrowed: doca_devinfo, doca_devinfo_rep;
+}
 
 /// `struct doca_devinfo`.
 #[derive(Debug)]
@@ -109,8 +114,9 @@ unsafe fn free_list<T: Handle<Kind = kind::Borrowed>>(list: *mut *mut T) -> Resu
 /// mistake in the call, and the returned code alone does not say which file or line
 /// is wrong: the reason is logged at error level.
 pub(crate) fn machine_devices() -> Result<Vec<DevInfo>> {
-    doca_core::devinfo_list()
-        .inspect_err(|e| crate::log::internal(crate::log::LEVEL_ERROR, &e.to_string()))
+    doca_core::devinfo_list().inspect_err(|e| {
+        crate::common::log::internal(crate::common::log::LEVEL_ERROR, &e.to_string())
+    })
 }
 
 /// `doca_devinfo_list_create`.
@@ -229,7 +235,7 @@ pub unsafe extern "C" fn doca_dev_rep_close(dev: *mut doca_dev_rep) -> doca_erro
 /// `doca_dev_as_devinfo`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_dev_as_devinfo(dev: *const doca_dev) -> *mut doca_devinfo {
-    crate::ffi_value(std::ptr::null_mut(), || {
+    crate::common::ffi_value(std::ptr::null_mut(), || {
         // SAFETY: NULL or an open device handle.
         let d = unsafe { handle(dev, "dev") }?;
         Ok(&d.info as *const doca_devinfo as *mut doca_devinfo)
@@ -241,7 +247,7 @@ pub unsafe extern "C" fn doca_dev_as_devinfo(dev: *const doca_dev) -> *mut doca_
 pub unsafe extern "C" fn doca_dev_rep_as_devinfo(
     dev_rep: *mut doca_dev_rep,
 ) -> *mut doca_devinfo_rep {
-    crate::ffi_value(std::ptr::null_mut(), || {
+    crate::common::ffi_value(std::ptr::null_mut(), || {
         // SAFETY: NULL or an open representor handle.
         let d = unsafe { handle_mut(dev_rep, "dev_rep") }?;
         Ok(&mut d.info as *mut doca_devinfo_rep)
@@ -437,7 +443,7 @@ pub unsafe extern "C" fn doca_devinfo_rep_get_pci_addr_str(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_devinfo_rep_get_pci_func_type(
     devinfo_rep: *const doca_devinfo_rep,
-    pci_func_type: *mut crate::doca_pci_func_type,
+    pci_func_type: *mut crate::common::doca_pci_func_type,
 ) -> doca_error_t {
     ffi(|| {
         // SAFETY: NULL or a live handle.
@@ -445,7 +451,7 @@ pub unsafe extern "C" fn doca_devinfo_rep_get_pci_func_type(
         let out = out_ptr(pci_func_type, "pci_func_type")?;
         let t: PciFuncType = info.info.pci_func_type();
         // SAFETY: checked non-NULL.
-        unsafe { put(out, t as crate::doca_pci_func_type) };
+        unsafe { put(out, t as crate::common::doca_pci_func_type) };
         Ok(())
     })
 }

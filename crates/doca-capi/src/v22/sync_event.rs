@@ -1,15 +1,17 @@
 //! `doca_sync_event.h`.
 
-use crate::destroy_in_place;
-use crate::dev::{doca_dev, doca_devinfo};
-use crate::exec::doca_ctx;
-use crate::handles::call;
-use crate::libs::{LibHandle, as_ctx, devinfo_query};
-use crate::mem::{doca_dpa, doca_gpu};
-use crate::{
+use crate::common::destroy_in_place;
+use crate::common::handles::call;
+use crate::common::{
     Result, doca_error_t, doca_sync_event_job_types, err, ffi, handle, invalid, out_ptr, put,
 };
+use crate::v22::dev::{doca_dev, doca_devinfo};
+use crate::v22::exec::doca_ctx;
+use crate::v22::exec::doca_job;
+use crate::v22::libs::{LibHandle, as_ctx, devinfo_query};
+use crate::v22::mem::{doca_dpa, doca_gpu};
 use doca_core::{ErrorCode, SyncEvent};
+use std::mem::{offset_of, size_of};
 
 /// `struct doca_sync_event`.
 pub type doca_sync_event = LibHandle<SyncEvent>;
@@ -50,7 +52,7 @@ unsafe fn event_lib<'a>(event: *mut doca_sync_event, what: &str) -> Result<&'a S
 pub unsafe extern "C" fn doca_sync_event_create(event: *mut *mut doca_sync_event) -> doca_error_t {
     let e = SyncEvent::new();
     let c = e.as_ctx().clone();
-    crate::libs::create(event, e, &c, crate::exec::jobs::sync_event::fill)
+    crate::v22::libs::create(event, e, &c, crate::v22::sync_event::jobs::fill)
 }
 
 /// The arguments every generation's `doca_sync_event_create_from_export` checks: the
@@ -63,7 +65,7 @@ pub(crate) unsafe fn import_args<'a, T>(
     data: *const u8,
     sz: usize,
     event: *mut *mut T,
-) -> Result<(&'a crate::dev::doca_dev, &'a [u8])> {
+) -> Result<(&'a crate::v22::dev::doca_dev, &'a [u8])> {
     // SAFETY: the caller's contract.
     let d = unsafe { handle(dev, "dev") }?;
     if data.is_null() || sz == 0 {
@@ -86,11 +88,11 @@ pub unsafe extern "C" fn doca_sync_event_create_from_export(
         // SAFETY: the C contract: live handles, sz readable bytes.
         let (d, blob) = unsafe { import_args(dev, data, sz, event) }?;
         let e = SyncEvent::create_from_export(&d.dev, blob)?;
-        crate::new_handle(event, "event", || {
+        crate::common::new_handle(event, "event", || {
             Ok(LibHandle {
                 ctx: doca_ctx {
                     ctx: e.as_ctx().clone(),
-                    jobs: crate::exec::jobs::sync_event::fill,
+                    jobs: crate::v22::sync_event::jobs::fill,
                 },
                 lib: e,
             })
@@ -285,3 +287,66 @@ pub unsafe extern "C" fn doca_sync_event_get_export_to_gpu_supported(
         supported(SyncEvent::export_to_gpu_supported(d), "to a GPU")
     })
 }
+
+/// `struct doca_sync_event_job_wait`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct doca_sync_event_job_wait {
+    /// Base.
+    pub base: doca_job,
+    /// Threshold.
+    pub value: u64,
+    /// Mask.
+    pub mask: u64,
+}
+/// `struct doca_sync_event_job_get`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct doca_sync_event_job_get {
+    /// Base.
+    pub base: doca_job,
+    /// Receives the value.
+    pub value: *mut u64,
+}
+/// `struct doca_sync_event_job_update_set`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct doca_sync_event_job_update_set {
+    /// Base.
+    pub base: doca_job,
+    /// The new value.
+    pub value: u64,
+}
+/// `struct doca_sync_event_job_update_add`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct doca_sync_event_job_update_add {
+    /// Base.
+    pub base: doca_job,
+    /// Added.
+    pub value: u64,
+    /// Receives the value before (may be NULL).
+    pub fetched: *mut u64,
+}
+
+// The layouts of DOCA 2.2 (x86-64), mirrored by _Static_asserts in the C tests.
+const _: () = {
+    assert!(size_of::<doca_sync_event_job_wait>() == 40);
+    assert!(offset_of!(doca_sync_event_job_wait, mask) == 32);
+    assert!(size_of::<doca_sync_event_job_get>() == 32);
+    assert!(size_of::<doca_sync_event_job_update_set>() == 32);
+    assert!(size_of::<doca_sync_event_job_update_add>() == 40);
+    assert!(offset_of!(doca_sync_event_job_update_add, fetched) == 32);
+};
+
+/// The translation of The sync event's 2.2 job structs into records, from its task table.
+pub(crate) mod jobs {
+    use super::*;
+    doca_core::sync_event_task_table!(crate::common::tasks::c22_jobs);
+}
+
+// A task keeps its handle in a parameter slot (the program keeps it alive).
+crate::common::tasks::handle_inputs!(
+    *const doca_core::sync_event::net::RemoteNetEvent,
+    *mut doca_core::sync_event::net::RemoteNetEvent,
+);

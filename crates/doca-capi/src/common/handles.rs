@@ -1,5 +1,5 @@
-//! C handles. Every type C holds pointers to declares here, once, how it is owned, and
-//! the functions that make, free and borrow handles accept only the kinds that fit: a
+//! C handles. Every type C holds pointers to declares beside its struct, once, how it is
+//! owned ([`Handle`]), and the functions that make, free and borrow handles accept only the kinds that fit: a
 //! borrowed handle cannot be freed and a shared one cannot be borrowed mutably, by
 //! construction (the compiler refuses the call). The shape is rustls-ffi's `Castable`.
 //!
@@ -36,7 +36,7 @@
 //! }
 //! ```
 
-use crate::{Result, invalid, out_ptr, put};
+use crate::common::{Result, invalid, out_ptr, put};
 use doca_core::Error;
 
 /// How a C handle is owned.
@@ -79,47 +79,16 @@ pub trait Handle {
     type Kind: Ownership;
 }
 
-macro_rules! handles {
+/// Declares how C handles of the types named are owned (beside their structs): `Boxed:
+/// a, b; Shared: c;`.
+macro_rules! handle_kinds {
     ($($kind:ident: $($t:ty),+ $(,)?;)*) => {
-        $($(impl Handle for $t {
-            type Kind = kind::$kind;
+        $($(impl $crate::common::handles::Handle for $t {
+            type Kind = $crate::common::handles::kind::$kind;
         })+)*
     };
 }
-
-handles! {
-    Boxed:
-        crate::dev::doca_dev,
-        crate::dev::doca_dev_rep,
-        crate::exec::doca_workq,
-        crate::mem::doca_mmap,
-        crate::mem::doca_buf_inventory,
-        crate::mem::doca_bufpool,
-        crate::mem::doca_buf_arr,
-        crate::graph::doca_graph,
-        crate::graph::doca_graph_instance,
-        crate::libs::doca_matrix,
-        crate::libs::doca_sha_partial_session,
-        crate::comm_channel::doca_comm_channel_ep_t,
-        crate::v1::doca_comm_channel_ep_t,
-        crate::argp::doca_argp_param;
-    Borrowed:
-        crate::dev::doca_devinfo,
-        crate::dev::doca_devinfo_rep,
-        crate::exec::doca_ctx,
-        crate::graph::doca_graph_node,
-        crate::comm_channel::doca_comm_channel_addr_t;
-    Shared:
-        crate::mem::doca_buf;
-    Program:
-        crate::exec::doca_job;
-}
-
-/// The library handles (`doca_dma`, `doca_sha`, `doca_ec`, `doca_sync_event`), with
-/// their `doca_ctx` inside.
-impl<T> Handle for crate::libs::LibHandle<T> {
-    type Kind = kind::Boxed;
-}
+pub(crate) use handle_kinds;
 
 /// A shared reference from a C handle of any kind.
 ///
@@ -212,7 +181,7 @@ pub unsafe fn destroy_in_place<T: Handle<Kind = kind::Boxed>>(
             }
             Err(_) => {
                 free_box();
-                Err(crate::err(
+                Err(crate::common::err(
                     doca_core::ErrorCode::Unexpected,
                     format!("destroying the {what} panicked; the {what} no longer exists"),
                 ))
@@ -228,14 +197,14 @@ macro_rules! getter {
         $(#[$doc])*
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name($h: $hty, $out: *mut $oty) -> doca_error_t {
-            $crate::ffi(|| {
+            $crate::common::ffi(|| {
                 let p: *const _ = $h;
                 // SAFETY: NULL or a live handle.
-                let $x = unsafe { $crate::handles::handle(p, stringify!($h)) }?;
-                let o = $crate::out_ptr($out, stringify!($out))?;
+                let $x = unsafe { $crate::common::handles::handle(p, stringify!($h)) }?;
+                let o = $crate::common::out_ptr($out, stringify!($out))?;
                 let v: $oty = $val;
                 // SAFETY: output checked.
-                unsafe { $crate::put(o, v) };
+                unsafe { $crate::common::put(o, v) };
                 Ok(())
             })
         }
@@ -251,7 +220,7 @@ macro_rules! call {
         $(#[$doc])*
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name($h: *mut $hty $(, $arg: $ty)*) -> doca_error_t {
-            $crate::ffi(|| {
+            $crate::common::ffi(|| {
                 // SAFETY: NULL or a live handle, used as `$get` allows.
                 let $x = unsafe { $get($h, stringify!($h)) }?;
                 $body

@@ -3,7 +3,7 @@
 //! are in `csrc/log_variadic.c`: they format the message and call
 //! [`doca_capi_log_text`].
 
-use crate::{Result, doca_error_t, err, ffi, ffi_value, invalid, out_ptr, put};
+use crate::common::{Result, doca_error_t, err, ffi, ffi_value, invalid, out_ptr, put};
 use doca_core::ErrorCode;
 use std::ffi::{CStr, CString, c_char, c_int};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -501,7 +501,7 @@ pub unsafe extern "C" fn doca_log_source_register(
 ) -> doca_error_t {
     ffi(|| {
         // SAFETY: NULL or a NUL-terminated string.
-        let name = unsafe { crate::cstr(source_name, "source_name") }?.to_owned();
+        let name = unsafe { crate::common::cstr(source_name, "source_name") }?.to_owned();
         let out = out_ptr(source, "source")?;
         let mut st = state();
         let id = match st.sources.iter().position(Option::is_none) {
@@ -685,7 +685,7 @@ pub unsafe extern "C" fn doca_log_create_syslog_backend(
 /// `name` is NULL or a NUL-terminated string.
 pub(crate) unsafe fn sink_syslog(name: *const c_char) -> Result<Sink> {
     // SAFETY: the caller's contract.
-    let n = unsafe { crate::cstr(name, "name") }?;
+    let n = unsafe { crate::common::cstr(name, "name") }?;
     let ident = CString::new(n).map_err(|_| invalid("name contains NUL"))?;
     // SAFETY: openlog keeps the identity pointer: it is leaked so it lives forever.
     unsafe {
@@ -705,4 +705,24 @@ pub extern "C" fn doca_log_create_standard_backend() -> doca_error_t {
         add_backend(Sink::Standard);
         Ok(())
     })
+}
+
+pub(crate) fn for_backends(audience: Audience, f: impl Fn(&mut doca_logger_backend)) {
+    let mut st = state();
+    for b in st.backends.iter_mut().filter(|b| b.audience == audience) {
+        f(b);
+    }
+}
+
+/// Sets the SDK's global log level (`doca_log_level_set_global_sdk_limit`, argp's
+/// `--sdk-log-level`): every SDK backend whose level is not frozen follows it.
+pub(crate) fn set_sdk_level(level: u32) -> Result<()> {
+    check_level(level)?;
+    SDK_LEVEL.store(level, Ordering::Relaxed);
+    for_backends(Audience::Sdk, |b| {
+        if !b.level_frozen {
+            b.level = level;
+        }
+    });
+    Ok(())
 }

@@ -3,7 +3,7 @@
 //! parameter. The program's callbacks are called by the C face (`run`), not here.
 
 use super::{Parser, TYPE_BOOLEAN, TYPE_INT, TYPE_JSON_OBJ, TYPE_STRING, doca_argp_param};
-use crate::{Result, invalid};
+use crate::common::{Result, invalid};
 use std::ffi::c_int;
 use std::fmt::Write as _;
 
