@@ -96,6 +96,7 @@ macro_rules! aes_gcm_task_table {
     ($gen:path) => {
         $gen! {
             lib: "aes_gcm",
+            capability: AesGcm,
             c3_handle: doca_aes_gcm,
             tasks: [
                 {
@@ -132,6 +133,14 @@ macro_rules! aes_gcm_task_table {
                         alloc_init: doca_aes_gcm_task_encrypt_alloc_init (by_hand),
                         as_task: doca_aes_gcm_task_encrypt_as_task,
                         setters: void,
+                        caps: [
+                            supported doca_aes_gcm_cap_task_encrypt_is_supported,
+                            supported doca_aes_gcm_cap_task_encrypt_is_tag_96_supported,
+                            supported doca_aes_gcm_cap_task_encrypt_is_tag_128_supported,
+                            value doca_aes_gcm_cap_task_encrypt_get_max_iv_len (u32) = $crate::MAX_IV_LEN,
+                            value doca_aes_gcm_cap_task_encrypt_get_max_buf_size (u64) = $crate::MAX_BUF_SIZE,
+                            value doca_aes_gcm_cap_task_encrypt_get_max_list_buf_num_elem (u32) = $crate::MAX_LIST_BUF_NUM_ELEM,
+                        ],
                     },
                     c22: {},
                 },
@@ -169,6 +178,14 @@ macro_rules! aes_gcm_task_table {
                         alloc_init: doca_aes_gcm_task_decrypt_alloc_init (by_hand),
                         as_task: doca_aes_gcm_task_decrypt_as_task,
                         setters: void,
+                        caps: [
+                            supported doca_aes_gcm_cap_task_decrypt_is_supported,
+                            supported doca_aes_gcm_cap_task_decrypt_is_tag_96_supported,
+                            supported doca_aes_gcm_cap_task_decrypt_is_tag_128_supported,
+                            value doca_aes_gcm_cap_task_decrypt_get_max_iv_len (u32) = $crate::MAX_IV_LEN,
+                            value doca_aes_gcm_cap_task_decrypt_get_max_buf_size (u64) = $crate::MAX_BUF_SIZE,
+                            value doca_aes_gcm_cap_task_decrypt_get_max_list_buf_num_elem (u32) = $crate::MAX_LIST_BUF_NUM_ELEM,
+                        ],
                     },
                     c22: {},
                 },

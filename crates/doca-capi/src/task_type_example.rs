@@ -21,6 +21,7 @@ macro_rules! measure_task_table {
     ($gen:path) => {
         $gen! {
             lib: "measure",
+            capability: Dma,
             c3_handle: doca_measure,
             tasks: [{
                 spec: MEASURE @ crate::task_type_example::tasks::MEASURE,
@@ -47,6 +48,10 @@ macro_rules! measure_task_table {
                     alloc_init: doca_measure_task_measure_alloc_init,
                     as_task: doca_measure_task_measure_as_task,
                     setters: void,
+                    caps: [
+                        supported doca_measure_cap_task_measure_is_supported,
+                        value doca_measure_cap_task_measure_get_max_scale (u32) = 1000,
+                    ],
                 },
                 c22: { doca_measure_job { src: src, scale: scale, result: result_ptr } },
             }],
@@ -219,9 +224,30 @@ mod tests {
         ctx.workq_rm(&mut wq).unwrap();
         ctx.stop().unwrap();
 
+        // The capabilities the table declares: the default machine's device runs the
+        // task type (its library's capability), and answers its limit.
+        let list = doca_core::devinfo_list().unwrap();
+        let info: *const crate::v22::dev::doca_devinfo = &crate::v22::dev::doca_devinfo {
+            info: list[0].clone(),
+        };
+        let mut max = 0u32;
+        // SAFETY: a live devinfo and out-pointer; NULL is refused.
+        unsafe {
+            assert_eq!(doca_measure_cap_task_measure_is_supported(info), 0);
+            assert_eq!(
+                doca_measure_cap_task_measure_get_max_scale(info, &mut max),
+                0
+            );
+            assert_eq!(
+                doca_measure_cap_task_measure_is_supported(std::ptr::null()),
+                ErrorCode::InvalidValue as i32
+            );
+        }
+        assert_eq!(max, 1000);
+
         // What the header checks read: every function the table made.
         let names: Vec<&str> = super::C3_FUNCTIONS.iter().map(|f| f.name).collect();
-        assert_eq!(names.len(), 8, "{names:?}");
+        assert_eq!(names.len(), 10, "{names:?}");
         let alloc = super::C3_FUNCTIONS
             .iter()
             .find(|f| f.name == "doca_measure_task_measure_alloc_init")

@@ -43,6 +43,7 @@ pub const JOB_CONSUMER_RECV: u32 = COMCH_FIRST + 3;
 pub mod tasks {
     doca_core::task_specs! {
         lib: "comch fast path",
+        capability: CommChannel,
         c3_handle: (),
         tasks: [
             {

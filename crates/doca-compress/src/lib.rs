@@ -92,6 +92,7 @@ macro_rules! compress_task_table {
     ($gen:path) => {
         $gen! {
             lib: "compress",
+            capability: Compress,
             c3_handle: doca_compress3,
             tasks: [
                 {
@@ -118,6 +119,11 @@ macro_rules! compress_task_table {
                         alloc_init: doca_compress_task_compress_deflate_alloc_init,
                         as_task: doca_compress_task_compress_deflate_as_task,
                         setters: void,
+                        caps: [
+                            supported doca_compress_cap_task_compress_deflate_is_supported,
+                            value doca_compress_cap_task_compress_deflate_get_max_buf_size (u64) = $crate::MAX_BUF_SIZE,
+                            value doca_compress_cap_task_compress_deflate_get_max_buf_list_len (u32) = $crate::MAX_BUF_LIST_LEN,
+                        ],
                     },
                     c22: { doca_compress_deflate_job { src_buff: src, dst_buff: dst, output_chksum: output_chksum } },
                 },
@@ -145,6 +151,11 @@ macro_rules! compress_task_table {
                         alloc_init: doca_compress_task_decompress_deflate_alloc_init,
                         as_task: doca_compress_task_decompress_deflate_as_task,
                         setters: void,
+                        caps: [
+                            supported doca_compress_cap_task_decompress_deflate_is_supported,
+                            value doca_compress_cap_task_decompress_deflate_get_max_buf_size (u64) = $crate::MAX_BUF_SIZE,
+                            value doca_compress_cap_task_decompress_deflate_get_max_buf_list_len (u32) = $crate::MAX_BUF_LIST_LEN,
+                        ],
                     },
                     c22: { doca_compress_deflate_job { src_buff: src, dst_buff: dst, output_chksum: output_chksum } },
                 },
@@ -177,6 +188,11 @@ macro_rules! compress_task_table {
                         alloc_init: doca_compress_task_decompress_lz4_stream_alloc_init,
                         as_task: doca_compress_task_decompress_lz4_stream_as_task,
                         setters: void,
+                        caps: [
+                            supported doca_compress_cap_task_decompress_lz4_stream_is_supported,
+                            value doca_compress_cap_task_decompress_lz4_stream_get_max_buf_size (u64) = $crate::MAX_BUF_SIZE,
+                            value doca_compress_cap_task_decompress_lz4_stream_get_max_buf_list_len (u32) = $crate::MAX_BUF_LIST_LEN,
+                        ],
                     },
                     c22: {},
                 },
@@ -203,6 +219,11 @@ macro_rules! compress_task_table {
                         alloc_init: doca_compress_task_decompress_lz4_block_alloc_init,
                         as_task: doca_compress_task_decompress_lz4_block_as_task,
                         setters: void,
+                        caps: [
+                            supported doca_compress_cap_task_decompress_lz4_block_is_supported,
+                            value doca_compress_cap_task_decompress_lz4_block_get_max_buf_size (u64) = $crate::MAX_BUF_SIZE,
+                            value doca_compress_cap_task_decompress_lz4_block_get_max_buf_list_len (u32) = $crate::MAX_BUF_LIST_LEN,
+                        ],
                     },
                     c22: {},
                 },

@@ -53,6 +53,7 @@ macro_rules! dma_task_table {
     ($gen:path) => {
         $gen! {
             lib: "dma",
+            capability: Dma,
             c3_handle: doca_dma3,
             tasks: [
                 {
@@ -78,6 +79,11 @@ macro_rules! dma_task_table {
                         alloc_init: doca_dma_task_memcpy_alloc_init,
                         as_task: doca_dma_task_memcpy_as_task,
                         setters: void,
+                        caps: [
+                            supported doca_dma_cap_task_memcpy_is_supported,
+                            value doca_dma_cap_task_memcpy_get_max_buf_list_len (u32) = $crate::MAX_LIST_ELEMENTS,
+                            value doca_dma_cap_task_memcpy_get_max_buf_size (u64) = $crate::MAX_BUF_SIZE,
+                        ],
                     },
                     c22: { doca_dma_job_memcpy { src_buff: src, dst_buff: dst } },
                 },

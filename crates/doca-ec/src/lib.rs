@@ -153,6 +153,7 @@ macro_rules! ec_task_table {
     ($gen:path) => {
         $gen! {
             lib: "ec",
+            capability: Ec,
             c3_handle: doca_ec3,
             tasks: [
                 {
@@ -181,6 +182,9 @@ macro_rules! ec_task_table {
                         alloc_init: doca_ec_task_galois_mul_allocate_init,
                         as_task: doca_ec_task_galois_mul_as_task,
                         setters: void,
+                        caps: [
+                            supported doca_ec_cap_task_galois_mul_is_supported,
+                        ],
                     },
                     c22: { doca_ec_job { matrix: coding_matrix, src_buff: src_buf, dst_buff: dst_buf } },
                 },
@@ -210,6 +214,9 @@ macro_rules! ec_task_table {
                         alloc_init: doca_ec_task_create_allocate_init,
                         as_task: doca_ec_task_create_as_task,
                         setters: void,
+                        caps: [
+                            supported doca_ec_cap_task_create_is_supported,
+                        ],
                     },
                     c22: { doca_ec_job { matrix: coding_matrix, src_buff: original_data_blocks, dst_buff: rdnc_blocks } },
                 },
@@ -239,6 +246,9 @@ macro_rules! ec_task_table {
                         alloc_init: doca_ec_task_update_allocate_init,
                         as_task: doca_ec_task_update_as_task,
                         setters: void,
+                        caps: [
+                            supported doca_ec_cap_task_update_is_supported,
+                        ],
                     },
                     c22: { doca_ec_job { matrix: update_matrix, src_buff: original_updated_and_rdnc_blocks, dst_buff: updated_rdnc_blocks } },
                 },
@@ -268,6 +278,9 @@ macro_rules! ec_task_table {
                         alloc_init: doca_ec_task_recover_allocate_init,
                         as_task: doca_ec_task_recover_as_task,
                         setters: void,
+                        caps: [
+                            supported doca_ec_cap_task_recover_is_supported,
+                        ],
                     },
                     c22: { doca_ec_job { matrix: recover_matrix, src_buff: available_blocks, dst_buff: recovered_data_blocks } },
                 },

@@ -12,6 +12,7 @@ macro_rules! rdma_task_table {
     ($gen:path) => {
         $gen! {
             lib: "rdma",
+            capability: Rdma,
             c3_handle: doca_rdma3,
             tasks: [
                 {
@@ -37,6 +38,9 @@ macro_rules! rdma_task_table {
                         alloc_init: doca_rdma_task_send_allocate_init,
                         as_task: doca_rdma_task_send_as_task,
                         setters: void,
+                        caps: [
+                            supported doca_rdma_cap_task_send_is_supported,
+                        ],
                     },
                     c22: { doca_rdma_job_send { src_buff: src_buf } },
                 },
@@ -66,6 +70,9 @@ macro_rules! rdma_task_table {
                         alloc_init: doca_rdma_task_send_imm_allocate_init,
                         as_task: doca_rdma_task_send_imm_as_task,
                         setters: void,
+                        caps: [
+                            supported doca_rdma_cap_task_send_imm_is_supported,
+                        ],
                     },
                     c22: { doca_rdma_job_send { src_buff: src_buf, immediate_data: immediate_data } },
                 },
@@ -89,6 +96,9 @@ macro_rules! rdma_task_table {
                         alloc_init: doca_rdma_task_receive_allocate_init,
                         as_task: doca_rdma_task_receive_as_task,
                         setters: void,
+                        caps: [
+                            supported doca_rdma_cap_task_receive_is_supported,
+                        ],
                     },
                     c22: { doca_rdma_job_recv { dst_buff: dst_buf } },
                 },
@@ -118,6 +128,9 @@ macro_rules! rdma_task_table {
                         alloc_init: doca_rdma_task_read_allocate_init,
                         as_task: doca_rdma_task_read_as_task,
                         setters: void,
+                        caps: [
+                            supported doca_rdma_cap_task_read_is_supported,
+                        ],
                     },
                     c22: { doca_rdma_job_read_write { src_buff: src_buf, dst_buff: dst_buf } },
                 },
@@ -147,6 +160,9 @@ macro_rules! rdma_task_table {
                         alloc_init: doca_rdma_task_write_allocate_init,
                         as_task: doca_rdma_task_write_as_task,
                         setters: void,
+                        caps: [
+                            supported doca_rdma_cap_task_write_is_supported,
+                        ],
                     },
                     c22: { doca_rdma_job_read_write { src_buff: src_buf, dst_buff: dst_buf } },
                 },
@@ -179,6 +195,9 @@ macro_rules! rdma_task_table {
                         alloc_init: doca_rdma_task_write_imm_allocate_init,
                         as_task: doca_rdma_task_write_imm_as_task,
                         setters: void,
+                        caps: [
+                            supported doca_rdma_cap_task_write_imm_is_supported,
+                        ],
                     },
                     c22: { doca_rdma_job_read_write { src_buff: src_buf, dst_buff: dst_buf, immediate_data: immediate_data } },
                 },
@@ -214,6 +233,9 @@ macro_rules! rdma_task_table {
                         alloc_init: doca_rdma_task_atomic_cmp_swp_allocate_init,
                         as_task: doca_rdma_task_atomic_cmp_swp_as_task,
                         setters: void,
+                        caps: [
+                            supported doca_rdma_cap_task_atomic_cmp_swp_is_supported,
+                        ],
                     },
                     c22: { doca_rdma_job_atomic { cmp_or_add_dest_buff: dst_buf, result_buff: result_buf, swap_or_add_data: swap_data, cmp_data: cmp_data } },
                 },
@@ -246,6 +268,9 @@ macro_rules! rdma_task_table {
                         alloc_init: doca_rdma_task_atomic_fetch_add_allocate_init,
                         as_task: doca_rdma_task_atomic_fetch_add_as_task,
                         setters: void,
+                        caps: [
+                            supported doca_rdma_cap_task_atomic_fetch_add_is_supported,
+                        ],
                     },
                     c22: { doca_rdma_job_atomic { cmp_or_add_dest_buff: dst_buf, result_buff: result_buf, swap_or_add_data: add_data } },
                 },
@@ -275,6 +300,9 @@ macro_rules! rdma_task_table {
                         alloc_init: doca_rdma_task_remote_net_sync_event_get_allocate_init,
                         as_task: doca_rdma_task_remote_net_sync_event_get_as_task,
                         setters: void,
+                        caps: [
+                            supported doca_rdma_cap_task_remote_net_sync_event_get_is_supported,
+                        ],
                     },
                     c22: {},
                 },
@@ -304,6 +332,9 @@ macro_rules! rdma_task_table {
                         alloc_init: doca_rdma_task_remote_net_sync_event_notify_set_allocate_init,
                         as_task: doca_rdma_task_remote_net_sync_event_notify_set_as_task,
                         setters: void,
+                        caps: [
+                            supported doca_rdma_cap_task_remote_net_sync_event_notify_set_is_supported,
+                        ],
                     },
                     c22: {},
                 },
@@ -336,6 +367,9 @@ macro_rules! rdma_task_table {
                         alloc_init: doca_rdma_task_remote_net_sync_event_notify_add_allocate_init,
                         as_task: doca_rdma_task_remote_net_sync_event_notify_add_as_task,
                         setters: void,
+                        caps: [
+                            supported doca_rdma_cap_task_remote_net_sync_event_notify_add_is_supported,
+                        ],
                     },
                     c22: {},
                 },

@@ -69,6 +69,7 @@ macro_rules! sha_task_table {
     ($gen:path) => {
         $gen! {
             lib: "sha",
+            capability: Sha,
             c3_handle: doca_sha3,
             tasks: [
                 {

@@ -138,6 +138,7 @@ pub struct GenFn {
 macro_rules! c3_tasks {
     (
         lib: $lib:literal,
+        capability: $capab:ident,
         c3_handle: $h:ty,
         tasks: [$({
             spec: $spec:ident @ $specpath:path,
@@ -154,7 +155,8 @@ macro_rules! c3_tasks {
                 set_conf: $set_conf:ident ($style:ident),
                 alloc_init: $alloc:ident $(($by_hand:ident))?,
                 as_task: $as_task:ident,
-                setters: $setters:ident $(,)?
+                setters: $setters:ident
+                $(, caps: [$($capkind:ident $capfn:ident $(($capty:ty) = $capv:expr)?),* $(,)?])? $(,)?
             },
             c22: $c22:tt $(,)?
         }),* $(,)?] $(,)?
@@ -182,6 +184,9 @@ macro_rules! c3_tasks {
                     params: &[concat!("*mut ", stringify!($task)), stringify!($cty)],
                 },
             )?)*
+            $($(
+                $crate::common::tasks::c3_tasks!(@capfn $capkind $capfn [$(($capty))?]),
+            )*)?
         )*];
         $(
             #[doc = concat!("`struct ", stringify!($task), "`: the generic task.")]
@@ -205,7 +210,50 @@ macro_rules! c3_tasks {
             $($(
                 $crate::common::tasks::c3_tasks!(@setter $setters $setter $task, $input, $slot, ($cty));
             )?)*
+
+            $($(
+                $crate::common::tasks::c3_tasks!(@cap $capkind $capfn $specpath, [$(($capty) = $capv)?]);
+            )*)?
         )*
+    };
+
+    // A device capability of a task type: whether a device runs it, or a limit a device
+    // that runs it has (the library's value).
+    (@capfn supported $fn:ident []) => {
+        $crate::common::tasks::GenFn {
+            name: stringify!($fn),
+            ret: "doca_error_t",
+            params: &["*const doca_devinfo"],
+        }
+    };
+    (@capfn value $fn:ident [($t:ty)]) => {
+        $crate::common::tasks::GenFn {
+            name: stringify!($fn),
+            ret: "doca_error_t",
+            params: &["*const doca_devinfo", concat!("*mut ", stringify!($t))],
+        }
+    };
+    (@cap supported $fn:ident $spec:path, []) => {
+        #[doc = concat!("`", stringify!($fn), "`: `DOCA_SUCCESS` when the device runs the task type, `NOT_SUPPORTED` with the reason when not.")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $fn(
+            devinfo: *const $crate::v22::dev::doca_devinfo,
+        ) -> $crate::common::doca_error_t {
+            $crate::v22::libs::devinfo_query(devinfo, |d| $spec.supported_on(d))
+        }
+    };
+    (@cap value $fn:ident $spec:path, [($t:ty) = $v:expr]) => {
+        #[doc = concat!("`", stringify!($fn), "`: for a device that runs the task type.")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $fn(
+            devinfo: *const $crate::v22::dev::doca_devinfo,
+            out: *mut $t,
+        ) -> $crate::common::doca_error_t {
+            $crate::v22::libs::devinfo_value(devinfo, out, |d| {
+                $spec.supported_on(d)?;
+                Ok($v)
+            })
+        }
     };
 
     (@first ($t:ty) $($rest:tt)*) => {
@@ -409,6 +457,7 @@ pub(crate) use c3_tasks;
 macro_rules! c22_jobs {
     (
         lib: $lib:literal,
+        capability: $capab:ident,
         c3_handle: $h:ty,
         tasks: [$({
             spec: $spec:ident @ $specpath:path,

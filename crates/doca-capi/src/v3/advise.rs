@@ -5,7 +5,7 @@ use super::lib::{Lib3, lib_as_ctx, lib_create, lib_destroy};
 use super::pe::doca_ctx3;
 use crate::common::doca_error_t;
 use crate::v22::dev::{doca_dev, doca_devinfo};
-use crate::v22::libs::{devinfo_query, devinfo_value};
+use crate::v22::libs::devinfo_value;
 use crate::v22::mem::doca_buf;
 use doca_core::memory::advise::{MAX_BUF_SIZE, MmapAdvise};
 
@@ -40,14 +40,6 @@ pub unsafe extern "C" fn doca_mmap_advise_as_ctx(
 ) -> *mut doca_ctx3 {
     // SAFETY: NULL or a live handle.
     unsafe { lib_as_ctx(mmap_advise) }
-}
-
-/// `doca_mmap_advise_cap_task_cache_invalidate_is_supported`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_mmap_advise_cap_task_cache_invalidate_is_supported(
-    devinfo: *const doca_devinfo,
-) -> doca_error_t {
-    devinfo_query(devinfo, MmapAdvise::invalidate_supported)
 }
 
 /// `doca_mmap_advise_task_cache_invalidate_get_max_buf_size`.

@@ -12,11 +12,11 @@ use crate::common::{
     out_ptr, put,
 };
 use crate::v22::dev::{doca_dev, doca_devinfo};
-use crate::v22::libs::{devinfo_query, devinfo_value};
+use crate::v22::libs::devinfo_query;
 use crate::v22::mem::doca_buf;
 use ::doca_aes_gcm::{
-    AesGcm, JOB_DECRYPT, JOB_ENCRYPT, Key, KeyType, MAX_BUF_SIZE, MAX_IV_LEN,
-    MAX_LIST_BUF_NUM_ELEM, PARAM_AAD_SIZE, PARAM_IV_HI, PARAM_IV_LO, PARAM_KEY, PARAM_TAG_SIZE,
+    AesGcm, JOB_DECRYPT, JOB_ENCRYPT, Key, KeyType, PARAM_AAD_SIZE, PARAM_IV_HI, PARAM_IV_LO,
+    PARAM_KEY, PARAM_TAG_SIZE,
 };
 use doca_core::ErrorCode;
 use doca_core::exec::TaskSpec;
@@ -161,41 +161,6 @@ pub unsafe extern "C" fn doca_aes_gcm_key_destroy(key: *mut doca_aes_gcm_key) ->
     ffi(|| unsafe { free_handle(key, "key") })
 }
 
-/// `doca_aes_gcm_cap_task_encrypt_is_supported`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_aes_gcm_cap_task_encrypt_is_supported(
-    devinfo: *const doca_devinfo,
-) -> doca_error_t {
-    devinfo_query(devinfo, |d| AesGcm::job_get_supported(d, JOB_ENCRYPT))
-}
-
-/// `doca_aes_gcm_cap_task_encrypt_get_max_iv_len`: 12 bytes.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_aes_gcm_cap_task_encrypt_get_max_iv_len(
-    devinfo: *const doca_devinfo,
-    max_iv_len: *mut u32,
-) -> doca_error_t {
-    devinfo_value(devinfo, max_iv_len, |d| {
-        AesGcm::job_get_supported(d, JOB_ENCRYPT).map(|()| MAX_IV_LEN)
-    })
-}
-
-/// `doca_aes_gcm_cap_task_encrypt_is_tag_96_supported`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_aes_gcm_cap_task_encrypt_is_tag_96_supported(
-    devinfo: *const doca_devinfo,
-) -> doca_error_t {
-    devinfo_query(devinfo, |d| AesGcm::job_get_supported(d, JOB_ENCRYPT))
-}
-
-/// `doca_aes_gcm_cap_task_encrypt_is_tag_128_supported`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_aes_gcm_cap_task_encrypt_is_tag_128_supported(
-    devinfo: *const doca_devinfo,
-) -> doca_error_t {
-    devinfo_query(devinfo, |d| AesGcm::job_get_supported(d, JOB_ENCRYPT))
-}
-
 /// `doca_aes_gcm_cap_task_encrypt_is_key_type_supported`: 128- and 256-bit keys.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_aes_gcm_cap_task_encrypt_is_key_type_supported(
@@ -208,63 +173,6 @@ pub unsafe extern "C" fn doca_aes_gcm_cap_task_encrypt_is_key_type_supported(
     })
 }
 
-/// `doca_aes_gcm_cap_task_encrypt_get_max_buf_size`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_aes_gcm_cap_task_encrypt_get_max_buf_size(
-    devinfo: *const doca_devinfo,
-    max_buffer_size: *mut u64,
-) -> doca_error_t {
-    devinfo_value(devinfo, max_buffer_size, |d| {
-        AesGcm::job_get_supported(d, JOB_ENCRYPT).map(|()| MAX_BUF_SIZE)
-    })
-}
-
-/// `doca_aes_gcm_cap_task_encrypt_get_max_list_buf_num_elem`: single buffers.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_aes_gcm_cap_task_encrypt_get_max_list_buf_num_elem(
-    devinfo: *const doca_devinfo,
-    max_list_num_elem: *mut u32,
-) -> doca_error_t {
-    devinfo_value(devinfo, max_list_num_elem, |d| {
-        AesGcm::job_get_supported(d, JOB_ENCRYPT).map(|()| MAX_LIST_BUF_NUM_ELEM)
-    })
-}
-
-/// `doca_aes_gcm_cap_task_decrypt_is_supported`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_aes_gcm_cap_task_decrypt_is_supported(
-    devinfo: *const doca_devinfo,
-) -> doca_error_t {
-    devinfo_query(devinfo, |d| AesGcm::job_get_supported(d, JOB_DECRYPT))
-}
-
-/// `doca_aes_gcm_cap_task_decrypt_get_max_iv_len`: 12 bytes.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_aes_gcm_cap_task_decrypt_get_max_iv_len(
-    devinfo: *const doca_devinfo,
-    max_iv_len: *mut u32,
-) -> doca_error_t {
-    devinfo_value(devinfo, max_iv_len, |d| {
-        AesGcm::job_get_supported(d, JOB_DECRYPT).map(|()| MAX_IV_LEN)
-    })
-}
-
-/// `doca_aes_gcm_cap_task_decrypt_is_tag_96_supported`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_aes_gcm_cap_task_decrypt_is_tag_96_supported(
-    devinfo: *const doca_devinfo,
-) -> doca_error_t {
-    devinfo_query(devinfo, |d| AesGcm::job_get_supported(d, JOB_DECRYPT))
-}
-
-/// `doca_aes_gcm_cap_task_decrypt_is_tag_128_supported`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_aes_gcm_cap_task_decrypt_is_tag_128_supported(
-    devinfo: *const doca_devinfo,
-) -> doca_error_t {
-    devinfo_query(devinfo, |d| AesGcm::job_get_supported(d, JOB_DECRYPT))
-}
-
 /// `doca_aes_gcm_cap_task_decrypt_is_key_type_supported`: 128- and 256-bit keys.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_aes_gcm_cap_task_decrypt_is_key_type_supported(
@@ -274,28 +182,6 @@ pub unsafe extern "C" fn doca_aes_gcm_cap_task_decrypt_is_key_type_supported(
     devinfo_query(devinfo, |d| {
         AesGcm::job_get_supported(d, JOB_DECRYPT)?;
         KeyType::from_raw(i64::from(key_type)).map(|_| ())
-    })
-}
-
-/// `doca_aes_gcm_cap_task_decrypt_get_max_buf_size`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_aes_gcm_cap_task_decrypt_get_max_buf_size(
-    devinfo: *const doca_devinfo,
-    max_buffer_size: *mut u64,
-) -> doca_error_t {
-    devinfo_value(devinfo, max_buffer_size, |d| {
-        AesGcm::job_get_supported(d, JOB_DECRYPT).map(|()| MAX_BUF_SIZE)
-    })
-}
-
-/// `doca_aes_gcm_cap_task_decrypt_get_max_list_buf_num_elem`: single buffers.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_aes_gcm_cap_task_decrypt_get_max_list_buf_num_elem(
-    devinfo: *const doca_devinfo,
-    max_list_num_elem: *mut u32,
-) -> doca_error_t {
-    devinfo_value(devinfo, max_list_num_elem, |d| {
-        AesGcm::job_get_supported(d, JOB_DECRYPT).map(|()| MAX_LIST_BUF_NUM_ELEM)
     })
 }
 

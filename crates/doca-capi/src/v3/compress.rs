@@ -5,13 +5,9 @@
 use super::lib::{Lib3, lib_as_ctx, lib_create, lib_destroy};
 use super::pe::{doca_ctx3, doca_task};
 use crate::common::{doca_error_t, ffi, ffi_value, handle, out_ptr, put};
-use crate::v22::dev::{doca_dev, doca_devinfo};
-use crate::v22::libs::{devinfo_query, devinfo_value};
+use crate::v22::dev::doca_dev;
 use crate::v22::mem::doca_buf;
-use doca_compress::{
-    Compress, JOB_COMPRESS_DEFLATE, JOB_DECOMPRESS_DEFLATE, JOB_DECOMPRESS_LZ4_BLOCK,
-    JOB_DECOMPRESS_LZ4_STREAM, task_checksums,
-};
+use doca_compress::{Compress, task_checksums};
 
 /// `struct doca_compress`.
 pub type doca_compress3 = Lib3<Compress>;
@@ -55,134 +51,6 @@ pub unsafe extern "C" fn doca_compress_cap_get_max_num_tasks(
         // SAFETY: checked.
         unsafe { put(o, super::MAX_TASKS) };
         Ok(())
-    })
-}
-
-/// `doca_compress_cap_task_compress_deflate_is_supported`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_compress_cap_task_compress_deflate_is_supported(
-    devinfo: *const doca_devinfo,
-) -> doca_error_t {
-    devinfo_query(devinfo, |d| {
-        Compress::job_get_supported(d, JOB_COMPRESS_DEFLATE)
-    })
-}
-
-/// `doca_compress_cap_task_compress_deflate_get_max_buf_size`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_compress_cap_task_compress_deflate_get_max_buf_size(
-    devinfo: *const doca_devinfo,
-    max_buffer_size: *mut u64,
-) -> doca_error_t {
-    devinfo_value(devinfo, max_buffer_size, |d| {
-        Compress::max_buf_size(d, JOB_COMPRESS_DEFLATE)
-    })
-}
-
-/// `doca_compress_cap_task_compress_deflate_get_max_buf_list_len`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_compress_cap_task_compress_deflate_get_max_buf_list_len(
-    devinfo: *const doca_devinfo,
-    max_buf_list_len: *mut u32,
-) -> doca_error_t {
-    devinfo_value(devinfo, max_buf_list_len, |d| {
-        Compress::max_buf_list_len(d, JOB_COMPRESS_DEFLATE)
-    })
-}
-
-/// `doca_compress_cap_task_decompress_deflate_is_supported`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_compress_cap_task_decompress_deflate_is_supported(
-    devinfo: *const doca_devinfo,
-) -> doca_error_t {
-    devinfo_query(devinfo, |d| {
-        Compress::job_get_supported(d, JOB_DECOMPRESS_DEFLATE)
-    })
-}
-
-/// `doca_compress_cap_task_decompress_deflate_get_max_buf_size`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_compress_cap_task_decompress_deflate_get_max_buf_size(
-    devinfo: *const doca_devinfo,
-    max_buffer_size: *mut u64,
-) -> doca_error_t {
-    devinfo_value(devinfo, max_buffer_size, |d| {
-        Compress::max_buf_size(d, JOB_DECOMPRESS_DEFLATE)
-    })
-}
-
-/// `doca_compress_cap_task_decompress_deflate_get_max_buf_list_len`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_compress_cap_task_decompress_deflate_get_max_buf_list_len(
-    devinfo: *const doca_devinfo,
-    max_buf_list_len: *mut u32,
-) -> doca_error_t {
-    devinfo_value(devinfo, max_buf_list_len, |d| {
-        Compress::max_buf_list_len(d, JOB_DECOMPRESS_DEFLATE)
-    })
-}
-
-/// `doca_compress_cap_task_decompress_lz4_stream_is_supported`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_compress_cap_task_decompress_lz4_stream_is_supported(
-    devinfo: *const doca_devinfo,
-) -> doca_error_t {
-    devinfo_query(devinfo, |d| {
-        Compress::job_get_supported(d, JOB_DECOMPRESS_LZ4_STREAM)
-    })
-}
-
-/// `doca_compress_cap_task_decompress_lz4_stream_get_max_buf_size`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_compress_cap_task_decompress_lz4_stream_get_max_buf_size(
-    devinfo: *const doca_devinfo,
-    max_buffer_size: *mut u64,
-) -> doca_error_t {
-    devinfo_value(devinfo, max_buffer_size, |d| {
-        Compress::max_buf_size(d, JOB_DECOMPRESS_LZ4_STREAM)
-    })
-}
-
-/// `doca_compress_cap_task_decompress_lz4_stream_get_max_buf_list_len`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_compress_cap_task_decompress_lz4_stream_get_max_buf_list_len(
-    devinfo: *const doca_devinfo,
-    max_buf_list_len: *mut u32,
-) -> doca_error_t {
-    devinfo_value(devinfo, max_buf_list_len, |d| {
-        Compress::max_buf_list_len(d, JOB_DECOMPRESS_LZ4_STREAM)
-    })
-}
-
-/// `doca_compress_cap_task_decompress_lz4_block_is_supported`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_compress_cap_task_decompress_lz4_block_is_supported(
-    devinfo: *const doca_devinfo,
-) -> doca_error_t {
-    devinfo_query(devinfo, |d| {
-        Compress::job_get_supported(d, JOB_DECOMPRESS_LZ4_BLOCK)
-    })
-}
-
-/// `doca_compress_cap_task_decompress_lz4_block_get_max_buf_size`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_compress_cap_task_decompress_lz4_block_get_max_buf_size(
-    devinfo: *const doca_devinfo,
-    max_buffer_size: *mut u64,
-) -> doca_error_t {
-    devinfo_value(devinfo, max_buffer_size, |d| {
-        Compress::max_buf_size(d, JOB_DECOMPRESS_LZ4_BLOCK)
-    })
-}
-
-/// `doca_compress_cap_task_decompress_lz4_block_get_max_buf_list_len`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_compress_cap_task_decompress_lz4_block_get_max_buf_list_len(
-    devinfo: *const doca_devinfo,
-    max_buf_list_len: *mut u32,
-) -> doca_error_t {
-    devinfo_value(devinfo, max_buf_list_len, |d| {
-        Compress::max_buf_list_len(d, JOB_DECOMPRESS_LZ4_BLOCK)
     })
 }
 

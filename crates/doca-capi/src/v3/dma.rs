@@ -3,10 +3,9 @@
 use super::lib::{Lib3, lib_as_ctx, lib_create, lib_destroy};
 use super::pe::doca_ctx3;
 use crate::common::{doca_error_t, ffi, handle, out_ptr, put};
-use crate::v22::dev::{doca_dev, doca_devinfo};
-use crate::v22::libs::{devinfo_query, devinfo_value};
+use crate::v22::dev::doca_dev;
 use crate::v22::mem::doca_buf;
-use doca_dma::{Dma, JOB_MEMCPY, MAX_BUF_SIZE, MAX_LIST_ELEMENTS};
+use doca_dma::Dma;
 
 /// `struct doca_dma`.
 pub type doca_dma3 = Lib3<Dma>;
@@ -35,36 +34,6 @@ pub unsafe extern "C" fn doca_dma_destroy(dma: *mut doca_dma3) -> doca_error_t {
 pub unsafe extern "C" fn doca_dma_as_ctx(dma: *mut doca_dma3) -> *mut doca_ctx3 {
     // SAFETY: NULL or a live handle.
     unsafe { lib_as_ctx(dma) }
-}
-
-/// `doca_dma_cap_task_memcpy_is_supported`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_dma_cap_task_memcpy_is_supported(
-    devinfo: *const doca_devinfo,
-) -> doca_error_t {
-    devinfo_query(devinfo, |d| Dma::job_get_supported(d, JOB_MEMCPY))
-}
-
-/// `doca_dma_cap_task_memcpy_get_max_buf_list_len`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_dma_cap_task_memcpy_get_max_buf_list_len(
-    devinfo: *const doca_devinfo,
-    max_buf_list_len: *mut u32,
-) -> doca_error_t {
-    devinfo_value(devinfo, max_buf_list_len, |d| {
-        Dma::job_get_supported(d, JOB_MEMCPY).map(|_| MAX_LIST_ELEMENTS)
-    })
-}
-
-/// `doca_dma_cap_task_memcpy_get_max_buf_size`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_dma_cap_task_memcpy_get_max_buf_size(
-    devinfo: *const doca_devinfo,
-    max_buf_size: *mut u64,
-) -> doca_error_t {
-    devinfo_value(devinfo, max_buf_size, |d| {
-        Dma::job_get_supported(d, JOB_MEMCPY).map(|_| MAX_BUF_SIZE)
-    })
 }
 
 /// `doca_dma_cap_get_max_num_tasks`: the most tasks one context's pool may hold.

@@ -5,11 +5,9 @@ use super::lib::{Lib3, lib_as_ctx, lib_create, lib_destroy};
 use super::pe::doca_ctx3;
 use crate::common::{Result, doca_error_t, ffi, handle, invalid, new_handle};
 use crate::v22::dev::{doca_dev, doca_devinfo};
-use crate::v22::libs::{devinfo_query, devinfo_value, slice};
+use crate::v22::libs::{devinfo_value, slice};
 use crate::v22::mem::doca_buf;
-use doca_ec::{
-    Ec, JOB_CREATE, JOB_GALOIS_MUL, JOB_RECOVER, JOB_UPDATE, MAX_BLOCK_SIZE, Matrix, MatrixType,
-};
+use doca_ec::{Ec, JOB_CREATE, MAX_BLOCK_SIZE, Matrix, MatrixType};
 use std::ffi::c_int;
 
 /// `struct doca_ec`.
@@ -180,35 +178,3 @@ pub unsafe extern "C" fn doca_ec_matrix_create_recover(
 // ---- tasks: from erasure coding's task table ----
 
 doca_ec::ec_task_table!(crate::common::tasks::c3_tasks);
-
-/// `doca_ec_cap_task_galois_mul_is_supported`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_ec_cap_task_galois_mul_is_supported(
-    devinfo: *const doca_devinfo,
-) -> doca_error_t {
-    devinfo_query(devinfo, |d| Ec::job_get_supported(d, JOB_GALOIS_MUL))
-}
-
-/// `doca_ec_cap_task_create_is_supported`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_ec_cap_task_create_is_supported(
-    devinfo: *const doca_devinfo,
-) -> doca_error_t {
-    devinfo_query(devinfo, |d| Ec::job_get_supported(d, JOB_CREATE))
-}
-
-/// `doca_ec_cap_task_update_is_supported`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_ec_cap_task_update_is_supported(
-    devinfo: *const doca_devinfo,
-) -> doca_error_t {
-    devinfo_query(devinfo, |d| Ec::job_get_supported(d, JOB_UPDATE))
-}
-
-/// `doca_ec_cap_task_recover_is_supported`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_ec_cap_task_recover_is_supported(
-    devinfo: *const doca_devinfo,
-) -> doca_error_t {
-    devinfo_query(devinfo, |d| Ec::job_get_supported(d, JOB_RECOVER))
-}

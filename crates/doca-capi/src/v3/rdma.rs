@@ -510,28 +510,6 @@ pub unsafe extern "C" fn doca_rdma_cap_transport_type_is_supported(
     })
 }
 
-macro_rules! cap_task {
-    (pub unsafe extern "C" fn $name:ident(devinfo: *const doca_devinfo) -> doca_error_t => $check:path) => {
-        #[doc = concat!("`", stringify!($name), "`.")]
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $name(devinfo: *const doca_devinfo) -> doca_error_t {
-            devinfo_query(devinfo, $check)
-        }
-    };
-}
-
-cap_task!(pub unsafe extern "C" fn doca_rdma_cap_task_receive_is_supported(devinfo: *const doca_devinfo) -> doca_error_t => rdma_dev);
-cap_task!(pub unsafe extern "C" fn doca_rdma_cap_task_send_is_supported(devinfo: *const doca_devinfo) -> doca_error_t => rdma_dev);
-cap_task!(pub unsafe extern "C" fn doca_rdma_cap_task_send_imm_is_supported(devinfo: *const doca_devinfo) -> doca_error_t => rdma_dev);
-cap_task!(pub unsafe extern "C" fn doca_rdma_cap_task_read_is_supported(devinfo: *const doca_devinfo) -> doca_error_t => rdma_dev);
-cap_task!(pub unsafe extern "C" fn doca_rdma_cap_task_write_is_supported(devinfo: *const doca_devinfo) -> doca_error_t => rdma_dev);
-cap_task!(pub unsafe extern "C" fn doca_rdma_cap_task_write_imm_is_supported(devinfo: *const doca_devinfo) -> doca_error_t => rdma_dev);
-cap_task!(pub unsafe extern "C" fn doca_rdma_cap_task_atomic_cmp_swp_is_supported(devinfo: *const doca_devinfo) -> doca_error_t => rdma_dev);
-cap_task!(pub unsafe extern "C" fn doca_rdma_cap_task_atomic_fetch_add_is_supported(devinfo: *const doca_devinfo) -> doca_error_t => rdma_dev);
-cap_task!(pub unsafe extern "C" fn doca_rdma_cap_task_remote_net_sync_event_get_is_supported(devinfo: *const doca_devinfo) -> doca_error_t => rdma_dev);
-cap_task!(pub unsafe extern "C" fn doca_rdma_cap_task_remote_net_sync_event_notify_set_is_supported(devinfo: *const doca_devinfo) -> doca_error_t => rdma_dev);
-cap_task!(pub unsafe extern "C" fn doca_rdma_cap_task_remote_net_sync_event_notify_add_is_supported(devinfo: *const doca_devinfo) -> doca_error_t => rdma_dev);
-
 /// `doca_rdma_cap_task_receive_get_max_dst_buf_list_len`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn doca_rdma_cap_task_receive_get_max_dst_buf_list_len(

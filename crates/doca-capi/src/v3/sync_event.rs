@@ -10,9 +10,6 @@ use crate::common::{
 use crate::v22::dev::{doca_dev, doca_devinfo};
 use crate::v22::libs::devinfo_query;
 use doca_core::sync_event::net::RemoteNetEvent;
-use doca_core::sync_event::{
-    JOB_GET, JOB_UPDATE_ADD, JOB_UPDATE_SET, JOB_WAIT_EQ, JOB_WAIT_GT, JOB_WAIT_NEQ,
-};
 use doca_core::{ErrorCode, SyncEvent};
 
 /// `struct doca_sync_event`.
@@ -442,51 +439,3 @@ pub unsafe extern "C" fn doca_sync_event_wait_gt_yield(
 // ---- tasks: from the sync event's task table ----
 
 doca_core::sync_event_task_table!(crate::common::tasks::c3_tasks);
-
-/// `doca_sync_event_cap_task_get_is_supported`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_sync_event_cap_task_get_is_supported(
-    devinfo: *const doca_devinfo,
-) -> doca_error_t {
-    devinfo_query(devinfo, |d| SyncEvent::job_get_supported(d, JOB_GET))
-}
-
-/// `doca_sync_event_cap_task_notify_set_is_supported`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_sync_event_cap_task_notify_set_is_supported(
-    devinfo: *const doca_devinfo,
-) -> doca_error_t {
-    devinfo_query(devinfo, |d| SyncEvent::job_get_supported(d, JOB_UPDATE_SET))
-}
-
-/// `doca_sync_event_cap_task_notify_add_is_supported`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_sync_event_cap_task_notify_add_is_supported(
-    devinfo: *const doca_devinfo,
-) -> doca_error_t {
-    devinfo_query(devinfo, |d| SyncEvent::job_get_supported(d, JOB_UPDATE_ADD))
-}
-
-/// `doca_sync_event_cap_task_wait_gt_is_supported`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_sync_event_cap_task_wait_gt_is_supported(
-    devinfo: *const doca_devinfo,
-) -> doca_error_t {
-    devinfo_query(devinfo, |d| SyncEvent::job_get_supported(d, JOB_WAIT_GT))
-}
-
-/// `doca_sync_event_cap_task_wait_neq_is_supported`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_sync_event_cap_task_wait_neq_is_supported(
-    devinfo: *const crate::v22::dev::doca_devinfo,
-) -> doca_error_t {
-    devinfo_query(devinfo, |d| SyncEvent::job_get_supported(d, JOB_WAIT_NEQ))
-}
-
-/// `doca_sync_event_cap_task_wait_eq_is_supported`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn doca_sync_event_cap_task_wait_eq_is_supported(
-    devinfo: *const doca_devinfo,
-) -> doca_error_t {
-    devinfo_query(devinfo, |d| SyncEvent::job_get_supported(d, JOB_WAIT_EQ))
-}

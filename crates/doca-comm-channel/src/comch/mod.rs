@@ -58,6 +58,7 @@ pub const JOB_SEND: u32 = COMCH_FIRST + 1;
 pub mod tasks {
     doca_core::task_specs! {
         lib: "comch",
+        capability: CommChannel,
         c3_handle: (),
         tasks: [
             {

@@ -268,13 +268,14 @@ impl DevInfo {
         }
     }
 
-    /// [`job_supported`](DevInfo::job_supported), and for a job type no table of the
-    /// device lists (a library's own, newer one), whether the device has the library's
-    /// capability `cap` and no topology restricts its job types.
+    /// [`job_supported`](DevInfo::job_supported), and for a job type a topology cannot
+    /// name (RDMA's, comch's), whether the device has the library's capability `cap`.
     pub fn job_supported_by(&self, job_type: u32, cap: Capability) -> Result<()> {
-        if job_type_info(job_type).is_some() || self.props.job_types.is_some() {
+        if job_type_info(job_type).is_some() {
             return self.job_supported(job_type);
         }
+        // A topology's list of job types names only the types it knows; one it cannot
+        // name (RDMA's, comch's) depends on the library's capability alone.
         if self.has_capability(cap) {
             Ok(())
         } else {

@@ -20,6 +20,7 @@ macro_rules! mmap_advise_task_table {
     ($gen:path) => {
         $gen! {
             lib: "mmap advise",
+            capability: Dma,
             c3_handle: doca_mmap_advise,
             tasks: [
                 {
@@ -42,6 +43,9 @@ macro_rules! mmap_advise_task_table {
                         alloc_init: doca_mmap_advise_task_invalidate_cache_alloc_init,
                         as_task: doca_mmap_advise_task_invalidate_cache_as_doca_task,
                         setters: void,
+                        caps: [
+                            supported doca_mmap_advise_cap_task_cache_invalidate_is_supported,
+                        ],
                     },
                     c22: {},
                 },

@@ -58,6 +58,7 @@ macro_rules! sync_event_task_table {
     ($gen:path) => {
         $gen! {
             lib: "sync event",
+            capability: SyncEvent,
             c3_handle: doca_sync_event3,
             tasks: [
                 {
@@ -80,6 +81,9 @@ macro_rules! sync_event_task_table {
                         alloc_init: doca_sync_event_task_get_alloc_init,
                         as_task: doca_sync_event_task_get_as_doca_task,
                         setters: void,
+                        caps: [
+                            supported doca_sync_event_cap_task_get_is_supported,
+                        ],
                     },
                     c22: { doca_sync_event_job_get { value: ret_val_ptr } },
                 },
@@ -103,6 +107,9 @@ macro_rules! sync_event_task_table {
                         alloc_init: doca_sync_event_task_notify_set_alloc_init,
                         as_task: doca_sync_event_task_notify_set_as_doca_task,
                         setters: void,
+                        caps: [
+                            supported doca_sync_event_cap_task_notify_set_is_supported,
+                        ],
                     },
                     c22: { doca_sync_event_job_update_set { value: set_val } },
                 },
@@ -129,6 +136,9 @@ macro_rules! sync_event_task_table {
                         alloc_init: doca_sync_event_task_notify_add_alloc_init,
                         as_task: doca_sync_event_task_notify_add_as_doca_task,
                         setters: void,
+                        caps: [
+                            supported doca_sync_event_cap_task_notify_add_is_supported,
+                        ],
                     },
                     c22: { doca_sync_event_job_update_add { value: inc_val, fetched: fetched_val_ptr } },
                 },
@@ -155,6 +165,9 @@ macro_rules! sync_event_task_table {
                         alloc_init: doca_sync_event_task_wait_gt_alloc_init,
                         as_task: doca_sync_event_task_wait_gt_as_doca_task,
                         setters: void,
+                        caps: [
+                            supported doca_sync_event_cap_task_wait_gt_is_supported,
+                        ],
                     },
                     c22: { doca_sync_event_job_wait { value: wait_val, mask: mask } },
                 },
@@ -181,6 +194,9 @@ macro_rules! sync_event_task_table {
                         alloc_init: doca_sync_event_task_wait_eq_alloc_init,
                         as_task: doca_sync_event_task_wait_eq_as_doca_task,
                         setters: void,
+                        caps: [
+                            supported doca_sync_event_cap_task_wait_eq_is_supported,
+                        ],
                     },
                     c22: {},
                 },
@@ -207,6 +223,9 @@ macro_rules! sync_event_task_table {
                         alloc_init: doca_sync_event_task_wait_neq_alloc_init,
                         as_task: doca_sync_event_task_wait_neq_as_doca_task,
                         setters: void,
+                        caps: [
+                            supported doca_sync_event_cap_task_wait_neq_is_supported,
+                        ],
                     },
                     c22: {},
                 },

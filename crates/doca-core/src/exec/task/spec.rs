@@ -95,6 +95,8 @@ impl TaskHooks {
 pub struct TaskSpec {
     /// The library ("dma", ...).
     pub lib: &'static str,
+    /// The device capability the library needs.
+    pub capability: crate::device::Capability,
     /// The task type's name in DOCA's API ("memcpy", ...).
     pub name: &'static str,
     /// Its key, and its record's job type unless [`TaskHooks::job_type`] says otherwise.
@@ -208,6 +210,13 @@ impl TaskSpec {
             i += 1;
         }
         panic!("the task table's 2.2 mapping names an input it does not declare")
+    }
+
+    /// Whether a device runs tasks of this type (`*_cap_task_*_is_supported`): the
+    /// library's capability, and the job type among those a topology lists for it;
+    /// `NotSupported` with the reason otherwise.
+    pub fn supported_on(&self, devinfo: &crate::DevInfo) -> Result<()> {
+        devinfo.job_supported_by(self.job_type, self.capability)
     }
 
     /// Whether records of `job_type` are of this task type.
@@ -344,6 +353,7 @@ impl TaskSpec {
 macro_rules! task_specs {
     (
         lib: $lib:literal,
+        capability: $capab:ident,
         c3_handle: $h:ty,
         tasks: [$({
             spec: $spec:ident @ $specpath:path,
@@ -374,6 +384,7 @@ macro_rules! task_specs {
                 }),*];
                 $crate::exec::TaskSpec {
                     lib: $lib,
+                    capability: $crate::device::Capability::$capab,
                     name: $name,
                     job_type: $job,
                     job_types: &[$($jt),*],
