@@ -97,6 +97,7 @@ macro_rules! aes_gcm_task_table {
         $gen! {
             lib: "aes_gcm",
             capability: AesGcm,
+            topology: "aes_gcm",
             c3_handle: doca_aes_gcm,
             tasks: [
                 {
@@ -104,7 +105,7 @@ macro_rules! aes_gcm_task_table {
                     module: encrypt,
                     name: "encrypt",
                     job: $crate::JOB_ENCRYPT,
-                    job_types: [$crate::JOB_ENCRYPT],
+                    job_types: [encrypt = $crate::JOB_ENCRYPT],
                     inputs: [
                         buf src: 0 (*const doca_buf)
                             get doca_aes_gcm_task_encrypt_get_src
@@ -149,7 +150,7 @@ macro_rules! aes_gcm_task_table {
                     module: decrypt,
                     name: "decrypt",
                     job: $crate::JOB_DECRYPT,
-                    job_types: [$crate::JOB_DECRYPT],
+                    job_types: [decrypt = $crate::JOB_DECRYPT],
                     inputs: [
                         buf src: 0 (*const doca_buf)
                             get doca_aes_gcm_task_decrypt_get_src
@@ -460,7 +461,7 @@ impl AesGcm {
                 format!("job type {job_type} is not an AES-GCM task"),
             ));
         }
-        devinfo.job_supported(job_type)
+        doca_core::exec::job_supported_in(tasks::ALL, devinfo, job_type)
     }
 }
 
@@ -574,6 +575,9 @@ impl Job for AesGcmJob {
 struct AesGcmOps;
 
 impl CtxOps for AesGcmOps {
+    fn tasks(&self) -> &'static [&'static doca_core::exec::TaskSpec] {
+        tasks::ALL
+    }
     fn name(&self) -> &'static str {
         "aes_gcm"
     }

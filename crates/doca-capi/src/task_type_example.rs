@@ -22,13 +22,14 @@ macro_rules! measure_task_table {
         $gen! {
             lib: "measure",
             capability: Dma,
+            topology: "measure",
             c3_handle: doca_measure,
             tasks: [{
                 spec: MEASURE @ crate::task_type_example::tasks::MEASURE,
                 module: measure,
                 name: "measure",
                 job: crate::task_type_example::JOB_MEASURE,
-                job_types: [crate::task_type_example::JOB_MEASURE],
+                job_types: [measure = crate::task_type_example::JOB_MEASURE],
                 inputs: [
                     buf src: 0 (*const doca_buf)
                         get doca_measure_task_measure_get_src
@@ -68,6 +69,9 @@ pub mod tasks {
 struct MeasureOps;
 
 impl CtxOps for MeasureOps {
+    fn tasks(&self) -> &'static [&'static doca_core::exec::TaskSpec] {
+        tasks::ALL
+    }
     fn name(&self) -> &'static str {
         "measure"
     }

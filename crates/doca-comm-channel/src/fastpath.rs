@@ -44,6 +44,7 @@ pub mod tasks {
     doca_core::task_specs! {
         lib: "comch fast path",
         capability: CommChannel,
+        topology: "comch",
         c3_handle: (),
         tasks: [
             {
@@ -51,7 +52,7 @@ pub mod tasks {
                 module: producer_send,
                 name: "send",
                 job: super::JOB_PRODUCER_SEND,
-                job_types: [super::JOB_PRODUCER_SEND],
+                job_types: [producer_send = super::JOB_PRODUCER_SEND],
                 inputs: [
                     buf buf: 0 (*const doca_buf),
                     param consumer_and_imm_len: 0 (u64),
@@ -68,7 +69,7 @@ pub mod tasks {
                 module: consumer_post_recv,
                 name: "post_recv",
                 job: super::JOB_CONSUMER_RECV,
-                job_types: [super::JOB_CONSUMER_RECV],
+                job_types: [consumer_post_recv = super::JOB_CONSUMER_RECV],
                 inputs: [buf buf: 1 (*mut doca_buf)],
                 write_back: [],
                 hooks: doca_core::exec::TaskHooks {
@@ -212,6 +213,9 @@ struct ConsumerShared {
 struct ConsumerOps(Arc<ConsumerShared>);
 
 impl CtxOps for ConsumerOps {
+    fn tasks(&self) -> &'static [&'static doca_core::exec::TaskSpec] {
+        tasks::ALL
+    }
     fn name(&self) -> &'static str {
         "comch consumer"
     }
@@ -644,6 +648,9 @@ impl ProducerShared {
 struct ProducerOps(Arc<ProducerShared>);
 
 impl CtxOps for ProducerOps {
+    fn tasks(&self) -> &'static [&'static doca_core::exec::TaskSpec] {
+        tasks::ALL
+    }
     fn name(&self) -> &'static str {
         "comch producer"
     }

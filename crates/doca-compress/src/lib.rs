@@ -93,6 +93,7 @@ macro_rules! compress_task_table {
         $gen! {
             lib: "compress",
             capability: Compress,
+            topology: "compress",
             c3_handle: doca_compress3,
             tasks: [
                 {
@@ -100,7 +101,7 @@ macro_rules! compress_task_table {
                     module: compress_deflate,
                     name: "compress_deflate",
                     job: $crate::JOB_COMPRESS_DEFLATE,
-                    job_types: [$crate::JOB_COMPRESS_DEFLATE],
+                    job_types: [compress_deflate = $crate::JOB_COMPRESS_DEFLATE],
                     inputs: [
                         buf src: 0 (*const doca_buf)
                             get doca_compress_task_compress_deflate_get_src
@@ -132,7 +133,7 @@ macro_rules! compress_task_table {
                     module: decompress_deflate,
                     name: "decompress_deflate",
                     job: $crate::JOB_DECOMPRESS_DEFLATE,
-                    job_types: [$crate::JOB_DECOMPRESS_DEFLATE],
+                    job_types: [decompress_deflate = $crate::JOB_DECOMPRESS_DEFLATE],
                     inputs: [
                         buf src: 0 (*const doca_buf)
                             get doca_compress_task_decompress_deflate_get_src
@@ -164,7 +165,7 @@ macro_rules! compress_task_table {
                     module: decompress_lz4_stream,
                     name: "decompress_lz4_stream",
                     job: $crate::JOB_DECOMPRESS_LZ4_STREAM,
-                    job_types: [$crate::JOB_DECOMPRESS_LZ4_STREAM],
+                    job_types: [decompress_lz4_stream = $crate::JOB_DECOMPRESS_LZ4_STREAM],
                     inputs: [
                         param has_block_checksum: 0 (u8)
                             get doca_compress_task_decompress_lz4_stream_get_has_block_checksum
@@ -201,7 +202,7 @@ macro_rules! compress_task_table {
                     module: decompress_lz4_block,
                     name: "decompress_lz4_block",
                     job: $crate::JOB_DECOMPRESS_LZ4_BLOCK,
-                    job_types: [$crate::JOB_DECOMPRESS_LZ4_BLOCK],
+                    job_types: [decompress_lz4_block = $crate::JOB_DECOMPRESS_LZ4_BLOCK],
                     inputs: [
                         buf src: 0 (*const doca_buf)
                             get doca_compress_task_decompress_lz4_block_get_src
@@ -275,7 +276,7 @@ impl Compress {
                 format!("job type {job_type} is not a compress task"),
             ));
         }
-        devinfo.job_supported(job_type)
+        doca_core::exec::job_supported_in(tasks::ALL, devinfo, job_type)
     }
 
     /// The largest source or destination of a task of `job_type` on the device.
@@ -410,6 +411,9 @@ pub fn split(v: u64) -> (u32, u32) {
 struct CompressOps;
 
 impl CtxOps for CompressOps {
+    fn tasks(&self) -> &'static [&'static doca_core::exec::TaskSpec] {
+        tasks::ALL
+    }
     fn name(&self) -> &'static str {
         "compress"
     }

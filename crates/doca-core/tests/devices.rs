@@ -17,8 +17,15 @@ fn default_machine_host_side_has_the_samples_host_devices() {
         for cap in Capability::ALL {
             assert!(d.has_capability(*cap), "{cap:?}");
         }
-        for (name, ty, _) in device::JOB_TYPES {
-            assert!(d.job_supported(*ty).is_ok(), "{name}");
+        for spec in doca_core::sync_event::tasks::ALL
+            .iter()
+            .chain(doca_core::memory::advise::tasks::ALL)
+        {
+            assert!(
+                d.task_supported(spec, spec.job_type).is_ok(),
+                "{}",
+                spec.name
+            );
         }
         assert_eq!(d.role(), Role::Host);
         assert_eq!(d.engine_threads(), 0);
@@ -207,28 +214,44 @@ fn dev_open_is_shared_and_refcounted() {
 
 #[test]
 fn job_types_follow_capabilities_and_lists() {
+    use doca_core::sync_event::{self, tasks};
     let text = r#"
         [[host.device]]
         pci_addr = "0000:5e:00.0"
-        capabilities = ["sha", "dma"]
-        job_types = ["sha.sha256", "dma.memcpy"]
+        capabilities = ["sync_event", "dma"]
+        job_types = ["sync_event.wait_gt", "sync_event.update_set", "dma.teleport"]
     "#;
     let t = Topology::from_toml(text, None).unwrap();
     let d = &device::devinfo_list_from(&t)[0];
-    assert!(d.job_supported(589826).is_ok());
-    assert_eq!(
-        d.job_supported(589825).unwrap_err().code(),
-        ErrorCode::NotSupported
-    );
-    assert_eq!(
-        d.job_supported(1114114).unwrap_err().code(),
-        ErrorCode::NotSupported
-    );
-    assert_eq!(
-        d.job_supported(12345).unwrap_err().code(),
-        ErrorCode::InvalidValue
-    );
-    assert_eq!(d.supported_job_types().len(), 2);
+    let all: &[&[&doca_core::exec::TaskSpec]] = &[tasks::ALL];
+    let ok = |t: u32| doca_core::exec::job_supported_in(tasks::ALL, d, t);
+    assert!(ok(sync_event::JOB_WAIT_GT).is_ok());
+    assert!(ok(sync_event::JOB_UPDATE_SET).is_ok());
+    // Listed by its table name or not at all: the reason names what the topology lists.
+    let e = ok(sync_event::JOB_UPDATE_ADD).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::NotSupported);
+    assert!(e.to_string().contains("sync_event.update_add"), "{e}");
+    assert!(e.to_string().contains("dma.teleport"), "{e}");
+    assert_eq!(ok(12345).unwrap_err().code(), ErrorCode::NotSupported);
+    let names: Vec<String> = d
+        .supported_job_types(all)
+        .into_iter()
+        .map(|n| n.0)
+        .collect();
+    assert_eq!(names, ["sync_event.update_set", "sync_event.wait_gt"]);
+    // A name no table declares is a mistake the tables can point out.
+    assert_eq!(d.unknown_job_types(all), ["dma.teleport"]);
+    // A device without the library's capability runs none of its types.
+    let text = r#"
+        [[host.device]]
+        pci_addr = "0000:5e:00.0"
+        capabilities = ["dma"]
+    "#;
+    let t = Topology::from_toml(text, None).unwrap();
+    let d = &device::devinfo_list_from(&t)[0];
+    let e = doca_core::exec::job_supported_in(tasks::ALL, d, sync_event::JOB_GET).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::NotSupported);
+    assert!(e.to_string().contains("'sync_event' capability"), "{e}");
 }
 
 #[test]
@@ -265,8 +288,8 @@ fn bad_topology_files_say_what_is_wrong() {
             "colour",
         ),
         (
-            "[[host.device]]\npci_addr = \"0000:01:00.0\"\njob_types = [\"dma.teleport\"]",
-            "teleport",
+            "[[host.device]]\npci_addr = \"0000:01:00.0\"\njob_types = [\"teleport\"]",
+            "library.task",
         ),
         // A job of a library the device's capabilities leave out is a mistake, not a
         // device with no jobs.

@@ -493,9 +493,17 @@ const CASES: &[Case] = &[
         ErrorCode::InvalidValue,
         || code(RepFilter::from_raw(3)),
     ),
-    ("unknown job type", ErrorCode::InvalidValue, || {
-        code(device::devinfo_list().unwrap()[0].job_supported(42))
-    }),
+    (
+        "a job type no table declares",
+        ErrorCode::NotSupported,
+        || {
+            code(doca_core::exec::job_supported_in(
+                doca_core::sync_event::tasks::ALL,
+                &device::devinfo_list().unwrap()[0],
+                42,
+            ))
+        },
+    ),
     (
         "open a device absent from the topology",
         ErrorCode::NotFound,

@@ -54,6 +54,7 @@ macro_rules! dma_task_table {
         $gen! {
             lib: "dma",
             capability: Dma,
+            topology: "dma",
             c3_handle: doca_dma3,
             tasks: [
                 {
@@ -61,7 +62,7 @@ macro_rules! dma_task_table {
                     module: memcpy,
                     name: "memcpy",
                     job: $crate::JOB_MEMCPY,
-                    job_types: [$crate::JOB_MEMCPY],
+                    job_types: [memcpy = $crate::JOB_MEMCPY],
                     inputs: [
                         buf src: 0 (*const doca_buf)
                             get doca_dma_task_memcpy_get_src
@@ -130,7 +131,7 @@ impl Dma {
                 "the DMA library has only the memcpy job type",
             ));
         }
-        devinfo.job_supported(job_type)
+        doca_core::exec::job_supported_in(tasks::ALL, devinfo, job_type)
     }
 
     /// `doca_dma_get_max_list_buf_num_elem`.
@@ -235,6 +236,9 @@ fn ranges_overlap(a: (usize, usize), b: (usize, usize)) -> bool {
 }
 
 impl CtxOps for DmaOps {
+    fn tasks(&self) -> &'static [&'static doca_core::exec::TaskSpec] {
+        tasks::ALL
+    }
     fn name(&self) -> &'static str {
         "dma"
     }

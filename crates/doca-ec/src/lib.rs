@@ -154,6 +154,7 @@ macro_rules! ec_task_table {
         $gen! {
             lib: "ec",
             capability: Ec,
+            topology: "ec",
             c3_handle: doca_ec3,
             tasks: [
                 {
@@ -161,7 +162,7 @@ macro_rules! ec_task_table {
                     module: galois_mul,
                     name: "galois_mul",
                     job: $crate::JOB_GALOIS_MUL,
-                    job_types: [$crate::JOB_GALOIS_MUL],
+                    job_types: [galois_mul = $crate::JOB_GALOIS_MUL],
                     inputs: [
                         handle coding_matrix: 0 (*const doca_ec_matrix)
                             get doca_ec_task_galois_mul_get_coding_matrix
@@ -193,7 +194,7 @@ macro_rules! ec_task_table {
                     module: create,
                     name: "create",
                     job: $crate::JOB_CREATE,
-                    job_types: [$crate::JOB_CREATE],
+                    job_types: [create = $crate::JOB_CREATE],
                     inputs: [
                         handle coding_matrix: 0 (*const doca_ec_matrix)
                             get doca_ec_task_create_get_coding_matrix
@@ -225,7 +226,7 @@ macro_rules! ec_task_table {
                     module: update,
                     name: "update",
                     job: $crate::JOB_UPDATE,
-                    job_types: [$crate::JOB_UPDATE],
+                    job_types: [update = $crate::JOB_UPDATE],
                     inputs: [
                         handle update_matrix: 0 (*const doca_ec_matrix)
                             get doca_ec_task_update_get_update_matrix
@@ -257,7 +258,7 @@ macro_rules! ec_task_table {
                     module: recover,
                     name: "recover",
                     job: $crate::JOB_RECOVER,
-                    job_types: [$crate::JOB_RECOVER],
+                    job_types: [recover = $crate::JOB_RECOVER],
                     inputs: [
                         handle recover_matrix: 0 (*const doca_ec_matrix)
                             get doca_ec_task_recover_get_recover_matrix
@@ -428,7 +429,7 @@ impl Ec {
     /// `doca_ec_job_get_supported`.
     pub fn job_get_supported(devinfo: &DevInfo, job_type: u32) -> Result<()> {
         supported(job_type)?;
-        devinfo.job_supported(job_type)
+        doca_core::exec::job_supported_in(tasks::ALL, devinfo, job_type)
     }
 
     /// `doca_ec_get_max_buffer_size`: the largest data length of a job's source or
@@ -819,6 +820,9 @@ const PAR_MIN_BYTES: usize = 4 << 20;
 const PAR_MIN_PIECE: usize = 64 << 10;
 
 impl CtxOps for EcOps {
+    fn tasks(&self) -> &'static [&'static doca_core::exec::TaskSpec] {
+        tasks::ALL
+    }
     fn name(&self) -> &'static str {
         "erasure coding"
     }

@@ -13,6 +13,7 @@ macro_rules! rdma_task_table {
         $gen! {
             lib: "rdma",
             capability: Rdma,
+            topology: "rdma",
             c3_handle: doca_rdma3,
             tasks: [
                 {
@@ -20,7 +21,7 @@ macro_rules! rdma_task_table {
                     module: send,
                     name: "send",
                     job: $crate::JOB_SEND,
-                    job_types: [$crate::JOB_SEND],
+                    job_types: [send = $crate::JOB_SEND],
                     inputs: [
                         handle rdma_connection: 0 (*mut doca_rdma_connection)
                             get doca_rdma_task_send_get_rdma_connection as (*const doca_rdma_connection)
@@ -49,7 +50,7 @@ macro_rules! rdma_task_table {
                     module: send_imm,
                     name: "send_imm",
                     job: $crate::JOB_SEND_IMM,
-                    job_types: [$crate::JOB_SEND_IMM],
+                    job_types: [send_imm = $crate::JOB_SEND_IMM],
                     inputs: [
                         handle rdma_connection: 0 (*mut doca_rdma_connection)
                             get doca_rdma_task_send_imm_get_rdma_connection as (*const doca_rdma_connection)
@@ -81,7 +82,7 @@ macro_rules! rdma_task_table {
                     module: receive,
                     name: "receive",
                     job: $crate::JOB_RECV,
-                    job_types: [$crate::JOB_RECV],
+                    job_types: [receive = $crate::JOB_RECV],
                     inputs: [
                         opt_buf dst_buf: 1 (*mut doca_buf)
                             get doca_rdma_task_receive_get_dst_buf
@@ -107,7 +108,7 @@ macro_rules! rdma_task_table {
                     module: read,
                     name: "read",
                     job: $crate::JOB_READ,
-                    job_types: [$crate::JOB_READ],
+                    job_types: [read = $crate::JOB_READ],
                     inputs: [
                         handle rdma_connection: 0 (*mut doca_rdma_connection)
                             get doca_rdma_task_read_get_rdma_connection as (*const doca_rdma_connection)
@@ -139,7 +140,7 @@ macro_rules! rdma_task_table {
                     module: write,
                     name: "write",
                     job: $crate::JOB_WRITE,
-                    job_types: [$crate::JOB_WRITE],
+                    job_types: [write = $crate::JOB_WRITE],
                     inputs: [
                         handle rdma_connection: 0 (*mut doca_rdma_connection)
                             get doca_rdma_task_write_get_rdma_connection as (*const doca_rdma_connection)
@@ -171,7 +172,7 @@ macro_rules! rdma_task_table {
                     module: write_imm,
                     name: "write_imm",
                     job: $crate::JOB_WRITE_IMM,
-                    job_types: [$crate::JOB_WRITE_IMM],
+                    job_types: [write_imm = $crate::JOB_WRITE_IMM],
                     inputs: [
                         handle rdma_connection: 0 (*mut doca_rdma_connection)
                             get doca_rdma_task_write_imm_get_rdma_connection as (*const doca_rdma_connection)
@@ -206,7 +207,7 @@ macro_rules! rdma_task_table {
                     module: atomic_cmp_swp,
                     name: "atomic_cmp_swp",
                     job: $crate::JOB_ATOMIC_CMP_SWP,
-                    job_types: [$crate::JOB_ATOMIC_CMP_SWP],
+                    job_types: [atomic_cmp_swp = $crate::JOB_ATOMIC_CMP_SWP],
                     inputs: [
                         handle rdma_connection: 0 (*mut doca_rdma_connection)
                             get doca_rdma_task_atomic_cmp_swp_get_rdma_connection as (*const doca_rdma_connection)
@@ -244,7 +245,7 @@ macro_rules! rdma_task_table {
                     module: atomic_fetch_add,
                     name: "atomic_fetch_add",
                     job: $crate::JOB_ATOMIC_FETCH_ADD,
-                    job_types: [$crate::JOB_ATOMIC_FETCH_ADD],
+                    job_types: [atomic_fetch_add = $crate::JOB_ATOMIC_FETCH_ADD],
                     inputs: [
                         handle rdma_connection: 0 (*mut doca_rdma_connection)
                             get doca_rdma_task_atomic_fetch_add_get_rdma_connection as (*const doca_rdma_connection)
@@ -279,7 +280,7 @@ macro_rules! rdma_task_table {
                     module: remote_net_sync_event_get,
                     name: "remote_net_sync_event_get",
                     job: $crate::JOB_SYNC_EVENT_GET,
-                    job_types: [$crate::JOB_SYNC_EVENT_GET],
+                    job_types: [remote_net_sync_event_get = $crate::JOB_SYNC_EVENT_GET],
                     inputs: [
                         handle rdma_connection: 0 (*mut doca_rdma_connection)
                             get doca_rdma_task_remote_net_sync_event_get_get_rdma_connection as (*const doca_rdma_connection)
@@ -311,7 +312,7 @@ macro_rules! rdma_task_table {
                     module: remote_net_sync_event_notify_set,
                     name: "remote_net_sync_event_notify_set",
                     job: $crate::JOB_SYNC_EVENT_NOTIFY_SET,
-                    job_types: [$crate::JOB_SYNC_EVENT_NOTIFY_SET],
+                    job_types: [remote_net_sync_event_notify_set = $crate::JOB_SYNC_EVENT_NOTIFY_SET],
                     inputs: [
                         handle rdma_connection: 0 (*mut doca_rdma_connection)
                             get doca_rdma_task_remote_net_sync_event_notify_set_get_rdma_connection as (*const doca_rdma_connection)
@@ -343,7 +344,7 @@ macro_rules! rdma_task_table {
                     module: remote_net_sync_event_notify_add,
                     name: "remote_net_sync_event_notify_add",
                     job: $crate::JOB_SYNC_EVENT_NOTIFY_ADD,
-                    job_types: [$crate::JOB_SYNC_EVENT_NOTIFY_ADD],
+                    job_types: [remote_net_sync_event_notify_add = $crate::JOB_SYNC_EVENT_NOTIFY_ADD],
                     inputs: [
                         handle rdma_connection: 0 (*mut doca_rdma_connection)
                             get doca_rdma_task_remote_net_sync_event_notify_add_get_rdma_connection as (*const doca_rdma_connection)

@@ -70,6 +70,7 @@ macro_rules! sha_task_table {
         $gen! {
             lib: "sha",
             capability: Sha,
+            topology: "sha",
             c3_handle: doca_sha3,
             tasks: [
                 {
@@ -77,7 +78,7 @@ macro_rules! sha_task_table {
                     module: hash,
                     name: "hash",
                     job: $crate::JOB_SHA1,
-                    job_types: [$crate::JOB_SHA1, $crate::JOB_SHA256, $crate::JOB_SHA512],
+                    job_types: [sha1 = $crate::JOB_SHA1, sha256 = $crate::JOB_SHA256, sha512 = $crate::JOB_SHA512],
                     inputs: [
                         param algorithm: 2 (doca_sha_algorithm)
                             get doca_sha_task_hash_get_algorithm
@@ -107,7 +108,7 @@ macro_rules! sha_task_table {
                     module: partial_hash,
                     name: "partial_hash",
                     job: $crate::JOB_SHA1_PARTIAL,
-                    job_types: [$crate::JOB_SHA1_PARTIAL, $crate::JOB_SHA256_PARTIAL, $crate::JOB_SHA512_PARTIAL],
+                    job_types: [sha1_partial = $crate::JOB_SHA1_PARTIAL, sha256_partial = $crate::JOB_SHA256_PARTIAL, sha512_partial = $crate::JOB_SHA512_PARTIAL],
                     inputs: [
                         param algorithm: 2 (doca_sha_algorithm)
                             get doca_sha_task_partial_hash_get_algorithm
@@ -354,7 +355,7 @@ impl Sha {
                 "not a SHA job type",
             ));
         }
-        devinfo.job_supported(job_type)
+        doca_core::exec::job_supported_in(tasks::ALL, devinfo, job_type)
     }
 
     /// `doca_sha_get_max_list_buf_num_elem`.
@@ -709,6 +710,9 @@ fn same_algo(s: &SessionState, algo: ShaAlgo) -> bool {
 }
 
 impl CtxOps for ShaOps {
+    fn tasks(&self) -> &'static [&'static doca_core::exec::TaskSpec] {
+        tasks::ALL
+    }
     fn name(&self) -> &'static str {
         "sha"
     }

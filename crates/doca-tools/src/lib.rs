@@ -364,6 +364,23 @@ pub fn zeroed(len: usize, what: &str) -> Result<Vec<u8>> {
     Ok(v)
 }
 
+/// Every library's task table, in one place: what `doca-caps` lists a device's job types
+/// from (by their table names, `dma.memcpy`), and checks a topology's names against.
+pub fn task_tables() -> [&'static [&'static doca_core::exec::TaskSpec]; 10] {
+    [
+        doca_dma::tasks::ALL,
+        doca_sha::tasks::ALL,
+        doca_ec::tasks::ALL,
+        doca_core::sync_event::tasks::ALL,
+        doca_core::memory::advise::tasks::ALL,
+        doca_compress::tasks::ALL,
+        doca_aes_gcm::tasks::ALL,
+        doca_rdma::tasks::ALL,
+        doca_comm_channel::comch::tasks::ALL,
+        doca_comm_channel::fastpath::tasks::ALL,
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

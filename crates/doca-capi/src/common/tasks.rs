@@ -139,6 +139,7 @@ macro_rules! c3_tasks {
     (
         lib: $lib:literal,
         capability: $capab:ident,
+        topology: $topo:literal,
         c3_handle: $h:ty,
         tasks: [$({
             spec: $spec:ident @ $specpath:path,
@@ -458,6 +459,7 @@ macro_rules! c22_jobs {
     (
         lib: $lib:literal,
         capability: $capab:ident,
+        topology: $topo:literal,
         c3_handle: $h:ty,
         tasks: [$({
             spec: $spec:ident @ $specpath:path,

@@ -281,9 +281,7 @@ pub unsafe extern "C" fn doca_dma_devinfo_caps_get(
         let caps = out_ptr(caps, "caps")?;
         // SAFETY: NULL or a live handle.
         let d = unsafe { handle(devinfo, "devinfo") }?;
-        let supported = d
-            .info
-            .job_supported(doca_dma::JOB_MEMCPY)
+        let supported = doca_dma::Dma::job_get_supported(&d.info, doca_dma::JOB_MEMCPY)
             .map(|()| DMA_CAP_HW_OFFLOAD)
             .unwrap_or(0);
         // SAFETY: checked non-NULL.

@@ -59,6 +59,7 @@ pub mod tasks {
     doca_core::task_specs! {
         lib: "comch",
         capability: CommChannel,
+        topology: "comch",
         c3_handle: (),
         tasks: [
             {
@@ -66,7 +67,7 @@ pub mod tasks {
                 module: send,
                 name: "send",
                 job: super::JOB_SEND,
-                job_types: [super::JOB_SEND],
+                job_types: [send = super::JOB_SEND],
                 inputs: [
                     param connection: 0 (*mut doca_comch_connection),
                     param msg: 1 (*const c_void),

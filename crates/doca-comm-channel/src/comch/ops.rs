@@ -153,6 +153,9 @@ impl Shared {
 pub(super) struct Ops(pub(super) Arc<Shared>);
 
 impl CtxOps for Ops {
+    fn tasks(&self) -> &'static [&'static doca_core::exec::TaskSpec] {
+        super::tasks::ALL
+    }
     fn name(&self) -> &'static str {
         "comch"
     }

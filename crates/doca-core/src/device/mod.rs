@@ -5,7 +5,7 @@ mod caps;
 mod pci;
 mod topology;
 
-pub use caps::{Capability, JOB_TYPES, job_type_by_name, job_type_info};
+pub use caps::Capability;
 pub use pci::{PCI_ADDR_SIZE, PCI_BDF_SIZE, PciAddr};
 pub use topology::{
     DEFAULT_MACHINE, DeviceProps, MAX_ENGINE_THREADS, MAX_TOPOLOGY_FILE, ROLE_ENV, RepProps, Role,
@@ -242,40 +242,46 @@ impl DevInfo {
         &self.props.caps
     }
 
-    /// Whether the device can run jobs of this type; `Err(NotSupported)` when not.
-    pub fn job_supported(&self, job_type: u32) -> Result<()> {
-        let Some((name, cap)) = job_type_info(job_type) else {
+    /// Whether the device runs jobs of `job_type`, one of `spec`'s (its library's task
+    /// table): the device has the library's capability and, when its topology lists
+    /// job types, lists this one by its table name (`dma.memcpy`). `NotSupported` with
+    /// the reason otherwise.
+    pub fn task_supported(&self, spec: &crate::exec::TaskSpec, job_type: u32) -> Result<()> {
+        let name = spec.topology_name(job_type).unwrap_or(spec.name);
+        if !self.has_capability(spec.capability) {
             return Err(Error::with_context(
-                ErrorCode::InvalidValue,
-                "unknown job type",
-            ));
-        };
-        let listed = self
-            .props
-            .job_types
-            .as_ref()
-            .is_none_or(|l| l.contains(&job_type));
-        if self.has_capability(cap) && listed {
-            Ok(())
-        } else {
-            Err(Error::with_context(
                 ErrorCode::NotSupported,
                 format!(
-                    "device {} does not support job type {name}",
-                    self.props.pci_addr
+                    "device {} does not support job type {}.{name}: it has no '{}' capability",
+                    self.props.pci_addr,
+                    spec.topology,
+                    spec.capability.name()
                 ),
-            ))
+            ));
+        }
+        match &self.props.job_types {
+            Some(l)
+                if !l
+                    .iter()
+                    .any(|n| n.split_once('.') == Some((spec.topology, name))) =>
+            {
+                Err(Error::with_context(
+                    ErrorCode::NotSupported,
+                    format!(
+                        "device {} does not support job type {}.{name}: its topology lists only {}",
+                        self.props.pci_addr,
+                        spec.topology,
+                        l.join(", ")
+                    ),
+                ))
+            }
+            _ => Ok(()),
         }
     }
 
-    /// [`job_supported`](DevInfo::job_supported), and for a job type a topology cannot
-    /// name (RDMA's, comch's), whether the device has the library's capability `cap`.
+    /// Whether the device runs jobs of `job_type` of a library with capability `cap`
+    /// whose task table does not declare it (a job type a topology cannot name).
     pub fn job_supported_by(&self, job_type: u32, cap: Capability) -> Result<()> {
-        if job_type_info(job_type).is_some() {
-            return self.job_supported(job_type);
-        }
-        // A topology's list of job types names only the types it knows; one it cannot
-        // name (RDMA's, comch's) depends on the library's capability alone.
         if self.has_capability(cap) {
             Ok(())
         } else {
@@ -289,12 +295,37 @@ impl DevInfo {
         }
     }
 
-    /// The job types this device can run.
-    pub fn supported_job_types(&self) -> Vec<(&'static str, u32)> {
-        JOB_TYPES
-            .iter()
-            .filter(|(_, t, _)| self.job_supported(*t).is_ok())
-            .map(|(n, t, _)| (*n, *t))
+    /// The job types of `tables` (the libraries' task tables) this device runs, by
+    /// their table names (`dma.memcpy`) with their codes.
+    pub fn supported_job_types(&self, tables: &[&[&crate::exec::TaskSpec]]) -> Vec<(String, u32)> {
+        let mut out = Vec::new();
+        for spec in tables.iter().flat_map(|t| t.iter()) {
+            for (i, &t) in spec.job_types.iter().enumerate() {
+                if self.task_supported(spec, t).is_ok() {
+                    let name = spec.job_type_names.get(i).copied().unwrap_or(spec.name);
+                    out.push((format!("{}.{name}", spec.topology), t));
+                }
+            }
+        }
+        out
+    }
+
+    /// The names the device's topology lists as its job types (`None`: every job type
+    /// of its capabilities) that no task table in `tables` declares: a mistake in the
+    /// topology file, which restricts the device to nothing it names.
+    pub fn unknown_job_types(&self, tables: &[&[&crate::exec::TaskSpec]]) -> Vec<String> {
+        let Some(l) = &self.props.job_types else {
+            return Vec::new();
+        };
+        l.iter()
+            .filter(|n| {
+                !tables.iter().flat_map(|t| t.iter()).any(|s| {
+                    s.job_type_names
+                        .iter()
+                        .any(|j| n.split_once('.') == Some((s.topology, *j)))
+                })
+            })
+            .cloned()
             .collect()
     }
 

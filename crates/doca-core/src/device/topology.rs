@@ -182,8 +182,9 @@ pub struct DeviceProps {
     pub rdma_addr: Option<std::net::IpAddr>,
     /// What the device supports.
     pub caps: Vec<Capability>,
-    /// When set, only these job types (of the libraries in `caps`) are supported.
-    pub job_types: Option<Vec<u32>>,
+    /// When set, only these job types (of the libraries in `caps`) are supported, by
+    /// their task tables' names (`dma.memcpy`).
+    pub job_types: Option<Vec<String>>,
     /// Engine threads that execute jobs asynchronously (0: jobs run in the caller).
     pub engine_threads: u32,
     /// Representors (DPU role only).
@@ -441,9 +442,27 @@ impl Topology {
                 Some(list) => {
                     let mut out = Vec::with_capacity(list.len());
                     for name in list {
-                        if let Some((_, _, cap)) =
-                            super::caps::JOB_TYPES.iter().find(|(n, _, _)| n == name)
-                            && !caps.contains(cap)
+                        // `library.task`, as the libraries' task tables name them; a
+                        // name no table declares restricts to nothing it names, and the
+                        // library's support answers say what the device lists.
+                        let Some((lib, task)) = name.split_once('.').filter(|(l, t)| {
+                            let ok = |x: &str| {
+                                !x.is_empty()
+                                    && x.bytes().all(|b| {
+                                        b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'
+                                    })
+                            };
+                            ok(l) && ok(t)
+                        }) else {
+                            return Err(Error::with_context(
+                                ErrorCode::InvalidValue,
+                                format!(
+                                    "{what}: job type '{name}' is not of the form library.task (dma.memcpy, sha.sha256, ...)"
+                                ),
+                            ));
+                        };
+                        if let Some(cap) = Capability::from_name(lib)
+                            && !caps.contains(&cap)
                         {
                             return Err(Error::with_context(
                                 ErrorCode::InvalidValue,
@@ -453,19 +472,7 @@ impl Topology {
                                 ),
                             ));
                         }
-                        out.push(super::caps::job_type_by_name(name).ok_or_else(|| {
-                            Error::with_context(
-                                ErrorCode::InvalidValue,
-                                format!(
-                                    "{what}: unknown job type '{name}' (known: {})",
-                                    super::caps::JOB_TYPES
-                                        .iter()
-                                        .map(|j| j.0)
-                                        .collect::<Vec<_>>()
-                                        .join(", ")
-                                ),
-                            )
-                        })?);
+                        out.push(format!("{lib}.{task}"));
                     }
                     Some(out)
                 }

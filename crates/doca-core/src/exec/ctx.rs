@@ -20,6 +20,12 @@ pub trait CtxOps: Send + Sync + 'static {
     fn capability(&self) -> Capability;
     /// Whether `job_type` belongs to this library.
     fn handles(&self, job_type: u32) -> bool;
+    /// The library's task table (its `tasks::ALL`): which job types a device runs
+    /// follows from it ([`DevInfo::task_supported`](crate::DevInfo::task_supported)).
+    /// A library without one is answered by its capability alone.
+    fn tasks(&self) -> &'static [&'static super::TaskSpec] {
+        &[]
+    }
     /// Called by `Ctx::start` with the context's device before the context counts as
     /// started; an error refuses the start.
     fn on_start(&self, _dev: &Dev) -> Result<()> {

@@ -30,7 +30,7 @@ pub use lists::{local_src_dst, run_on_lists, staged};
 pub use pe::Pe;
 pub use task::{
     Delivered, InputKind, MAX_JOB_PARAMS, SlotSpec, Task, TaskHooks, TaskInputs, TaskPool,
-    TaskSpec, TaskTypes, WriteBack,
+    TaskSpec, TaskTypes, WriteBack, job_supported_in,
 };
 pub(crate) use workq::Start;
 pub use workq::{MAX_DEPTH, WorkQ};

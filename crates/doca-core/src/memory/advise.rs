@@ -21,6 +21,7 @@ macro_rules! mmap_advise_task_table {
         $gen! {
             lib: "mmap advise",
             capability: Dma,
+            topology: "mmap_advise",
             c3_handle: doca_mmap_advise,
             tasks: [
                 {
@@ -28,7 +29,7 @@ macro_rules! mmap_advise_task_table {
                     module: invalidate_cache,
                     name: "invalidate_cache",
                     job: $crate::memory::advise::JOB_INVALIDATE_CACHE,
-                    job_types: [$crate::memory::advise::JOB_INVALIDATE_CACHE],
+                    job_types: [invalidate_cache = $crate::memory::advise::JOB_INVALIDATE_CACHE],
                     inputs: [
                         buf buf: 0 (*mut doca_buf)
                             get doca_mmap_advise_task_invalidate_cache_get_buf
@@ -90,7 +91,7 @@ impl MmapAdvise {
 
     /// `doca_mmap_advise_cap_task_cache_invalidate_is_supported`.
     pub fn invalidate_supported(devinfo: &DevInfo) -> Result<()> {
-        devinfo.job_supported(JOB_INVALIDATE_CACHE)
+        crate::exec::job_supported_in(tasks::ALL, devinfo, JOB_INVALIDATE_CACHE)
     }
 
     /// The record of an invalidation of `buf` (borrowed, as the C face gives it).
@@ -111,6 +112,9 @@ impl MmapAdvise {
 struct AdviseOps;
 
 impl CtxOps for AdviseOps {
+    fn tasks(&self) -> &'static [&'static crate::exec::TaskSpec] {
+        tasks::ALL
+    }
     fn name(&self) -> &'static str {
         "mmap_advise"
     }

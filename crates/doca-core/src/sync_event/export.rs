@@ -148,7 +148,7 @@ impl SyncEvent {
                 format!("job type {job_type} is not a sync event job"),
             ));
         }
-        devinfo.job_supported(job_type)
+        crate::exec::job_supported_in(super::tasks::ALL, devinfo, job_type)
     }
 
     /// `doca_sync_event_get_export_to_dpu_supported`: whether the device can export a

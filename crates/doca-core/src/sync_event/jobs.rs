@@ -107,6 +107,9 @@ pub(super) struct SyncEventOps {
 }
 
 impl CtxOps for SyncEventOps {
+    fn tasks(&self) -> &'static [&'static crate::exec::TaskSpec] {
+        super::tasks::ALL
+    }
     fn name(&self) -> &'static str {
         "sync event"
     }

@@ -59,6 +59,7 @@ macro_rules! sync_event_task_table {
         $gen! {
             lib: "sync event",
             capability: SyncEvent,
+            topology: "sync_event",
             c3_handle: doca_sync_event3,
             tasks: [
                 {
@@ -66,7 +67,7 @@ macro_rules! sync_event_task_table {
                     module: get,
                     name: "get",
                     job: $crate::sync_event::JOB_GET,
-                    job_types: [$crate::sync_event::JOB_GET],
+                    job_types: [get = $crate::sync_event::JOB_GET],
                     inputs: [
                         param ret_val_ptr: 1 (*mut u64)
                             get doca_sync_event_task_get_get_ret_val_ptr
@@ -92,7 +93,7 @@ macro_rules! sync_event_task_table {
                     module: notify_set,
                     name: "notify_set",
                     job: $crate::sync_event::JOB_UPDATE_SET,
-                    job_types: [$crate::sync_event::JOB_UPDATE_SET],
+                    job_types: [update_set = $crate::sync_event::JOB_UPDATE_SET],
                     inputs: [
                         param set_val: 0 (u64)
                             get doca_sync_event_task_notify_set_get_set_val
@@ -118,7 +119,7 @@ macro_rules! sync_event_task_table {
                     module: notify_add,
                     name: "notify_add",
                     job: $crate::sync_event::JOB_UPDATE_ADD,
-                    job_types: [$crate::sync_event::JOB_UPDATE_ADD],
+                    job_types: [update_add = $crate::sync_event::JOB_UPDATE_ADD],
                     inputs: [
                         param inc_val: 0 (u64)
                             get doca_sync_event_task_notify_add_get_inc_val
@@ -147,7 +148,7 @@ macro_rules! sync_event_task_table {
                     module: wait_gt,
                     name: "wait_gt",
                     job: $crate::sync_event::JOB_WAIT_GT,
-                    job_types: [$crate::sync_event::JOB_WAIT_GT],
+                    job_types: [wait_gt = $crate::sync_event::JOB_WAIT_GT],
                     inputs: [
                         param wait_val: 0 (u64)
                             get doca_sync_event_task_wait_gt_get_wait_val
@@ -176,7 +177,7 @@ macro_rules! sync_event_task_table {
                     module: wait_eq,
                     name: "wait_eq",
                     job: $crate::sync_event::JOB_WAIT_EQ,
-                    job_types: [$crate::sync_event::JOB_WAIT_EQ],
+                    job_types: [wait_eq = $crate::sync_event::JOB_WAIT_EQ],
                     inputs: [
                         param wait_val: 0 (u64)
                             get doca_sync_event_task_wait_eq_get_wait_val
@@ -205,7 +206,7 @@ macro_rules! sync_event_task_table {
                     module: wait_neq,
                     name: "wait_neq",
                     job: $crate::sync_event::JOB_WAIT_NEQ,
-                    job_types: [$crate::sync_event::JOB_WAIT_NEQ],
+                    job_types: [wait_neq = $crate::sync_event::JOB_WAIT_NEQ],
                     inputs: [
                         param wait_val: 0 (u64)
                             get doca_sync_event_task_wait_neq_get_wait_val

@@ -85,6 +85,9 @@ impl Sink for SinkOf {
 }
 
 impl CtxOps for RdmaOps {
+    fn tasks(&self) -> &'static [&'static doca_core::exec::TaskSpec] {
+        crate::tasks::ALL
+    }
     fn name(&self) -> &'static str {
         "rdma"
     }

@@ -45,7 +45,8 @@ fn device_json(d: &DevInfo) -> Value {
         "lid": d.lid(),
         "engine_threads": d.engine_threads(),
         "capabilities": d.capabilities().iter().map(|c| c.name()).collect::<Vec<_>>(),
-        "job_types": d.supported_job_types().iter().map(|(n, t)| json!({"name": n, "type": t})).collect::<Vec<_>>(),
+        "job_types": d.supported_job_types(&doca_tools::task_tables()).iter().map(|(n, t)| json!({"name": n, "type": t})).collect::<Vec<_>>(),
+        "unknown_job_types": d.unknown_job_types(&doca_tools::task_tables()),
         "hotplug_manager": d.is_hotplug_manager_supported(),
         "mmap_export_dpu": d.is_mmap_export_dpu_supported(),
         "mmap_from_export_dpu": d.is_mmap_from_export_dpu_supported(),
@@ -109,12 +110,19 @@ fn print_table(role: Role, machine: &str, list: &[DevInfo]) {
             caps
         );
         let jobs = d
-            .supported_job_types()
+            .supported_job_types(&doca_tools::task_tables())
             .iter()
-            .map(|(n, _)| *n)
+            .map(|(n, _)| n.as_str())
             .collect::<Vec<_>>()
             .join(" ");
         outln!("    jobs: {}", if jobs.is_empty() { "none" } else { &jobs });
+        let unknown = d.unknown_job_types(&doca_tools::task_tables());
+        if !unknown.is_empty() {
+            outln!(
+                "    the topology lists job types no library has: {}",
+                unknown.join(" ")
+            );
+        }
         outln!(
             "    mmap export dpu: {}  mmap from export: {}  hotplug manager: {}",
             yes(d.is_mmap_export_dpu_supported()),

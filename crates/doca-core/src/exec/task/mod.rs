@@ -547,4 +547,6 @@ impl<H: Copy> TaskTypes<H> {
 mod pool;
 mod spec;
 pub use pool::TaskPool;
-pub use spec::{InputKind, MAX_JOB_PARAMS, SlotSpec, TaskHooks, TaskSpec, WriteBack};
+pub use spec::{
+    InputKind, MAX_JOB_PARAMS, SlotSpec, TaskHooks, TaskSpec, WriteBack, job_supported_in,
+};

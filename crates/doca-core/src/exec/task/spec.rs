@@ -97,12 +97,16 @@ pub struct TaskSpec {
     pub lib: &'static str,
     /// The device capability the library needs.
     pub capability: crate::device::Capability,
+    /// The library's name in topology files (`job_types = ["dma.memcpy"]`).
+    pub topology: &'static str,
     /// The task type's name in DOCA's API ("memcpy", ...).
     pub name: &'static str,
     /// Its key, and its record's job type unless [`TaskHooks::job_type`] says otherwise.
     pub job_type: u32,
     /// Every job type its records may have (the DOCA 2.2 job types it covers).
     pub job_types: &'static [u32],
+    /// Their names in topology files, beside [`job_types`](TaskSpec::job_types).
+    pub job_type_names: &'static [&'static str],
     /// Its inputs, in the order of its C `alloc_init`'s arguments.
     pub inputs: &'static [SlotSpec],
     /// Bit i set: buffer slot i is an input (made from `inputs` by
@@ -216,7 +220,15 @@ impl TaskSpec {
     /// library's capability, and the job type among those a topology lists for it;
     /// `NotSupported` with the reason otherwise.
     pub fn supported_on(&self, devinfo: &crate::DevInfo) -> Result<()> {
-        devinfo.job_supported_by(self.job_type, self.capability)
+        devinfo.task_supported(self, self.job_type)
+    }
+
+    /// The topology-file name of one of its job types (`memcpy` of `dma.memcpy`).
+    pub fn topology_name(&self, job_type: u32) -> Option<&'static str> {
+        self.job_types
+            .iter()
+            .position(|&t| t == job_type)
+            .and_then(|i| self.job_type_names.get(i).copied())
     }
 
     /// Whether records of `job_type` are of this task type.
@@ -344,6 +356,26 @@ impl TaskSpec {
     }
 }
 
+/// Whether `devinfo` runs jobs of `job_type`, by the library's task table `table`
+/// ([`DevInfo::task_supported`](crate::DevInfo::task_supported) of the task type that
+/// covers it); `NotSupported` for a job type the table does not declare.
+pub fn job_supported_in(
+    table: &[&TaskSpec],
+    devinfo: &crate::DevInfo,
+    job_type: u32,
+) -> Result<()> {
+    match table.iter().find(|s| s.covers(job_type)) {
+        Some(s) => devinfo.task_supported(s, job_type),
+        None => Err(Error::with_context(
+            ErrorCode::NotSupported,
+            format!(
+                "job type {job_type:#x} is not one of the {} library's",
+                table.first().map_or("context's", |s| s.lib)
+            ),
+        )),
+    }
+}
+
 /// Declares a library's task specs from its task table (the library's
 /// `<lib>_task_table!` macro hands its declaration to this one): one
 /// [`TaskSpec`] static per task type, and a module per task type with the record slot
@@ -354,13 +386,14 @@ macro_rules! task_specs {
     (
         lib: $lib:literal,
         capability: $capab:ident,
+        topology: $topo:literal,
         c3_handle: $h:ty,
         tasks: [$({
             spec: $spec:ident @ $specpath:path,
             module: $module:ident,
             name: $name:literal,
             job: $job:expr,
-            job_types: [$($jt:expr),* $(,)?],
+            job_types: [$($jtn:ident = $jt:expr),* $(,)?],
             inputs: [$($kind:ident $input:ident: $slot:literal ($cty:ty) $(get $getter:ident $(as ($gty:ty))?)? $(set $setter:ident)?),* $(,)?],
             write_back: [$($wv:literal -> $wto:literal),* $(,)?],
             hooks: $hooks:expr,
@@ -385,9 +418,11 @@ macro_rules! task_specs {
                 $crate::exec::TaskSpec {
                     lib: $lib,
                     capability: $crate::device::Capability::$capab,
+                    topology: $topo,
                     name: $name,
                     job_type: $job,
                     job_types: &[$($jt),*],
+                    job_type_names: &[$(stringify!($jtn)),*],
                     inputs: INPUTS,
                     bufs: $crate::exec::TaskSpec::buf_mask(INPUTS),
                     opt_bufs: $crate::exec::TaskSpec::opt_buf_mask(INPUTS),

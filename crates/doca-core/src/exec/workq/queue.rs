@@ -583,8 +583,13 @@ impl super::ring::Empty for Completion {
 #[inline(always)]
 fn start_job(a: &mut Attached, rec: &mut JobRecord, tag: u32) -> Start {
     if a.supported != rec.job_type {
-        let cap = a.ctx.ops().capability();
-        if let Err(e) = a.dev.as_devinfo().job_supported_by(rec.job_type, cap) {
+        let ops = a.ctx.ops();
+        let info = a.dev.as_devinfo();
+        let r = match ops.tasks().iter().find(|s| s.covers(rec.job_type)) {
+            Some(spec) => info.task_supported(spec, rec.job_type),
+            None => info.job_supported_by(rec.job_type, ops.capability()),
+        };
+        if let Err(e) = r {
             return Start::Refused(e);
         }
         a.supported = rec.job_type;
