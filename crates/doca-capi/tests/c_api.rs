@@ -9,7 +9,6 @@
 mod common;
 
 use common::*;
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
