@@ -427,17 +427,25 @@ pub unsafe extern "C" fn doca_buf_list_chain(
     list1: *mut doca_buf,
     list2: *mut doca_buf,
 ) -> doca_error_t {
-    ffi(|| {
-        // SAFETY: live buffers the caller holds.
-        let (mut l1, l2) = unsafe { (buf_view(list1)?, buf_view(list2)?) };
-        match l1.chain(ManuallyDrop::into_inner(l2)) {
-            Ok(()) => Ok(()),
-            Err((e, back)) => {
-                let _ = back.into_raw();
-                Err(e)
-            }
+    // SAFETY: the same contract.
+    ffi(|| unsafe { chain_lists(list1, list2) })
+}
+
+/// Appends the list `list2` heads to the list `list1` heads (every face's chaining); on
+/// refusal the program keeps its reference to list2.
+///
+/// # Safety
+/// `list1` and `list2` are NULL or live buffers the caller holds.
+pub(crate) unsafe fn chain_lists(list1: *mut doca_buf, list2: *mut doca_buf) -> Result<()> {
+    // SAFETY: the caller's contract.
+    let (mut l1, l2) = unsafe { (buf_view(list1)?, buf_view(list2)?) };
+    match l1.chain(ManuallyDrop::into_inner(l2)) {
+        Ok(()) => Ok(()),
+        Err((e, back)) => {
+            let _ = back.into_raw();
+            Err(e)
         }
-    })
+    }
 }
 
 /// `doca_buf_list_unchain`: list2 heads its own list again.

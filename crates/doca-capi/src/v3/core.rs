@@ -275,20 +275,7 @@ pub unsafe extern "C" fn doca_buf_chain_list_tail(
             ));
         }
         // SAFETY: live buffers the caller holds.
-        let (mut l1, l2) = unsafe {
-            (
-                crate::v22::mem::buf_view(list1_head)?,
-                crate::v22::mem::buf_view(list2)?,
-            )
-        };
-        match l1.chain(std::mem::ManuallyDrop::into_inner(l2)) {
-            Ok(()) => Ok(()),
-            Err((e, back)) => {
-                // The program keeps its reference to list2.
-                let _ = back.into_raw();
-                Err(e)
-            }
-        }
+        unsafe { crate::v22::mem::chain_lists(list1_head, list2) }
     })
 }
 
