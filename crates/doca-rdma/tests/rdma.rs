@@ -406,21 +406,7 @@ fn host_memory_exported_again_by_the_dpu_is_reached_through_it() {
     let again = imported.export_rdma(&dpu).unwrap().to_vec();
 
     // The DPU's RDMA context serves it; a context of "another machine" reaches it.
-    let d = {
-        let rdma = Rdma::new(&dpu).unwrap();
-        rdma.set_permissions(
-            (AccessFlags::LOCAL_READ_WRITE
-                | AccessFlags::RDMA_READ
-                | AccessFlags::RDMA_WRITE
-                | AccessFlags::RDMA_ATOMIC)
-                .bits(),
-        )
-        .unwrap();
-        let pe = Pe::new().unwrap();
-        pe.connect(rdma.ctx()).unwrap();
-        pe.start_ctx(rdma.ctx()).unwrap();
-        Side { rdma, pe }
-    };
+    let d = side_on(&dpu, |_| {});
     let t = side();
     let (dd, cd) = d.rdma.export().unwrap();
     let (dt, ct) = t.rdma.export().unwrap();

@@ -19,7 +19,12 @@ pub fn side() -> Side {
 /// [`side`], with settings of its own made before the start.
 pub fn side_with(set: impl FnOnce(&Rdma)) -> Side {
     let dev = device::devinfo_list().unwrap()[0].open().unwrap();
-    let rdma = Rdma::new(&dev).unwrap();
+    side_on(&dev, set)
+}
+
+/// [`side_with`] on the device `dev`.
+pub fn side_on(dev: &doca_core::Dev, set: impl FnOnce(&Rdma)) -> Side {
+    let rdma = Rdma::new(dev).unwrap();
     set(&rdma);
     rdma.set_permissions(
         (AccessFlags::LOCAL_READ_WRITE
