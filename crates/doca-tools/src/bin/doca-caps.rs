@@ -32,6 +32,22 @@ fn mac(m: [u8; 6]) -> String {
         .join(":")
 }
 
+/// The names a device's topology lists that no table of a library the tools link
+/// declares, among those libraries' names (another library's names are not judged).
+fn unknown_job_types(d: &DevInfo) -> Vec<String> {
+    let tables = doca_tools::task_tables();
+    let mut unknown = d.unknown_job_types(&tables);
+    unknown.retain(|n| {
+        n.split_once('.').is_some_and(|(lib, _)| {
+            tables
+                .iter()
+                .flat_map(|t| t.iter())
+                .any(|s| s.topology == lib)
+        })
+    });
+    unknown
+}
+
 fn device_json(d: &DevInfo) -> Value {
     let reps = reps_of(d);
     json!({
@@ -46,7 +62,7 @@ fn device_json(d: &DevInfo) -> Value {
         "engine_threads": d.engine_threads(),
         "capabilities": d.capabilities().iter().map(|c| c.name()).collect::<Vec<_>>(),
         "job_types": d.supported_job_types(&doca_tools::task_tables()).iter().map(|(n, t)| json!({"name": n, "type": t})).collect::<Vec<_>>(),
-        "unknown_job_types": d.unknown_job_types(&doca_tools::task_tables()),
+        "unknown_job_types": unknown_job_types(d),
         "hotplug_manager": d.is_hotplug_manager_supported(),
         "mmap_export_dpu": d.is_mmap_export_dpu_supported(),
         "mmap_from_export_dpu": d.is_mmap_from_export_dpu_supported(),
@@ -116,7 +132,7 @@ fn print_table(role: Role, machine: &str, list: &[DevInfo]) {
             .collect::<Vec<_>>()
             .join(" ");
         outln!("    jobs: {}", if jobs.is_empty() { "none" } else { &jobs });
-        let unknown = d.unknown_job_types(&doca_tools::task_tables());
+        let unknown = unknown_job_types(d);
         if !unknown.is_empty() {
             outln!(
                 "    the topology lists job types no library has: {}",
